@@ -1,0 +1,178 @@
+"""Admin reads and small admin writes against a live cluster (shell; owns confluent_kafka.admin).
+
+Everything returned is a kafka-coop model, so callers above this module never see confluent-kafka
+types. Connection trouble becomes `ClusterUnavailable` (exit 3) with one sentence and a hint.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from confluent_kafka import ConsumerGroupState, ConsumerGroupType, KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic
+from pydantic import BaseModel, ConfigDict
+
+from kafka_coop.errors import ClusterUnavailable, InvalidInput
+
+DEFAULT_ADMIN_TIMEOUT_S = 10.0
+
+GroupState = Literal["stable", "preparing_rebalance", "completing_rebalance", "empty", "dead", "unknown"]
+GroupType = Literal["classic", "consumer", "unknown"]
+
+_STATES: dict[Any, GroupState] = {
+    ConsumerGroupState.STABLE: "stable",
+    ConsumerGroupState.PREPARING_REBALANCING: "preparing_rebalance",
+    ConsumerGroupState.COMPLETING_REBALANCING: "completing_rebalance",
+    ConsumerGroupState.EMPTY: "empty",
+    ConsumerGroupState.DEAD: "dead",
+}
+_TYPES: dict[Any, GroupType] = {ConsumerGroupType.CLASSIC: "classic", ConsumerGroupType.CONSUMER: "consumer"}
+
+TopicPartitionKey = tuple[str, int]
+
+_AUTH_ERRORS = frozenset({KafkaError.GROUP_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED})
+_TRANSIENT_ERRORS = frozenset(
+    {
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError.NOT_COORDINATOR,
+        KafkaError._TIMED_OUT,
+        KafkaError._TRANSPORT,
+    }
+)
+
+
+class LiveMember(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    member_id: str
+    client_id: str
+    host: str
+    instance_id: str | None
+    assignment: tuple[TopicPartitionKey, ...]
+    target_assignment: tuple[TopicPartitionKey, ...] | None = None
+
+
+class LiveGroup(BaseModel):
+    """One DescribeConsumerGroups answer, in our own types."""
+
+    model_config = ConfigDict(frozen=True)
+
+    group_id: str
+    state: GroupState
+    type: GroupType
+    assignor: str
+    coordinator: int | None
+    members: tuple[LiveMember, ...]
+
+    @property
+    def instance_ids(self) -> list[str]:
+        return [m.instance_id for m in self.members if m.instance_id]
+
+
+def _quiet_logger() -> logging.Logger:
+    logger = logging.getLogger("kafka_coop.admin.librdkafka")
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+    return logger
+
+
+def _partitions(assignment: Any) -> tuple[TopicPartitionKey, ...]:
+    if assignment is None:
+        return ()
+    return tuple(sorted((tp.topic, tp.partition) for tp in assignment.topic_partitions))
+
+
+def _unreachable(bootstrap: str, error: object) -> ClusterUnavailable:
+    return ClusterUnavailable(
+        f"Could not reach the Kafka cluster at {bootstrap}: {error}.",
+        hint="Check --bootstrap-server and that the broker is running (`kafka-coop sandbox status`).",
+    )
+
+
+class ClusterAdmin:
+    """The admin connection of one command or test: reads groups, creates topics."""
+
+    def __init__(self, bootstrap: str, conf: Mapping[str, str] | None = None) -> None:
+        settings: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": _quiet_logger()}
+        settings.update(conf or {})
+        self.bootstrap = bootstrap
+        self.client = AdminClient(settings)
+
+    def describe_group(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> LiveGroup:
+        """Describe one group; an unknown group comes back as state `dead` with no members."""
+        return _describe_group(self, group, timeout_s)
+
+    def ensure_topic(self, topic: str, partitions: int, *, timeout_s: float = 30.0) -> None:
+        """Create `topic` with `partitions` partitions unless it exists already."""
+        _ensure_topic(self, topic, partitions, timeout_s)
+
+
+def _describe_group(admin: ClusterAdmin, group: str, timeout_s: float) -> LiveGroup:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        remaining = max(1.0, deadline - time.monotonic())
+        futures = admin.client.describe_consumer_groups([group], request_timeout=remaining)
+        try:
+            desc = futures[group].result()
+            break
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args else exc
+            code = err.code() if isinstance(err, KafkaError) else None
+            if code == KafkaError.GROUP_ID_NOT_FOUND:
+                return LiveGroup(
+                    group_id=group, state="dead", type="unknown", assignor="", coordinator=None, members=()
+                )
+            if code in _AUTH_ERRORS:
+                raise ClusterUnavailable(
+                    f"Not authorized to describe group {group!r}.",
+                    hint="Grant DESCRIBE on the group to the principal in --command-config.",
+                ) from None
+            if code in _TRANSIENT_ERRORS and time.monotonic() < deadline:
+                time.sleep(0.2)  # the coordinator is loading or moving: Kafka says retry
+                continue
+            raise _unreachable(admin.bootstrap, err) from None
+    members = tuple(
+        LiveMember(
+            member_id=m.member_id,
+            client_id=m.client_id,
+            host=m.host,
+            instance_id=m.group_instance_id or None,
+            assignment=_partitions(m.assignment),
+            target_assignment=_partitions(m.target_assignment) if m.target_assignment else None,
+        )
+        for m in desc.members
+    )
+    return LiveGroup(
+        group_id=desc.group_id,
+        state=_STATES.get(desc.state, "unknown"),
+        type=_TYPES.get(desc.type, "unknown"),
+        assignor=desc.partition_assignor or "",
+        coordinator=desc.coordinator.id if desc.coordinator is not None else None,
+        members=members,
+    )
+
+
+def _ensure_topic(admin: ClusterAdmin, topic: str, partitions: int, timeout_s: float) -> None:
+    if partitions < 1:
+        raise InvalidInput(f"A topic needs at least one partition, got {partitions}.")
+    futures = admin.client.create_topics(
+        [NewTopic(topic, num_partitions=partitions, replication_factor=1)], request_timeout=timeout_s
+    )
+    try:
+        futures[topic].result()
+    except KafkaException as exc:
+        err = exc.args[0] if exc.args else exc
+        if not (isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS):
+            raise _unreachable(admin.bootstrap, err) from None
+    # Metadata propagation is asynchronous even on one broker: wait until the leader is known.
+    for _ in range(100):
+        md = admin.client.list_topics(topic, timeout=timeout_s)
+        info = md.topics.get(topic)
+        if info is not None and info.error is None and len(info.partitions) >= partitions:
+            return
+    raise _unreachable(admin.bootstrap, f"topic {topic} did not become available")

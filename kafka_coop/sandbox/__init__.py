@@ -1,0 +1,15 @@
+"""The test bed: a local Apache Kafka broker, Java kafka-clients members and member fleets."""
+
+from kafka_coop.sandbox._broker import (
+    DEFAULT_KAFKA_VERSION,
+    DEFAULT_PORT,
+    Sandbox,
+    SandboxState,
+    free_port,
+)
+
+__all__ = ["DEFAULT_KAFKA_VERSION", "DEFAULT_PORT", "Sandbox", "SandboxState", "free_port"]
+
+from kafka_coop.sandbox._fleet import Fleet, FleetError, Member, MemberSpec, read_events  # noqa: E402
+
+__all__ += ["Fleet", "FleetError", "Member", "MemberSpec", "read_events"]

@@ -1,0 +1,326 @@
+"""Group members as processes: start N of either client family, stop, kill, reconfigure, rolling-bounce.
+
+Each member is its own OS process (a JVM running `CoopMember`, or `kafka-coop consume` on
+confluent-kafka), so a bounce is a real process restart and a kill is a real SIGKILL. Every member writes
+RebalanceEvent JSON lines to its own file; the fleet reads them back for tests, the demo and benchmarks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kafka_coop.admin import ClusterAdmin, LiveGroup
+from kafka_coop.errors import InvalidInput, KafkaCoopError
+from kafka_coop.sandbox._broker import DEFAULT_KAFKA_VERSION
+from kafka_coop.sandbox._java import MAIN_CLASS, java_member_classpath
+
+ClientKind = Literal["java", "python"]
+DEFAULT_STABLE_TIMEOUT_S = 90.0
+DEFAULT_STOP_TIMEOUT_S = 30.0
+JAVA_MEMBER_HEAP = "-Xmx192m"
+
+# librdkafka's rebalance choice for a single assignor list; a mixed list has no entry on purpose.
+_PYTHON_REBALANCE = {
+    ("range",): "eager-range",
+    ("roundrobin",): "eager-roundrobin",
+    ("cooperative-sticky",): "cooperative-sticky",
+}
+
+
+class MemberSpec(BaseModel):
+    """How to run one member process; `replace(...)` between bounces is how a rollout changes config."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    kind: ClientKind
+    group: str
+    topics: tuple[str, ...]
+    assignors: tuple[str, ...] = ("range",)
+    group_protocol: Literal["classic", "consumer"] = "classic"
+    remote_assignor: str | None = None
+    instance_id: str | None = None
+    properties: Mapping[str, str] = Field(default_factory=dict)
+    members: int = 1
+    close: Literal["default", "leave", "remain"] = "default"
+    process_ms: int = 0
+    record_log: bool = False
+
+    def replace(self, **changes: Any) -> MemberSpec:
+        return self.model_validate({**self.model_dump(), **changes})
+
+
+class FleetError(KafkaCoopError):
+    """A member or group did not reach the state a test or rollout step waited for."""
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """All complete RebalanceEvent lines of one file (a torn last line from a kill is skipped)."""
+    if not path.exists():
+        return []
+    events = []
+    for line in path.read_text().splitlines():
+        with contextlib.suppress(json.JSONDecodeError):
+            events.append(json.loads(line))
+    return events
+
+
+class Member:
+    """One member process and its files."""
+
+    def __init__(self, spec: MemberSpec, workdir: Path, bootstrap: str, kafka_version: str) -> None:
+        self.spec = spec
+        self.bootstrap = bootstrap
+        self.kafka_version = kafka_version
+        self.events_path = workdir / f"{spec.name}.events.jsonl"
+        self.records_path = workdir / f"{spec.name}.records.txt"
+        self.log_path = workdir / f"{spec.name}.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+        self._events_at_start = 0
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def command(self) -> list[str]:
+        spec = self.spec
+        if spec.kind == "java":
+            return self._java_command()
+        if spec.members != 1:
+            raise InvalidInput(f"Python member {spec.name} runs one consumer per process; set members=1.")
+        cmd = [sys.executable, "-m", "kafka_coop.cli", "consume", spec.group, *spec.topics,
+               "--bootstrap-server", self.bootstrap, "--events", str(self.events_path), "--quiet"]
+        if spec.group_protocol == "consumer":
+            cmd += ["--rebalance", "consumer"]
+            if spec.remote_assignor:
+                cmd += ["--remote-assignor", spec.remote_assignor]
+        elif spec.assignors in _PYTHON_REBALANCE:
+            cmd += ["--rebalance", _PYTHON_REBALANCE[spec.assignors]]
+        else:  # let librdkafka itself judge the list (it refuses mixed protocols)
+            cmd += ["--conf", f"partition.assignment.strategy={','.join(spec.assignors)}"]
+        if spec.instance_id:
+            cmd += ["--instance-id", spec.instance_id]
+        if spec.record_log:
+            cmd += ["--records", str(self.records_path)]
+        if spec.process_ms:
+            cmd += ["--process-ms", str(spec.process_ms)]
+        if spec.close != "default":
+            cmd += ["--close", spec.close]
+        for key, value in spec.properties.items():
+            cmd += ["--conf", f"{key}={value}"]
+        return cmd
+
+    def _java_command(self) -> list[str]:
+        spec = self.spec
+        cp = java_member_classpath(self.kafka_version)
+        cmd = ["java", JAVA_MEMBER_HEAP, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+               "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", cp, MAIN_CLASS,
+               "--bootstrap", self.bootstrap, "--group", spec.group, "--topics", ",".join(spec.topics),
+               "--assignors", ",".join(spec.assignors), "--group-protocol", spec.group_protocol,
+               "--members", str(spec.members), "--client-id", f"{spec.name}-{{i}}" if spec.members > 1 else spec.name,
+               "--events", str(self.events_path), "--close", spec.close, "--process-ms", str(spec.process_ms)]
+        if spec.remote_assignor:
+            cmd += ["--remote-assignor", spec.remote_assignor]
+        if spec.instance_id:
+            cmd += ["--instance-id", spec.instance_id]
+        if spec.record_log:
+            cmd += ["--records", str(self.records_path)]
+        for key, value in spec.properties.items():
+            cmd += ["--prop", f"{key}={value}"]
+        return cmd
+
+    def start(self) -> None:
+        if self.alive:
+            return
+        self._events_at_start = len(read_events(self.events_path))
+        env = dict(os.environ)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True, env=env,
+            )
+        self.starts += 1
+
+    def stop(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> int | None:
+        """Graceful stop (SIGTERM: final commit, close); SIGKILL if it does not end in time."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        return self.proc.wait()
+
+    def kill(self) -> None:
+        """SIGKILL: no leave, no commit; the broker notices only when the session times out."""
+        if self.alive and self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def events(self) -> list[dict[str, Any]]:
+        return read_events(self.events_path)
+
+    def events_since_start(self) -> list[dict[str, Any]]:
+        return self.events()[self._events_at_start :]
+
+    def has_joined(self) -> bool:
+        """True once every consumer of this process got its first assignment since the last start."""
+        assigned = {e["client_id"] for e in self.events_since_start() if e["kind"] == "assigned"}
+        return len(assigned) >= self.spec.members
+
+    def log_tail(self, lines: int = 20) -> str:
+        with contextlib.suppress(OSError):
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return ""
+
+
+class Fleet:
+    """Member processes of one or more groups on one cluster; stops them all on exit."""
+
+    def __init__(
+        self, bootstrap: str, workdir: Path | str, *, kafka_version: str = DEFAULT_KAFKA_VERSION
+    ) -> None:
+        self.bootstrap = bootstrap
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.kafka_version = kafka_version
+        self.members: dict[str, Member] = {}
+        self.admin = ClusterAdmin(bootstrap)
+
+    def add(self, spec: MemberSpec, *, start: bool = True) -> Member:
+        if spec.name in self.members:
+            raise InvalidInput(f"A member named {spec.name!r} is already in the fleet.")
+        member = Member(spec, self.workdir, self.bootstrap, self.kafka_version)
+        self.members[spec.name] = member
+        if start:
+            member.start()
+        return member
+
+    def add_many(self, specs: Iterable[MemberSpec]) -> list[Member]:
+        return [self.add(spec) for spec in specs]
+
+    def __getitem__(self, name: str) -> Member:
+        return self.members[name]
+
+    def group_members(self, group: str) -> list[Member]:
+        return [m for m in self.members.values() if m.spec.group == group]
+
+    def expected_size(self, group: str) -> int:
+        return sum(m.spec.members for m in self.group_members(group) if m.alive)
+
+    def stop(self, name: str, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> None:
+        self.members[name].stop(timeout_s)
+
+    def kill(self, name: str) -> None:
+        self.members[name].kill()
+
+    def reconfigure(self, name: str, **changes: Any) -> MemberSpec:
+        member = self.members[name]
+        member.spec = member.spec.replace(**changes)
+        return member.spec
+
+    def stop_all(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> None:
+        for member in self.members.values():
+            if member.alive and member.proc is not None:
+                member.proc.send_signal(signal.SIGTERM)
+        for member in self.members.values():
+            member.stop(timeout_s)
+
+    def wait_stable(
+        self,
+        group: str,
+        *,
+        members: int | None = None,
+        timeout_s: float = DEFAULT_STABLE_TIMEOUT_S,
+        joined: Iterable[Member] = (),
+        on_poll: Callable[[LiveGroup], None] | None = None,
+    ) -> LiveGroup:
+        """Wait for a Stable group of the expected size, every member assigned, and `joined` members in."""
+        expected = self.expected_size(group) if members is None else members
+        must_join = list(joined)
+        deadline = time.monotonic() + timeout_s
+        last: LiveGroup | None = None
+        while time.monotonic() < deadline:
+            self._check_alive(group)
+            last = self.admin.describe_group(group)
+            if on_poll is not None:
+                on_poll(last)
+            settled = (
+                last.state == "stable"
+                and len(last.members) == expected
+                and all(m.has_joined() for m in must_join)
+            )
+            if settled:
+                return last
+            time.sleep(0.2)
+        seen = "nothing" if last is None else f"state {last.state} with {len(last.members)} members"
+        raise FleetError(
+            f"Group {group!r} did not settle with {expected} members within {timeout_s:.0f}s (saw {seen}).",
+            hint="Check the member logs in " + str(self.workdir),
+        )
+
+    def _check_alive(self, group: str) -> None:
+        for member in self.group_members(group):
+            if member.proc is not None and member.proc.poll() not in (None, 0, -signal.SIGTERM, -signal.SIGKILL):
+                raise FleetError(
+                    f"Member {member.spec.name} exited with code {member.proc.returncode}.",
+                    hint=member.log_tail(5),
+                    log_path=member.log_path,
+                )
+
+    def rolling_bounce(
+        self,
+        group: str,
+        *,
+        downtime_s: float = 0.0,
+        reconfigure: Mapping[str, Any] | Callable[[MemberSpec], MemberSpec] | None = None,
+        wait_stable: bool = True,
+        timeout_s: float = DEFAULT_STABLE_TIMEOUT_S,
+        on_member: Callable[[Member], None] | None = None,
+    ) -> None:
+        """Restart every member of `group` in turn, optionally with new config, like a deploy does.
+
+        Between members it waits for the group to be Stable again with the restarted member assigned,
+        which is what a careful deploy's readiness gate does; `wait_stable=False` bounces blindly.
+        """
+        for member in self.group_members(group):
+            member.stop()
+            if downtime_s > 0:
+                time.sleep(downtime_s)
+            if callable(reconfigure):
+                member.spec = reconfigure(member.spec)
+            elif reconfigure:
+                member.spec = member.spec.replace(**reconfigure)
+            member.start()
+            if wait_stable:
+                self.wait_stable(group, timeout_s=timeout_s, joined=[member])
+            if on_member is not None:
+                on_member(member)
+
+    def __enter__(self) -> Fleet:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is None:
+            self.stop_all()
+        else:
+            for member in self.members.values():
+                member.kill()

@@ -1,0 +1,92 @@
+"""Resolve Apache Kafka's runtime classpath from Maven Central into a local cache, once.
+
+The first resolution runs Maven on a generated pom; later calls find the finished cache (marked by a
+`.complete` file written last) and need neither Maven nor the network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+from kafka_coop.errors import ClusterUnavailable, InvalidInput
+from kafka_coop.sandbox._paths import cache_dir
+
+SLF4J_VERSION = "1.7.36"
+
+_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>io.kafka-coop</groupId>
+  <artifactId>sandbox-kafka</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>{kafka}</version>
+    </dependency>
+    <dependency>
+      <groupId>org.apache.kafka</groupId><artifactId>kafka-clients</artifactId><version>{kafka}</version>
+    </dependency>
+    <dependency>
+      <groupId>org.slf4j</groupId><artifactId>slf4j-simple</artifactId><version>{slf4j}</version>
+    </dependency>
+  </dependencies>
+</project>
+"""
+
+
+def require_java() -> str:
+    java = shutil.which("java")
+    if java is None:
+        raise InvalidInput(
+            "Java was not found on PATH; the sandbox runs Apache Kafka on a JVM.",
+            hint="Install a JDK 17+ (e.g. `apt-get install openjdk-17-jdk-headless`) and retry.",
+        )
+    return java
+
+
+def kafka_lib_dir(kafka_version: str, *, cache: Path | None = None) -> Path:
+    return (cache or cache_dir()) / f"kafka-{kafka_version}" / "lib"
+
+
+def resolve_kafka_jars(kafka_version: str, *, cache: Path | None = None) -> Path:
+    """Return the directory holding every runtime jar of the broker and kafka-clients."""
+    lib = kafka_lib_dir(kafka_version, cache=cache)
+    if (lib / ".complete").exists():
+        return lib
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise InvalidInput(
+            f"Maven was not found on PATH and Kafka {kafka_version} jars are not cached yet.",
+            hint="Install Maven (e.g. `apt-get install maven`) once; later starts work offline.",
+        )
+    work = lib.parent
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "pom.xml").write_text(_POM.format(kafka=kafka_version, slf4j=SLF4J_VERSION))
+    staging = work / "lib.partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    log = work / "maven.log"
+    with log.open("w") as out:
+        proc = subprocess.run(
+            [mvn, "-B", "-q", "dependency:copy-dependencies", "-DincludeScope=runtime",
+             f"-DoutputDirectory={staging}"],
+            cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False,
+        )
+    if proc.returncode != 0 or not any(staging.glob("kafka_2.13-*.jar")):
+        raise ClusterUnavailable(
+            f"Maven could not resolve org.apache.kafka:kafka_2.13:{kafka_version} from Maven Central.",
+            hint="Check the version exists (4.0.0 to 4.3.x) and that Maven Central is reachable.",
+            log_path=log,
+        )
+    (staging / ".complete").write_text(fingerprint(staging))
+    shutil.rmtree(lib, ignore_errors=True)
+    staging.rename(lib)
+    return lib
+
+
+def fingerprint(lib: Path) -> str:
+    """A short digest of the jar names, used to key compiled classes against this classpath."""
+    names = "\n".join(sorted(p.name for p in lib.glob("*.jar")))
+    return hashlib.sha256(names.encode()).hexdigest()[:16]
