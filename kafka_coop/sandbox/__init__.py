@@ -13,3 +13,7 @@ __all__ = ["DEFAULT_KAFKA_VERSION", "DEFAULT_PORT", "Sandbox", "SandboxState", "
 from kafka_coop.sandbox._fleet import Fleet, FleetError, Member, MemberSpec, read_events  # noqa: E402
 
 __all__ += ["Fleet", "FleetError", "Member", "MemberSpec", "read_events"]
+
+from kafka_coop.sandbox._produce import SteadyProducer  # noqa: E402
+
+__all__ += ["SteadyProducer"]

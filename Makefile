@@ -1,0 +1,50 @@
+# Two entry points do all set-up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+PYTEST_ARGS ?=
+
+.PHONY: setup prereqs jars lint typecheck test test-unit test-integration test-e2e demo bench clean
+
+## setup: system prerequisites (JDK 17+, Maven), the venv with every extra, Kafka jars, the Java member
+setup: prereqs $(STAMP) jars
+
+prereqs:
+	@bash scripts/prereqs.sh
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,spark]'
+	touch $(STAMP)
+
+jars: $(STAMP)
+	$(BIN)/kafka-coop sandbox prepare
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+## test: the whole suite (lint, types, unit, integration and e2e on a real local Kafka)
+test: setup lint typecheck
+	$(BIN)/pytest tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
+
+test-unit: $(STAMP)
+	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
+
+test-integration: setup
+	$(BIN)/pytest tests/integration $(PYTEST_ARGS)
+
+test-e2e: setup
+	$(BIN)/pytest tests/e2e $(PYTEST_ARGS)
+
+## demo: the main job on the embedded default (a local sandbox broker)
+demo: setup
+	$(BIN)/kafka-coop demo
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

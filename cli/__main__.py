@@ -1,0 +1,3 @@
+from kafka_coop.cli.main import main
+
+main()

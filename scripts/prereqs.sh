@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Make sure a JDK (java + javac, 17+) and Maven are present; install them from Debian packages when we
+# can (root + apt-get), otherwise stop with one sentence saying what to install.
+set -euo pipefail
+
+missing=()
+command -v java >/dev/null 2>&1 || missing+=(java)
+command -v javac >/dev/null 2>&1 || missing+=(javac)
+command -v mvn >/dev/null 2>&1 || missing+=(mvn)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Installing ${missing[*]} from Debian packages (openjdk-17-jdk-headless, maven)..." >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq openjdk-17-jdk-headless maven >/dev/null
+  else
+    echo "Error: ${missing[*]} not found; install a JDK 17+ and Maven (e.g. apt-get install openjdk-17-jdk-headless maven) and rerun." >&2
+    exit 2
+  fi
+fi
+
+major=$(java -XshowSettings:properties -version 2>&1 | awk -F'= ' '/java.specification.version/ {print $2}')
+if [ "${major%%.*}" -lt 17 ] 2>/dev/null; then
+  echo "Error: Java ${major} found; Apache Kafka 4.x needs Java 17 or newer." >&2
+  exit 2
+fi

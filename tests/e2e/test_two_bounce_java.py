@@ -1,0 +1,53 @@
+"""KIP-429's two rolling bounces on Java kafka-clients members, exactly as seeds/000 describes them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kafka_coop.admin import ClusterAdmin
+from kafka_coop.sandbox import Fleet, MemberSpec
+
+PARTITIONS = 6
+
+
+def _protocols_since_start(fleet: Fleet, group: str) -> set[str]:
+    return {e["protocol"] for m in fleet.group_members(group) for e in m.events_since_start()}
+
+
+def test_java_fleet_upgrades_eager_to_cooperative_in_two_bounces_and_then_moves_only_what_it_must(
+    fleet: Fleet, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    topic = topic_factory(PARTITIONS)
+    group = unique("two-bounce")
+    members = fleet.add_many(
+        MemberSpec(name=f"java-{i}", kind="java", group=group, topics=(topic,), assignors=("range",))
+        for i in range(3)
+    )
+    start = fleet.wait_stable(group, joined=members)
+    assert start.assignor == "range"
+    assert _protocols_since_start(fleet, group) == {"eager"}
+
+    # Bounce 1: every member now supports both, still votes range first -> protocol stays EAGER.
+    fleet.rolling_bounce(group, reconfigure={"assignors": ("range", "cooperative-sticky")})
+    phase1 = admin.describe_group(group)
+    assert phase1.assignor == "range"
+    assert _protocols_since_start(fleet, group) == {"eager"}
+
+    # Bounce 2: drop range -> cooperative-sticky selected, COOPERATIVE protocol.
+    fleet.rolling_bounce(group, reconfigure={"assignors": ("cooperative-sticky",)})
+    phase2 = admin.describe_group(group)
+    assert phase2.assignor == "cooperative-sticky"
+    assert _protocols_since_start(fleet, group) == {"cooperative"}
+
+    before = {m.member_id: set(m.assignment) for m in phase2.members}
+    marks = {m.spec.name: len(m.events()) for m in members}
+    newcomer = fleet.add(MemberSpec(name="java-3", kind="java", group=group, topics=(topic,),
+                                    assignors=("cooperative-sticky",)))
+    after = fleet.wait_stable(group, joined=[newcomer])
+    moved = set(dict.fromkeys(p for m in after.members if m.member_id not in before for p in m.assignment))
+    assert moved, "the newcomer got partitions"
+
+    revoked = {tuple(p) for m in members for e in m.events()[marks[m.spec.name]:]
+               if e["kind"] == "revoked" for p in e["partitions"]}
+    assert revoked == moved, "scale-out revokes exactly the partitions that moved, nothing else"
+    assert all(e["kind"] != "lost" for m in members for e in m.events())

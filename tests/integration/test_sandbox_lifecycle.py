@@ -1,0 +1,99 @@
+"""`kafka-coop sandbox` as a user drives it: start, status, restart, stop, start again offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kafka_coop.sandbox import Sandbox, free_port
+
+
+def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kafka_coop.cli", "sandbox", *args], capture_output=True,
+                          text=True, timeout=timeout, env=env, check=False)
+
+
+@pytest.fixture
+def box_dir(tmp_path: Path) -> Iterator[Path]:
+    directory = tmp_path / "box"
+    yield directory
+    Sandbox(dir=directory).stop()
+
+
+def _java_only_path(tmp_path: Path) -> dict[str, str]:
+    """A PATH with java but no Maven: a start that still works proves the jar cache was used."""
+    bindir = tmp_path / "bin-no-maven"
+    bindir.mkdir()
+    java = shutil.which("java")
+    assert java is not None
+    (bindir / "java").symlink_to(os.path.realpath(java))
+    return {**os.environ, "PATH": str(bindir)}
+
+
+def test_start_status_restart_stop_and_start_again_offline(box_dir: Path, tmp_path: Path) -> None:
+    port = str(free_port())
+    started = _cli("start", "--dir", str(box_dir), "--port", port, "--output", "json")
+    assert started.returncode == 0, started.stderr
+    first = json.loads(started.stdout)
+    assert first["bootstrap"] == f"127.0.0.1:{port}"
+
+    status = _cli("status", "--dir", str(box_dir), "--output", "json")
+    assert status.returncode == 0
+    assert json.loads(status.stdout)["pid"] == first["pid"]
+
+    restarted = Sandbox(dir=box_dir, port=int(port)).restart()
+    assert restarted.pid != first["pid"]
+    assert restarted.cluster_id == first["cluster_id"], "restart keeps the formatted storage"
+
+    stopped = _cli("stop", "--dir", str(box_dir))
+    assert stopped.returncode == 0
+    assert _cli("status", "--dir", str(box_dir)).returncode == 1
+
+    offline = _cli("start", "--dir", str(box_dir), "--port", port, "--output", "json",
+                   env=_java_only_path(tmp_path))
+    assert offline.returncode == 0, offline.stderr
+    assert json.loads(offline.stdout)["cluster_id"] == first["cluster_id"]
+
+
+def test_start_on_a_busy_port_fails_with_one_clear_sentence_and_exit_2(box_dir: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = _cli("start", "--dir", str(box_dir), "--port", str(port))
+    assert result.returncode == 2
+    assert f"Port {port} on 127.0.0.1 is already in use" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (box_dir / "sandbox.json").exists()
+
+
+def test_stop_never_signals_a_process_it_did_not_start(box_dir: Path) -> None:
+    box_dir.mkdir(parents=True)
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (box_dir / "sandbox.json").write_text(json.dumps({
+            "pid": bystander.pid, "kafka_version": "4.1.1", "bootstrap": "127.0.0.1:1", "port": 1,
+            "controller_port": 2, "cluster_id": "x", "started_at": 0, "dir": str(box_dir),
+            "log": "broker.log", "config": {},
+        }))
+        result = _cli("stop", "--dir", str(box_dir))
+        assert result.returncode == 0
+        assert "No sandbox broker was running" in result.stderr
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_a_reserved_broker_setting_is_refused_as_bad_input(box_dir: Path) -> None:
+    result = _cli("start", "--dir", str(box_dir), "--port", str(free_port()), "--config", "log.dirs=/tmp/x")
+    assert result.returncode == 2
+    assert "log.dirs is managed by the sandbox" in result.stderr
