@@ -1,0 +1,32 @@
+"""Broker overrides and identifiers the sandbox generates, checked without starting Kafka."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from kafka_coop.errors import InvalidInput
+from kafka_coop.sandbox._broker import parse_overrides, random_cluster_id
+
+
+def test_overrides_accept_key_value_pairs() -> None:
+    assert parse_overrides(["group.max.size=5", " a.b = c "]) == {"group.max.size": "5", "a.b": "c"}
+
+
+def test_an_override_without_equals_sign_is_bad_input() -> None:
+    with pytest.raises(InvalidInput, match="not of the form key=value"):
+        parse_overrides(["group.max.size"])
+
+
+@pytest.mark.parametrize("key", ["listeners", "log.dirs", "controller.quorum.voters", "node.id"])
+def test_settings_that_wire_the_sandbox_cannot_be_overridden(key: str) -> None:
+    with pytest.raises(InvalidInput, match="managed by the sandbox"):
+        parse_overrides({key: "x"})
+
+
+def test_cluster_id_is_kafka_uuid_text() -> None:
+    for _ in range(200):
+        text = random_cluster_id()
+        assert len(text) == 22 and not text.startswith("-")
+        assert len(base64.urlsafe_b64decode(text + "==")) == 16
