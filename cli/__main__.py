@@ -1,3 +1,3 @@
-from kafka_coop.cli.main import main
+from .main import main
 
 main()

@@ -27,7 +27,9 @@ class Ctx:
         self.err.print(f"[dim]{message}[/dim]", highlight=False)
 
     def emit_json(self, value: BaseModel | dict[str, Any] | list[Any]) -> None:
-        text = value.model_dump_json(indent=2) if isinstance(value, BaseModel) else json.dumps(value, indent=2)
+        text = (
+            value.model_dump_json(indent=2) if isinstance(value, BaseModel) else json.dumps(value, indent=2)
+        )
         # plain write: rich would wrap or colour the JSON and break parsers
         click.echo(text)
 
@@ -57,14 +59,16 @@ def bootstrap_option(required: bool = True) -> Callable[[F], F]:
     )
 
 
-class KeyValue(click.ParamType):
+class KeyValue(click.ParamType):  # type: ignore[type-arg]  # generic only in some click versions
     """`key=value`, parsed where click parses, so a bad pair is a usage error (exit 2)."""
 
     name = "key=value"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, str]:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[str, str]:
         if isinstance(value, tuple):
-            return value  # type: ignore[return-value]
+            return (str(value[0]), str(value[1]))
         key, sep, val = str(value).partition("=")
         if not sep or not key.strip():
             self.fail(f"{value!r} is not of the form key=value.", param, ctx)

@@ -7,9 +7,10 @@ import sys
 import click
 
 from kafka_coop import __version__
-from kafka_coop.cli._context import Ctx
-from kafka_coop.cli.sandbox import sandbox
 from kafka_coop.errors import KafkaCoopError
+
+from ._context import Ctx
+from .sandbox import sandbox
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -23,7 +24,7 @@ def cli(ctx: click.Context) -> None:
 cli.add_command(sandbox)
 
 
-_LATER_COMMANDS = [("kafka_coop.cli.consume", "consume")]
+_LATER_COMMANDS = [(".consume", "consume"), (".demo", "demo")]
 
 
 def _register_optional() -> None:
@@ -32,7 +33,7 @@ def _register_optional() -> None:
 
     for module, name in _LATER_COMMANDS:
         try:
-            command = getattr(importlib.import_module(module), name)
+            command = getattr(importlib.import_module(module, __package__), name)
         except ModuleNotFoundError:
             continue
         cli.add_command(command)

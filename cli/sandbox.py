@@ -8,10 +8,11 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from kafka_coop.cli._context import Ctx, KeyValue, output_option, pass_ctx
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION, DEFAULT_PORT, Sandbox, SandboxState
 from kafka_coop.sandbox._jars import resolve_kafka_jars
 from kafka_coop.sandbox._java import java_member_classpath
+
+from ._context import Ctx, KeyValue, output_option, pass_ctx
 
 _dir_option = click.option(
     "--dir",
@@ -52,8 +53,12 @@ def sandbox() -> None:
 @click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True, help="Apache Kafka 4.x.")
 @click.option("--port", type=click.IntRange(1, 65535), default=DEFAULT_PORT, show_default=True)
 @_dir_option
-@click.option("--config", "overrides", type=KeyValue(), multiple=True, help="Broker setting key=value; repeatable.")
-@click.option("--timeout", type=click.FloatRange(1), default=120.0, show_default=True, help="Seconds to wait.")
+@click.option(
+    "--config", "overrides", type=KeyValue(), multiple=True, help="Broker setting key=value; repeatable."
+)
+@click.option(
+    "--timeout", type=click.FloatRange(1), default=120.0, show_default=True, help="Seconds to wait."
+)
 @output_option()
 @pass_ctx
 def start(
@@ -66,15 +71,18 @@ def start(
     output: str,
 ) -> None:
     """Start the broker in the background and print its bootstrap address."""
-    box = Sandbox(dir=directory, port=port, kafka_version=kafka_version, config=dict(overrides),
-                  progress=ctx.progress)
+    box = Sandbox(
+        dir=directory, port=port, kafka_version=kafka_version, config=dict(overrides), progress=ctx.progress
+    )
     began = time.monotonic()
     with ctx.err.status("Starting the sandbox broker…"):
         state = box.start(timeout_s=timeout)
     if output == "json":
         ctx.emit_json({**_state_json(state), "start_s": round(time.monotonic() - began, 2)})
     else:
-        ctx.err.print(f"Kafka {state.kafka_version} ready in {time.monotonic() - began:.1f}s (pid {state.pid}).")
+        ctx.err.print(
+            f"Kafka {state.kafka_version} ready in {time.monotonic() - began:.1f}s (pid {state.pid})."
+        )
         click.echo(state.bootstrap)
 
 
@@ -87,7 +95,9 @@ def prepare(ctx: Ctx, kafka_version: str) -> None:
     with ctx.err.status(f"Resolving Apache Kafka {kafka_version} from Maven Central (first time only)…"):
         lib = resolve_kafka_jars(kafka_version)
         classpath = java_member_classpath(kafka_version)
-    ctx.err.print(f"Kafka {kafka_version} jars in {lib}; Java member ready ({time.monotonic() - began:.1f}s).")
+    ctx.err.print(
+        f"Kafka {kafka_version} jars in {lib}; Java member ready ({time.monotonic() - began:.1f}s)."
+    )
     click.echo(classpath.split(":", 1)[0])
 
 
@@ -102,7 +112,9 @@ def status(ctx: Ctx, directory: Path | None, output: str) -> None:
         if output == "json":
             ctx.emit_json({"running": False})
         else:
-            ctx.err.print("No sandbox broker is running for this --dir. Start one with `kafka-coop sandbox start`.")
+            ctx.err.print(
+                "No sandbox broker is running for this --dir. Start one with `kafka-coop sandbox start`."
+            )
         raise click.exceptions.Exit(1)
     if output == "json":
         ctx.emit_json(_state_json(state))
@@ -112,8 +124,13 @@ def status(ctx: Ctx, directory: Path | None, output: str) -> None:
 
 @sandbox.command()
 @_dir_option
-@click.option("--timeout", type=click.FloatRange(1), default=30.0, show_default=True,
-              help="Seconds before a graceful stop turns forceful.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(1),
+    default=30.0,
+    show_default=True,
+    help="Seconds before a graceful stop turns forceful.",
+)
 @pass_ctx
 def stop(ctx: Ctx, directory: Path | None, timeout: float) -> None:
     """Stop the broker this sandbox started (never any other process)."""

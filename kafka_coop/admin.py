@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from confluent_kafka import ConsumerGroupState, ConsumerGroupType, KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop.errors import ClusterUnavailable, InvalidInput

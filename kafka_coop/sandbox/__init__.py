@@ -10,7 +10,7 @@ from kafka_coop.sandbox._broker import (
 
 __all__ = ["DEFAULT_KAFKA_VERSION", "DEFAULT_PORT", "Sandbox", "SandboxState", "free_port"]
 
-from kafka_coop.sandbox._fleet import Fleet, FleetError, Member, MemberSpec, read_events  # noqa: E402
+from kafka_coop.sandbox._fleet import Fleet, FleetError, Member, MemberSpec, read_events
 
 __all__ += ["Fleet", "FleetError", "Member", "MemberSpec", "read_events"]
 

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -162,7 +163,8 @@ def _broker_answers(bootstrap: str, timeout_s: float) -> bool:
     quiet = logging.getLogger("kafka_coop.sandbox.probe")
     quiet.addHandler(logging.NullHandler())
     quiet.propagate = False
-    admin = AdminClient({"bootstrap.servers": bootstrap, "logger": quiet, "log_level": 0})
+    settings: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": quiet, "log_level": 0}
+    admin = AdminClient(settings)
     try:
         md = admin.list_topics(timeout=timeout_s)
     except Exception:
@@ -244,7 +246,8 @@ class Sandbox:
         java = require_java()
         if not port_is_free(self.port):
             raise InvalidInput(
-                f"Port {self.port} on 127.0.0.1 is already in use, so the sandbox broker cannot listen there.",
+                f"Port {self.port} on 127.0.0.1 is already in use, "
+                "so the sandbox broker cannot listen there.",
                 hint="Stop whatever holds it or pass another --port.",
             )
         self.progress(f"Resolving Apache Kafka {self.kafka_version} jars (cached after the first time)")
@@ -343,9 +346,22 @@ class Sandbox:
         self.progress("Formatting KRaft storage")
         with self.log_path.open("a") as log:
             proc = subprocess.run(
-                [java, "-Xmx256m", "-cp", f"{lib}/*", "kafka.tools.StorageTool", "format",
-                 "-t", cluster_id, "-c", str(self._props_path), "--ignore-formatted"],
-                stdout=log, stderr=subprocess.STDOUT, check=False,
+                [
+                    java,
+                    "-Xmx256m",
+                    "-cp",
+                    f"{lib}/*",
+                    "kafka.tools.StorageTool",
+                    "format",
+                    "-t",
+                    cluster_id,
+                    "-c",
+                    str(self._props_path),
+                    "--ignore-formatted",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                check=False,
             )
         if proc.returncode != 0:
             raise ClusterUnavailable(
@@ -359,13 +375,25 @@ class Sandbox:
         log = self.log_path.open("ab")
         try:
             return subprocess.Popen(
-                [java, BROKER_HEAP, "-Xms256m", "-XX:+UseG1GC", "-Djava.awt.headless=true",
-                 "-Dorg.slf4j.simpleLogger.showDateTime=true",
-                 "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSS",
-                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
-                 "-cp", f"{lib}/*", "kafka.Kafka", str(self._props_path)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, cwd=self.dir,
+                [
+                    java,
+                    BROKER_HEAP,
+                    "-Xms256m",
+                    "-XX:+UseG1GC",
+                    "-Djava.awt.headless=true",
+                    "-Dorg.slf4j.simpleLogger.showDateTime=true",
+                    "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSS",
+                    "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+                    "-cp",
+                    f"{lib}/*",
+                    "kafka.Kafka",
+                    str(self._props_path),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                cwd=self.dir,
             )
         finally:
             log.close()
@@ -426,4 +454,3 @@ def _last_error(log: Path) -> str | None:
             if "ERROR" in line or "Exception" in line:
                 return line.strip()[:300]
     return None
-

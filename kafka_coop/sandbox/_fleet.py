@@ -101,8 +101,19 @@ class Member:
             return self._java_command()
         if spec.members != 1:
             raise InvalidInput(f"Python member {spec.name} runs one consumer per process; set members=1.")
-        cmd = [sys.executable, "-m", "kafka_coop.cli", "consume", spec.group, *spec.topics,
-               "--bootstrap-server", self.bootstrap, "--events", str(self.events_path), "--quiet"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "kafka_coop.cli",
+            "consume",
+            spec.group,
+            *spec.topics,
+            "--bootstrap-server",
+            self.bootstrap,
+            "--events",
+            str(self.events_path),
+            "--quiet",
+        ]
         if spec.group_protocol == "consumer":
             cmd += ["--rebalance", "consumer"]
             if spec.remote_assignor:
@@ -126,12 +137,36 @@ class Member:
     def _java_command(self) -> list[str]:
         spec = self.spec
         cp = java_member_classpath(self.kafka_version)
-        cmd = ["java", JAVA_MEMBER_HEAP, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-               "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", cp, MAIN_CLASS,
-               "--bootstrap", self.bootstrap, "--group", spec.group, "--topics", ",".join(spec.topics),
-               "--assignors", ",".join(spec.assignors), "--group-protocol", spec.group_protocol,
-               "--members", str(spec.members), "--client-id", f"{spec.name}-{{i}}" if spec.members > 1 else spec.name,
-               "--events", str(self.events_path), "--close", spec.close, "--process-ms", str(spec.process_ms)]
+        cmd = [
+            "java",
+            JAVA_MEMBER_HEAP,
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+            "-cp",
+            cp,
+            MAIN_CLASS,
+            "--bootstrap",
+            self.bootstrap,
+            "--group",
+            spec.group,
+            "--topics",
+            ",".join(spec.topics),
+            "--assignors",
+            ",".join(spec.assignors),
+            "--group-protocol",
+            spec.group_protocol,
+            "--members",
+            str(spec.members),
+            "--client-id",
+            f"{spec.name}-{{i}}" if spec.members > 1 else spec.name,
+            "--events",
+            str(self.events_path),
+            "--close",
+            spec.close,
+            "--process-ms",
+            str(spec.process_ms),
+        ]
         if spec.remote_assignor:
             cmd += ["--remote-assignor", spec.remote_assignor]
         if spec.instance_id:
@@ -150,8 +185,12 @@ class Member:
         env.setdefault("PYTHONUNBUFFERED", "1")
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
-                self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, env=env,
+                self.command(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=env,
             )
         self.starts += 1
 
@@ -277,7 +316,12 @@ class Fleet:
 
     def _check_alive(self, group: str) -> None:
         for member in self.group_members(group):
-            if member.proc is not None and member.proc.poll() not in (None, 0, -signal.SIGTERM, -signal.SIGKILL):
+            if member.proc is not None and member.proc.poll() not in (
+                None,
+                0,
+                -signal.SIGTERM,
+                -signal.SIGKILL,
+            ):
                 raise FleetError(
                     f"Member {member.spec.name} exited with code {member.proc.returncode}.",
                     hint=member.log_tail(5),

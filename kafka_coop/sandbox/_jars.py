@@ -70,9 +70,18 @@ def resolve_kafka_jars(kafka_version: str, *, cache: Path | None = None) -> Path
     log = work / "maven.log"
     with log.open("w") as out:
         proc = subprocess.run(
-            [mvn, "-B", "-q", "dependency:copy-dependencies", "-DincludeScope=runtime",
-             f"-DoutputDirectory={staging}"],
-            cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False,
+            [
+                mvn,
+                "-B",
+                "-q",
+                "dependency:copy-dependencies",
+                "-DincludeScope=runtime",
+                f"-DoutputDirectory={staging}",
+            ],
+            cwd=work,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            check=False,
         )
     if proc.returncode != 0 or not any(staging.glob("kafka_2.13-*.jar")):
         raise ClusterUnavailable(

@@ -39,11 +39,14 @@ def java_member_classpath(kafka_version: str, *, cache: Path | None = None) -> s
         src.write_text(source)
         proc = subprocess.run(
             [javac, "-nowarn", "-cp", f"{lib}/*", "-d", str(staging), str(src)],
-            capture_output=True, text=True, check=False,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if proc.returncode != 0:
             raise InvalidInput(
-                f"Compiling the Java member against Kafka {kafka_version} failed: {proc.stderr.strip()[:400]}",
+                f"Compiling the Java member against Kafka {kafka_version} failed: "
+                f"{proc.stderr.strip()[:400]}",
                 hint="This is a kafka-coop bug or an unsupported Kafka version; report it.",
             )
         shutil.rmtree(classes, ignore_errors=True)

@@ -39,8 +39,9 @@ class SteadyProducer:
         next_at = time.monotonic()
         while not self._stop.is_set():
             partition = n % self.partitions
-            self._producer.produce(self.topic, f"{n}".encode(), partition=partition,
-                                   on_delivery=self._on_delivery)
+            self._producer.produce(
+                self.topic, f"{n}".encode(), partition=partition, on_delivery=self._on_delivery
+            )
             n += 1
             self._producer.poll(0)
             next_at += interval

@@ -41,13 +41,21 @@ def test_java_fleet_upgrades_eager_to_cooperative_in_two_bounces_and_then_moves_
 
     before = {m.member_id: set(m.assignment) for m in phase2.members}
     marks = {m.spec.name: len(m.events()) for m in members}
-    newcomer = fleet.add(MemberSpec(name="java-3", kind="java", group=group, topics=(topic,),
-                                    assignors=("cooperative-sticky",)))
+    newcomer = fleet.add(
+        MemberSpec(
+            name="java-3", kind="java", group=group, topics=(topic,), assignors=("cooperative-sticky",)
+        )
+    )
     after = fleet.wait_stable(group, joined=[newcomer])
     moved = set(dict.fromkeys(p for m in after.members if m.member_id not in before for p in m.assignment))
     assert moved, "the newcomer got partitions"
 
-    revoked = {tuple(p) for m in members for e in m.events()[marks[m.spec.name]:]
-               if e["kind"] == "revoked" for p in e["partitions"]}
+    revoked = {
+        tuple(p)
+        for m in members
+        for e in m.events()[marks[m.spec.name] :]
+        if e["kind"] == "revoked"
+        for p in e["partitions"]
+    }
     assert revoked == moved, "scale-out revokes exactly the partitions that moved, nothing else"
     assert all(e["kind"] != "lost" for m in members for e in m.events())

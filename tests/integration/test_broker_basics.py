@@ -47,8 +47,13 @@ def test_confluent_kafka_round_trip_and_describe_sees_the_group(
 def test_librdkafka_refuses_a_mixed_eager_and_cooperative_assignor_list(bootstrap: str) -> None:
     """The fact the planner relies on: no KIP-429 two-bounce for confluent-kafka members."""
     with pytest.raises(KafkaException, match="different protocol types"):
-        Consumer({"bootstrap.servers": bootstrap, "group.id": "never-joins",
-                  "partition.assignment.strategy": "range,cooperative-sticky"})
+        Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": "never-joins",
+                "partition.assignment.strategy": "range,cooperative-sticky",
+            }
+        )
 
 
 def test_consumer_protocol_member_joins_a_group_of_type_consumer(
@@ -56,8 +61,14 @@ def test_consumer_protocol_member_joins_a_group_of_type_consumer(
 ) -> None:
     topic = topic_factory(4)
     group = unique("kip848")
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer",
-                         "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+        }
+    )
     assigned: list[list[tuple[str, int]]] = []
     consumer.subscribe([topic], on_assign=lambda c, ps: assigned.append([(p.topic, p.partition) for p in ps]))
     try:

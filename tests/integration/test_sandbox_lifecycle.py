@@ -16,9 +16,17 @@ import pytest
 from kafka_coop.sandbox import Sandbox, free_port
 
 
-def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kafka_coop.cli", "sandbox", *args], capture_output=True,
-                          text=True, timeout=timeout, env=env, check=False)
+def _cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kafka_coop.cli", "sandbox", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -57,8 +65,9 @@ def test_start_status_restart_stop_and_start_again_offline(box_dir: Path, tmp_pa
     assert stopped.returncode == 0
     assert _cli("status", "--dir", str(box_dir)).returncode == 1
 
-    offline = _cli("start", "--dir", str(box_dir), "--port", port, "--output", "json",
-                   env=_java_only_path(tmp_path))
+    offline = _cli(
+        "start", "--dir", str(box_dir), "--port", port, "--output", "json", env=_java_only_path(tmp_path)
+    )
     assert offline.returncode == 0, offline.stderr
     assert json.loads(offline.stdout)["cluster_id"] == first["cluster_id"]
 
@@ -79,11 +88,22 @@ def test_stop_never_signals_a_process_it_did_not_start(box_dir: Path) -> None:
     box_dir.mkdir(parents=True)
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        (box_dir / "sandbox.json").write_text(json.dumps({
-            "pid": bystander.pid, "kafka_version": "4.1.1", "bootstrap": "127.0.0.1:1", "port": 1,
-            "controller_port": 2, "cluster_id": "x", "started_at": 0, "dir": str(box_dir),
-            "log": "broker.log", "config": {},
-        }))
+        (box_dir / "sandbox.json").write_text(
+            json.dumps(
+                {
+                    "pid": bystander.pid,
+                    "kafka_version": "4.1.1",
+                    "bootstrap": "127.0.0.1:1",
+                    "port": 1,
+                    "controller_port": 2,
+                    "cluster_id": "x",
+                    "started_at": 0,
+                    "dir": str(box_dir),
+                    "log": "broker.log",
+                    "config": {},
+                }
+            )
+        )
         result = _cli("stop", "--dir", str(box_dir))
         assert result.returncode == 0
         assert "No sandbox broker was running" in result.stderr

@@ -32,8 +32,9 @@ def test_revoked_and_lost_remove_only_their_partitions() -> None:
 def test_seq_is_monotonic_per_member_and_events_round_trip_as_json() -> None:
     stamp = EventStamp("g", "c", None, "cooperative")
     first = stamp.make("assigned", member_id="m", partitions=[B, A], owned=(A, B), callback_ms=1.23456)
-    second = stamp.make("revoked", member_id="m", partitions=[A], owned=(B,), callback_ms=0.1,
-                        committed=[("t", 0, 42)])
+    second = stamp.make(
+        "revoked", member_id="m", partitions=[A], owned=(B,), callback_ms=0.1, committed=[("t", 0, 42)]
+    )
     assert (first.seq, second.seq) == (0, 1)
     assert first.partitions == (A, B)
     line = json.loads(second.model_dump_json())

@@ -1,0 +1,86 @@
+"""Per-partition unavailability: from the moment a partition leaves its owner to its next assignment.
+
+A partition is unavailable from `revoked`/`lost` at its owner until some member reports it `assigned`.
+A member that vanished without an event (SIGKILL) still "owns" its partitions in the stream; when
+another member is assigned one of them, the gap counts from the vanished owner's last event, which is
+the last moment anyone can vouch it was being consumed. Events are ordered by wall clock across members
+(and by `seq` within one), so streams that arrive out of order give the same answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+Partition = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    topic: str
+    partition: int
+    start_ms: int
+    end_ms: int
+    from_member: str
+    to_member: str
+    cause: str  # revoked | lost | vanished
+
+    @property
+    def duration_ms(self) -> int:
+        return self.end_ms - self.start_ms
+
+
+def _member(event: Mapping[str, Any]) -> str:
+    return str(event.get("instance_id") or event.get("client_id") or event["member_id"])
+
+
+def _ordered(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return sorted(events, key=lambda e: (e["ts_ms"], _member(e), e["seq"]))
+
+
+def unavailability(events: Iterable[Mapping[str, Any]]) -> list[Interval]:
+    """Every interval during which a partition had no owner, in start order."""
+    owner: dict[Partition, str] = {}
+    released: dict[Partition, tuple[int, str, str]] = {}  # partition -> (since, from, cause)
+    last_seen: dict[str, int] = {}
+    out: list[Interval] = []
+    for event in _ordered(events):
+        member = _member(event)
+        ts = int(event["ts_ms"])
+        kind = event["kind"]
+        parts = [(str(t), int(p)) for t, p in event.get("partitions") or ()]
+        if kind in ("revoked", "lost"):
+            for part in parts:
+                if owner.get(part) == member:
+                    del owner[part]
+                    released[part] = (ts, member, kind)
+        elif kind == "assigned":
+            for part in parts:
+                gap = released.pop(part, None)
+                previous = owner.get(part)
+                if gap is None and previous is not None and previous != member:
+                    gap = (last_seen.get(previous, ts), previous, "vanished")
+                if gap is not None:
+                    since, source, cause = gap
+                    out.append(Interval(part[0], part[1], since, ts, source, member, cause))
+                owner[part] = member
+        elif kind == "closed":
+            for part in [p for p, m in owner.items() if m == member]:
+                del owner[part]
+                released[part] = (ts, member, "revoked")
+        last_seen[member] = ts
+    out.sort(key=lambda i: (i.start_ms, i.topic, i.partition))
+    return out
+
+
+def unavailable_ms(
+    intervals: Iterable[Interval], *, since_ms: int | None = None, until_ms: int | None = None
+) -> int:
+    """Total partition-unavailable milliseconds, clipped to an optional window."""
+    total = 0
+    for interval in intervals:
+        start = interval.start_ms if since_ms is None else max(interval.start_ms, since_ms)
+        end = interval.end_ms if until_ms is None else min(interval.end_ms, until_ms)
+        total += max(0, end - start)
+    return total

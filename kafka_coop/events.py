@@ -1,0 +1,112 @@
+"""The rebalance event stream: a closed set of typed events and the pure ownership bookkeeping.
+
+Kinds: `assigned`, `revoked`, `lost` are the three rebalance kinds whose meaning never changes;
+`started` and `closed` are lifecycle markers (a member that vanishes without `closed` was killed).
+`partitions` is always the delta of this callback; `owned` is the member's assignment after it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+EVENT_VERSION: Final = 1
+
+Protocol = Literal["eager", "cooperative", "consumer"]
+EventKind = Literal["assigned", "revoked", "lost", "started", "closed"]
+REBALANCE_KINDS: frozenset[str] = frozenset({"assigned", "revoked", "lost"})
+
+TopicPartition = tuple[str, int]
+CommittedOffset = tuple[str, int, int]
+
+
+class RebalanceEvent(BaseModel):
+    """One JSON line per event; the schema is a public contract (README "Data contracts")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    v: Literal[1] = EVENT_VERSION
+    ts_ms: int
+    seq: int
+    group: str
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    protocol: Protocol
+    kind: EventKind
+    partitions: tuple[TopicPartition, ...]
+    owned: tuple[TopicPartition, ...]
+    callback_ms: float
+    committed: tuple[CommittedOffset, ...] | None = None
+    error: str | None = None
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Ownership:
+    """What a member owns, updated by each callback the way its protocol defines.
+
+    Eager: `assigned` carries the whole new assignment and `revoked` everything, so assignment replaces.
+    Cooperative and KIP-848: callbacks carry deltas, so they add and remove.
+    """
+
+    def __init__(self, protocol: Protocol) -> None:
+        self.protocol = protocol
+        self._owned: set[TopicPartition] = set()
+
+    @property
+    def owned(self) -> tuple[TopicPartition, ...]:
+        return tuple(sorted(self._owned))
+
+    def apply(self, kind: EventKind, partitions: Iterable[TopicPartition]) -> tuple[TopicPartition, ...]:
+        parts = set(partitions)
+        if kind == "assigned":
+            self._owned = parts if self.protocol == "eager" else self._owned | parts
+        elif kind in ("revoked", "lost"):
+            self._owned -= parts
+        return self.owned
+
+
+class EventStamp:
+    """Per-member sequence numbers and identity: `seq` is monotonic for the life of the member."""
+
+    def __init__(self, group: str, client_id: str, instance_id: str | None, protocol: Protocol) -> None:
+        self.group = group
+        self.client_id = client_id
+        self.instance_id = instance_id
+        self.protocol = protocol
+        self._seq = 0
+
+    def make(
+        self,
+        kind: EventKind,
+        *,
+        member_id: str,
+        partitions: Iterable[TopicPartition],
+        owned: tuple[TopicPartition, ...],
+        callback_ms: float,
+        committed: Iterable[CommittedOffset] | None = None,
+        error: str | None = None,
+    ) -> RebalanceEvent:
+        event = RebalanceEvent(
+            ts_ms=now_ms(),
+            seq=self._seq,
+            group=self.group,
+            member_id=member_id,
+            instance_id=self.instance_id,
+            client_id=self.client_id,
+            protocol=self.protocol,
+            kind=kind,
+            partitions=tuple(sorted(partitions)),
+            owned=owned,
+            callback_ms=round(callback_ms, 3),
+            committed=None if committed is None else tuple(sorted(committed)),
+            error=error,
+        )
+        self._seq += 1
+        return event
