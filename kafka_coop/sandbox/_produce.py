@@ -21,7 +21,7 @@ class SteadyProducer:
         self.topic = topic
         self.partitions = partitions
         self.rate = rate
-        self._producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all"})
+        self._producer: Any = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all"})
         self.acked: Counter[int] = Counter()
         self.failed = 0
         self._stop = threading.Event()
@@ -55,8 +55,11 @@ class SteadyProducer:
 
     def stop(self, flush_s: float = 30.0) -> int:
         self._stop.set()
-        self._thread.join()
-        self._producer.flush(flush_s)
+        if self._thread.is_alive():
+            self._thread.join()
+        if self._producer is not None:
+            self._producer.flush(flush_s)
+            self._producer = None  # let librdkafka's threads go now, not whenever GC runs
         return sum(self.acked.values())
 
     def __enter__(self) -> SteadyProducer:

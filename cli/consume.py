@@ -1,0 +1,208 @@
+"""`kafka-coop consume`: a real CoopConsumer member that prints its rebalance events as they happen."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any
+
+import click
+from rich.text import Text
+
+from kafka_coop.events import RebalanceEvent
+from kafka_coop.settings import ConsumerSettings
+from kafka_coop.sinks import JsonlSink
+
+from ._context import Ctx, KeyValue, bootstrap_option, pass_ctx
+
+REBALANCE_CHOICES = ("eager-range", "eager-roundrobin", "cooperative-sticky", "consumer")
+_KIND_STYLE = {
+    "assigned": "green",
+    "revoked": "yellow",
+    "lost": "bold red",
+    "started": "dim",
+    "closed": "dim",
+}
+
+
+def _render_event(event: RebalanceEvent) -> Text:
+    parts = ", ".join(f"{t}-{p}" for t, p in event.partitions) or "-"
+    text = Text()
+    text.append(f"{event.kind:<8}", style=_KIND_STYLE.get(event.kind, ""))
+    text.append(f" {event.protocol:<11} partitions [{parts}] owned {len(event.owned)}")
+    text.append(f" {event.callback_ms:.1f} ms", style="dim")
+    if event.committed:
+        text.append(f" committed {len(event.committed)}", style="cyan")
+    if event.error:
+        text.append(f" error: {event.error}", style="red")
+    return text
+
+
+class _Stop:
+    """SIGTERM/SIGINT set a flag; the poll loop ends and the consumer closes cleanly."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        signal.signal(signal.SIGTERM, self._handle)
+        signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, _signum: int, _frame: FrameType | None) -> None:
+        self.requested = True
+
+
+@click.command()
+@click.argument("group")
+@click.argument("topics", nargs=-1, required=True)
+@bootstrap_option()
+@click.option(
+    "--rebalance",
+    type=click.Choice(REBALANCE_CHOICES),
+    default=None,
+    help="Rebalance protocol/assignor [default: cooperative-sticky].",
+)
+@click.option(
+    "--remote-assignor",
+    type=click.Choice(("uniform", "range")),
+    default=None,
+    help="Broker-side assignor for --rebalance consumer (KIP-848).",
+)
+@click.option(
+    "--instance-id", default=None, help="group.instance.id (static membership); {pod},{ordinal} ok."
+)
+@click.option(
+    "--events",
+    "events_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Append rebalance events as JSON lines to this file.",
+)
+@click.option(
+    "--conf", "confs", type=KeyValue(), multiple=True, help="librdkafka setting key=value; repeatable."
+)
+@click.option(
+    "--command-config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Java-style properties file with security settings.",
+)
+@click.option("--print-records", is_flag=True, help="Print each record's topic, partition, offset and value.")
+@click.option(
+    "--records",
+    "records_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Append 'client topic partition offset produced_ms consumed_ms' per processed record.",
+)
+@click.option("--process-ms", type=click.IntRange(0), default=0, help="Simulated work per record.")
+@click.option(
+    "--manifests/--no-manifests",
+    default=True,
+    show_default=True,
+    help="Publish this member's manifest to _kafka_coop_manifests.",
+)
+@click.option(
+    "--duplicate-check",
+    type=click.Choice(("off", "warn", "fail")),
+    default="warn",
+    show_default=True,
+    help="Check the live group for this instance id before joining.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Do not print events (they still go to --events).")
+@pass_ctx
+def consume(
+    ctx: Ctx,
+    group: str,
+    topics: tuple[str, ...],
+    bootstrap: str,
+    rebalance: str,
+    remote_assignor: str | None,
+    instance_id: str | None,
+    events_path: Path | None,
+    confs: tuple[tuple[str, str], ...],
+    command_config: Path | None,
+    print_records: bool,
+    records_path: Path | None,
+    process_ms: int,
+    manifests: bool,
+    duplicate_check: str,
+    quiet: bool,
+) -> None:
+    """Join GROUP on TOPICS as a CoopConsumer member, like kafka-console-consumer with rebalance events."""
+    from kafka_coop.consumer import CoopConsumer
+    from kafka_coop.identity import resolve_instance_id
+
+    conf: dict[str, Any] = {}
+    if command_config is not None:
+        conf.update(ConsumerSettings.read_properties(command_config))
+    conf.update(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "enable.auto.offset.store": "false",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    if rebalance == "consumer":
+        conf["group.protocol"] = "consumer"
+    else:
+        conf["partition.assignment.strategy"] = rebalance.removeprefix("eager-")
+    if remote_assignor:
+        conf["group.remote.assignor"] = remote_assignor
+    resolved_id = resolve_instance_id(instance_id, group=group)
+    if resolved_id:
+        conf["group.instance.id"] = resolved_id
+    conf.update(dict(confs))
+    settings = ConsumerSettings.from_conf(conf)
+
+    sinks: list[Any] = []
+    if events_path is not None:
+        sinks.append(JsonlSink(events_path))
+
+    def on_event(event: RebalanceEvent) -> None:
+        for sink in sinks:
+            sink.emit(event)
+        if not quiet:
+            ctx.err.print(_render_event(event), highlight=False)
+
+    stop = _Stop()
+    records: IO[str] | None = records_path.open("a", encoding="utf-8") if records_path else None
+    consumer = CoopConsumer(settings, events=on_event, manifests=manifests, duplicate_check=duplicate_check)  # type: ignore[arg-type]
+    client = settings.render().get("client.id", "rdkafka")
+    try:
+        consumer.subscribe(list(topics))
+        _poll_loop(consumer, stop, records, client, print_records, process_ms)
+    finally:
+        consumer.close()
+        for sink in sinks:
+            sink.close()
+        if records is not None:
+            records.close()
+
+
+def _poll_loop(
+    consumer: Any, stop: _Stop, records: IO[str] | None, client: str, print_records: bool, process_ms: int
+) -> None:
+    poll = consumer.poll
+    store = consumer.store_offsets
+    while not stop.requested:
+        msg = poll(0.1)
+        if msg is None:
+            if records is not None:
+                records.flush()
+            continue
+        if msg.error():
+            continue
+        if process_ms:
+            time.sleep(process_ms / 1000.0)
+        if records is not None:
+            _, produced = msg.timestamp()
+            records.write(
+                f"{client} {msg.topic()} {msg.partition()} {msg.offset()} {produced} "
+                f"{time.time_ns() // 1_000_000}\n"
+            )
+        if print_records:
+            value = msg.value()
+            click.echo(f"{msg.topic()}-{msg.partition()}@{msg.offset()} {value!r}")
+        store(msg)

@@ -1,0 +1,140 @@
+"""Member manifests: what a member declares about itself, so inspection can be exact, not inferred.
+
+Published to a compacted topic (default `_kafka_coop_manifests`), key `group/instance_id-or-member_id`,
+value a `Manifest` JSON object, a tombstone on close. The record is documented (README "Data
+contracts") so a Java service can publish the same one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from kafka_coop.events import Protocol, now_ms
+
+MANIFEST_VERSION: Final = 1
+DEFAULT_MANIFEST_TOPIC = "_kafka_coop_manifests"
+DEFAULT_HEARTBEAT_S = 30.0
+
+log = logging.getLogger("kafka_coop.manifest")
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    v: Literal[1] = MANIFEST_VERSION
+    group: str
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    host: str
+    libraries: dict[str, str]
+    group_protocol: Literal["classic", "consumer"]
+    assignors: tuple[str, ...]
+    rebalance_protocol: Protocol
+    remote_assignor: str | None
+    started_ms: int
+    heartbeat_ms: int
+
+    @property
+    def key(self) -> str:
+        return manifest_key(self.group, self.instance_id, self.member_id)
+
+
+def manifest_key(group: str, instance_id: str | None, member_id: str) -> str:
+    return f"{group}/{instance_id or member_id}"
+
+
+def parse_manifest(value: bytes | None) -> Manifest | None:
+    """None for tombstones and for records that are not manifests of a version we know."""
+    if value is None:
+        return None
+    try:
+        return Manifest.model_validate(json.loads(value))
+    except ValueError:
+        return None
+
+
+class ManifestPublisher:
+    """Publishes on join, every `heartbeat_s`, and a tombstone on close; one warning if it cannot."""
+
+    def __init__(
+        self,
+        producer_conf: Mapping[str, Any],
+        build: Callable[[], Manifest | None],
+        *,
+        topic: str = DEFAULT_MANIFEST_TOPIC,
+        heartbeat_s: float = DEFAULT_HEARTBEAT_S,
+    ) -> None:
+        from confluent_kafka import Producer
+
+        self.topic = topic
+        self._build = build
+        self._heartbeat_s = heartbeat_s
+        self._producer = Producer({**producer_conf, "linger.ms": 10})
+        self._failed = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_key: str | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="kafka-coop-manifest", daemon=True)
+            self._thread.start()
+
+    def publish_now(self) -> None:
+        if self._failed:
+            return
+        manifest = self._build()
+        if manifest is None:
+            return
+        self._last_key = manifest.key
+        self._produce(manifest.key, manifest.model_dump_json().encode())
+
+    def _produce(self, key: str, value: bytes | None) -> None:
+        try:
+            self._producer.produce(self.topic, value, key.encode(), on_delivery=self._on_delivery)
+        except Exception as exc:  # BufferError, KafkaException: never break consumption
+            self._warn(exc)
+        self._producer.poll(0)
+
+    def _on_delivery(self, err: Any, _msg: Any) -> None:
+        if err is not None:
+            self._warn(err)
+
+    def _warn(self, err: object) -> None:
+        if not self._failed:
+            self._failed = True
+            log.warning(
+                "Member manifests cannot be published to %s (%s); consumption continues, and inspection "
+                "will infer this member's protocol instead of reading it.",
+                self.topic,
+                err,
+            )
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._heartbeat_s):
+            self.publish_now()
+            self._producer.poll(0)
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        if self._last_key is not None and not self._failed:
+            self._produce(self._last_key, None)
+        self._producer.flush(timeout_s)
+
+
+def local_host() -> str:
+    return socket.gethostname()
+
+
+def timestamp_ms() -> int:
+    return now_ms()

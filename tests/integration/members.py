@@ -1,0 +1,106 @@
+"""In-process CoopConsumer members for behaviour tests: each polls on its own thread.
+
+Every event is checked the moment it is emitted against the consumer's real `assignment()`, which is
+the only way to prove `owned` is right *at* each callback, not just at the end.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from typing import Any
+
+from kafka_coop.consumer import CoopConsumer
+from kafka_coop.events import RebalanceEvent
+
+REBALANCE_CONF: dict[str, dict[str, str]] = {
+    "eager-range": {"partition.assignment.strategy": "range"},
+    "cooperative-sticky": {"partition.assignment.strategy": "cooperative-sticky"},
+    "consumer": {"group.protocol": "consumer"},
+}
+
+
+class ThreadMember:
+    def __init__(
+        self, bootstrap: str, group: str, topics: Iterable[str], rebalance: str, name: str, **conf: Any
+    ) -> None:
+        self.name = name
+        self.events: list[RebalanceEvent] = []
+        self.mismatches: list[str] = []
+        self.processed: dict[tuple[str, int], list[int]] = {}
+        self.stalled = threading.Event()
+        self._stop = threading.Event()
+        self._calls: queue.Queue[tuple[Callable[[CoopConsumer], Any], Future[Any]]] = queue.Queue()
+        settings = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "client.id": name,
+            "auto.offset.reset": "earliest",
+            "enable.auto.offset.store": "false",
+            **REBALANCE_CONF[rebalance],
+            **{k.replace("_", "."): str(v) for k, v in conf.items()},
+        }
+        self.consumer = CoopConsumer(settings, events=self._record)
+        self.consumer.subscribe(list(topics))
+        self._thread = threading.Thread(target=self._run, name=f"member-{name}", daemon=True)
+        self._thread.start()
+
+    def _record(self, event: RebalanceEvent) -> None:
+        if event.kind in ("assigned", "revoked", "lost"):
+            real = tuple(sorted((tp.topic, tp.partition) for tp in self.consumer.assignment()))
+            if real != event.owned:
+                self.mismatches.append(f"{self.name} {event.kind} owned={event.owned} real={real}")
+        self.events.append(event)
+
+    def call(self, fn: Callable[[CoopConsumer], Any], timeout_s: float = 30.0) -> Any:
+        """Run `fn(consumer)` on the member's own thread: a consumer is not shared between threads."""
+        future: Future[Any] = Future()
+        self._calls.put((fn, future))
+        return future.result(timeout_s)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            while not self._calls.empty():
+                fn, future = self._calls.get()
+                try:
+                    future.set_result(fn(self.consumer))
+                except Exception as exc:
+                    future.set_exception(exc)
+            if self.stalled.is_set():
+                time.sleep(0.05)
+                continue
+            msg = self.consumer.poll(0.1)
+            if msg is None or msg.error():
+                continue
+            self.processed.setdefault((msg.topic(), msg.partition()), []).append(msg.offset())
+            self.consumer.store_offsets(msg)
+        self.consumer.close()
+
+    @property
+    def owned(self) -> tuple[tuple[str, int], ...]:
+        return self.consumer.owned
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+    def kinds(self) -> list[str]:
+        return [e.kind for e in self.events]
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+
+
+def covers(members: Iterable[ThreadMember], partitions: set[tuple[str, int]]) -> bool:
+    """Every partition owned by exactly one member."""
+    owned = [p for m in members for p in m.owned]
+    return len(owned) == len(set(owned)) and set(owned) == partitions

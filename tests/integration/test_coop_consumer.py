@@ -1,0 +1,268 @@
+"""CoopConsumer on the real broker: one behaviour per test, for every protocol it supports."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from kafka_coop.admin import ClusterAdmin
+from kafka_coop.consumer import CoopConsumer
+from kafka_coop.errors import SettingsError
+from kafka_coop.sandbox import SteadyProducer
+from tests.integration.members import ThreadMember, covers, wait_for
+
+PARTITIONS = 6
+
+
+def _produce(bootstrap: str, topic: str, per_partition: int, partitions: int = PARTITIONS) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for p in range(partitions):
+        for i in range(per_partition):
+            producer.produce(topic, f"{p}-{i}".encode(), partition=p)
+    assert producer.flush(30) == 0
+
+
+def _revoked(member: ThreadMember) -> list[tuple[str, int]]:
+    return [p for e in member.events if e.kind == "revoked" for p in e.partitions]
+
+
+@pytest.mark.parametrize("rebalance", ["eager-range", "cooperative-sticky", "consumer"])
+def test_leave_and_join_revoke_what_the_protocol_says_and_owned_matches_assignment(
+    bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str], rebalance: str
+) -> None:
+    topic = topic_factory(PARTITIONS)
+    group = unique(f"lifecycle-{rebalance}")
+    everything = {(topic, p) for p in range(PARTITIONS)}
+    members = [ThreadMember(bootstrap, group, [topic], rebalance, f"m{i}") for i in range(3)]
+    try:
+        wait_for(lambda: covers(members, everything), what="3 members to own every partition")
+        leaver = members.pop()
+        leaver.stop()
+        wait_for(lambda: covers(members, everything), what="2 members to take over")
+        members += [ThreadMember(bootstrap, group, [topic], rebalance, f"m{i}") for i in (3, 4)]
+        wait_for(
+            lambda: covers(members, everything) and all(m.owned for m in members[:3]),
+            what="4 members to share the partitions",
+        )
+        time.sleep(1.0)  # let any trailing callback land before judging
+        scenario_end_ms = time.time_ns() // 1_000_000
+    finally:
+        for m in members:
+            m.stop()
+    stayers = members[:2]
+    assert all(not m.mismatches for m in members), [m.mismatches for m in members]
+    assert all("lost" not in m.kinds() for m in stayers)
+    if rebalance == "eager-range":
+        for m in stayers:
+            revokes = [e for e in m.events if e.kind == "revoked"]
+            assert len(revokes) >= 2, "a leave and a join each revoke"
+            assert all(e.owned == () for e in revokes), "eager revokes everything every time"
+    else:
+        merged = sorted(
+            ((e, m.name) for m in [*members, leaver] for e in m.events if e.ts_ms <= scenario_end_ms),
+            key=lambda x: x[0].ts_ms,
+        )
+        for i, (event, name) in enumerate(merged):
+            if event.kind != "revoked":
+                continue
+            for part in event.partitions:
+                taker = next(n for e, n in merged[i + 1 :] if e.kind == "assigned" and part in e.partitions)
+                assert taker != name, (
+                    f"{part} was revoked from {name} and handed straight back: it never moved"
+                )
+
+
+def test_a_member_stalled_past_its_poll_limit_gets_lost_and_commits_nothing(
+    bootstrap: str, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    topic = topic_factory(2)
+    group = unique("lost")
+    _produce(bootstrap, topic, 50, partitions=2)
+    stalled = ThreadMember(
+        bootstrap,
+        group,
+        [topic],
+        "cooperative-sticky",
+        "stalls",
+        enable_auto_commit="false",
+        max_poll_interval_ms=6000,
+        session_timeout_ms=6000,
+    )
+    try:
+        wait_for(lambda: sum(len(v) for v in stalled.processed.values()) == 100, what="all 100 records")
+        # Commit the first 20 of each partition; the other 30 stay stored but uncommitted.
+        stalled.call(
+            lambda c: c.commit(offsets=[TopicPartition(topic, p, 20) for p in range(2)], asynchronous=False)
+        )
+        stalled.stalled.set()
+        taker = ThreadMember(bootstrap, group, [topic], "cooperative-sticky", "takes-over")
+        wait_for(lambda: len(taker.owned) == 2, timeout_s=60, what="the other member to take over")
+        stalled.stalled.clear()
+        wait_for(lambda: "lost" in stalled.kinds(), timeout_s=30, what="the stalled member's lost event")
+        wait_for(lambda: sum(len(v) for v in taker.processed.values()) >= 60, what="the taker to re-process")
+    finally:
+        stalled.stop()
+        taker.stop()
+    lost = [e for e in stalled.events if e.kind == "lost"]
+    assert all(e.committed is None for e in lost)
+    assert sorted(p for e in lost for p in e.partitions) == [(topic, 0), (topic, 1)]
+    assert not [e for e in stalled.events if e.kind == "revoked"], "an evicted member revokes nothing cleanly"
+    for p in range(2):
+        assert taker.processed[(topic, p)][0] == 20, "the taker resumes at the last committed offset"
+
+
+def test_commit_on_revoke_hands_over_at_exactly_the_next_unprocessed_offset(
+    bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    topic = topic_factory(PARTITIONS)
+    group = unique("handover")
+    producer = SteadyProducer(bootstrap, topic, PARTITIONS, rate=300).start()
+    first = ThreadMember(bootstrap, group, [topic], "cooperative-sticky", "first", enable_auto_commit="false")
+    second = None
+    try:
+        wait_for(lambda: sum(len(v) for v in first.processed.values()) >= 300, what="first to be mid-stream")
+        second = ThreadMember(
+            bootstrap, group, [topic], "cooperative-sticky", "second", enable_auto_commit="false"
+        )
+        wait_for(lambda: len(second.owned) == PARTITIONS // 2, what="half the partitions to move")
+        wait_for(lambda: all(second.processed.get(p) for p in second.owned), what="second to consume each")
+        moved = second.owned
+    finally:
+        producer.stop()
+        first.stop()
+        if second is not None:
+            second.stop()
+    [revoke] = [e for e in first.events if e.kind == "revoked" and e.ts_ms < second.events[-1].ts_ms][:1]
+    assert sorted(revoke.partitions) == sorted(moved)
+    committed = {(t, p): off for t, p, off in revoke.committed or ()}
+    for part in revoke.partitions:
+        resumed_at = second.processed[part][0]
+        assert resumed_at == max(first.processed[part]) + 1, f"{part}: no gap, no repeat"
+        assert committed[part] == resumed_at, "the revoke committed exactly the next unprocessed offset"
+
+
+def test_static_member_restarted_within_session_timeout_keeps_its_partitions_silently(
+    bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    topic = topic_factory(PARTITIONS)
+    group = unique("static")
+    everything = {(topic, p) for p in range(PARTITIONS)}
+    static = {"group_instance_id": None, "session_timeout_ms": 30000}
+    members = [
+        ThreadMember(
+            bootstrap,
+            group,
+            [topic],
+            "cooperative-sticky",
+            f"s{i}",
+            **{**static, "group_instance_id": f"{group}-s{i}"},
+        )
+        for i in range(3)
+    ]
+    try:
+        wait_for(lambda: covers(members, everything), what="3 static members to own everything")
+        time.sleep(1.0)
+        bystanders = members[:2]
+        seen = [len(m.events) for m in bystanders]
+        restarted = members.pop()
+        before = restarted.owned
+        restarted.stop()
+        members.append(
+            ThreadMember(
+                bootstrap,
+                group,
+                [topic],
+                "cooperative-sticky",
+                "s2",
+                **{**static, "group_instance_id": f"{group}-s2"},
+            )
+        )
+        wait_for(lambda: members[-1].owned == before, what="the restarted member to get its partitions back")
+        time.sleep(2.0)
+        assert [len(m.events) for m in bystanders] == seen, "the other members saw no rebalance at all"
+    finally:
+        for m in members:
+            m.stop()
+
+
+@pytest.mark.parametrize(("rebalance", "who"), [("cooperative-sticky", "OLD"), ("consumer", "NEW")])
+def test_duplicate_instance_id_fails_with_the_protocols_fencing_rule(
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    rebalance: str,
+    who: str,
+) -> None:
+    topic = topic_factory(2)
+    group = unique("dup")
+    holder = ThreadMember(bootstrap, group, [topic], rebalance, "holder", group_instance_id="pod-0")
+    try:
+        wait_for(lambda: len(holder.owned) == 2, what="the holder to join")
+        conf = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "group.instance.id": "pod-0",
+            **(
+                {"group.protocol": "consumer"}
+                if rebalance == "consumer"
+                else {"partition.assignment.strategy": rebalance}
+            ),
+        }
+        with pytest.raises(SettingsError) as failure:
+            CoopConsumer(conf, duplicate_check="fail")
+        assert who in str(failure.value)
+        assert "pod-0" in str(failure.value)
+    finally:
+        holder.stop()
+
+
+def test_duplicate_instance_id_with_warn_policy_logs_and_still_creates_the_consumer(
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    topic = topic_factory(1)
+    group = unique("dupwarn")
+    holder = ThreadMember(
+        bootstrap, group, [topic], "cooperative-sticky", "holder", group_instance_id="pod-1"
+    )
+    try:
+        wait_for(lambda: len(holder.owned) == 1, what="the holder to join")
+        with caplog.at_level(logging.WARNING, logger="kafka_coop"):
+            second = CoopConsumer(
+                {"bootstrap.servers": bootstrap, "group.id": group, "group.instance.id": "pod-1"},
+                duplicate_check="warn",
+            )
+        second.close()
+        assert any("pod-1" in r.getMessage() and "OLD" in r.getMessage() for r in caplog.records)
+    finally:
+        holder.stop()
+
+
+def test_raw_consumer_and_coop_consumer_read_the_same_records(
+    bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    """Drop-in: the same conf dict gives the same records through either class."""
+    topic = topic_factory(2)
+    _produce(bootstrap, topic, 25, partitions=2)
+    seen: dict[str, list[bytes]] = {}
+    for cls in (Consumer, CoopConsumer):
+        consumer = cls(
+            {"bootstrap.servers": bootstrap, "group.id": unique("dropin"), "auto.offset.reset": "earliest"}
+        )
+        consumer.subscribe([topic])
+        values: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while len(values) < 50 and time.monotonic() < deadline:
+            msg = consumer.poll(0.2)
+            if msg is not None and not msg.error():
+                values.append(msg.value())
+        consumer.close()
+        seen[cls.__name__] = sorted(values)
+    assert seen["Consumer"] == seen["CoopConsumer"]
+    assert len(seen["Consumer"]) == 50
