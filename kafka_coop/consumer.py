@@ -210,6 +210,7 @@ class CoopConsumer:
         started = time.perf_counter()
         keys = _keys(partitions)
         error = self._call_hooks("revoked", keys, partitions)
+        committed: list[tuple[str, int, int]] | None
         committed, commit_error, evicted = self._commit_stored(only=set(keys))
         try:
             if self.protocol == "eager":
