@@ -107,9 +107,11 @@ class ClusterAdmin:
         """Describe one group; an unknown group comes back as state `dead` with no members."""
         return _describe_group(self, group, timeout_s)
 
-    def ensure_topic(self, topic: str, partitions: int, *, timeout_s: float = 30.0) -> None:
-        """Create `topic` with `partitions` partitions unless it exists already."""
-        _ensure_topic(self, topic, partitions, timeout_s)
+    def ensure_topic(
+        self, topic: str, partitions: int, *, config: Mapping[str, str] | None = None, timeout_s: float = 30.0
+    ) -> None:
+        """Create `topic` with `partitions` partitions (and topic `config`) unless it exists already."""
+        _ensure_topic(self, topic, partitions, dict(config or {}), timeout_s)
 
 
 def _describe_group(admin: ClusterAdmin, group: str, timeout_s: float) -> LiveGroup:
@@ -157,11 +159,14 @@ def _describe_group(admin: ClusterAdmin, group: str, timeout_s: float) -> LiveGr
     )
 
 
-def _ensure_topic(admin: ClusterAdmin, topic: str, partitions: int, timeout_s: float) -> None:
+def _ensure_topic(
+    admin: ClusterAdmin, topic: str, partitions: int, config: dict[str, str], timeout_s: float
+) -> None:
     if partitions < 1:
         raise InvalidInput(f"A topic needs at least one partition, got {partitions}.")
     futures = admin.client.create_topics(
-        [NewTopic(topic, num_partitions=partitions, replication_factor=1)], request_timeout=timeout_s
+        [NewTopic(topic, num_partitions=partitions, replication_factor=1, config=config)],
+        request_timeout=timeout_s,
     )
     try:
         futures[topic].result()

@@ -21,6 +21,7 @@ from kafka_coop.events import Protocol, now_ms
 MANIFEST_VERSION: Final = 1
 DEFAULT_MANIFEST_TOPIC = "_kafka_coop_manifests"
 DEFAULT_HEARTBEAT_S = 30.0
+MANIFEST_TOPIC_CONFIG = {"cleanup.policy": "compact"}
 
 log = logging.getLogger("kafka_coop.manifest")
 
@@ -77,13 +78,22 @@ class ManifestPublisher:
         self.topic = topic
         self._build = build
         self._heartbeat_s = heartbeat_s
-        self._producer = Producer({**producer_conf, "linger.ms": 10})
+        self._producer = Producer({**producer_conf, "linger.ms": 10, "allow.auto.create.topics": False})
         self._failed = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_key: str | None = None
 
     def start(self) -> None:
+        """Check the topic exists (never let a producer auto-create it uncompacted), then heartbeat."""
+        try:
+            meta = self._producer.list_topics(timeout=5.0)  # all topics: asking for one may auto-create it
+            error = meta.topics[self.topic].error if self.topic in meta.topics else "not in metadata"
+        except Exception as exc:
+            error = exc
+        if error is not None:
+            self._warn(f"topic missing or not authorized: {error}")
+            return
         if self._thread is None:
             self._thread = threading.Thread(target=self._loop, name="kafka-coop-manifest", daemon=True)
             self._thread.start()
