@@ -32,21 +32,15 @@ def _event_line(event: dict[str, Any]) -> Text | None:
 
 def _summary(result: DemoResult) -> Table:
     table = Table(
-        title=f"Rebalance cost per phase ({result.members} members, {result.partitions} partitions)"
+        title=f"Rebalance cost per phase ({result.members} members, {result.partitions} partitions)",
+        caption="unavailable ms: partition-milliseconds without an owner, summed over partitions",
     )
-    for column in (
-        "phase",
-        "action",
-        "rebalance events",
-        "partitions revoked",
-        "partition-unavailable ms",
-        "duration s",
-    ):
-        table.add_column(column, justify="right" if column not in ("phase", "action") else "left")
+    table.add_column("phase", no_wrap=True)
+    for column in ("callbacks", "revoked", "unavailable ms", "secs"):
+        table.add_column(column, justify="right", no_wrap=True)
     for phase in result.phases:
         table.add_row(
             phase.name,
-            phase.action,
             str(phase.rebalance_events),
             str(phase.partitions_revoked),
             f"{phase.partition_unavailable_ms:,}",

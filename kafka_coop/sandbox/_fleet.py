@@ -113,6 +113,8 @@ class Member:
             "--events",
             str(self.events_path),
             "--quiet",
+            "--conf",
+            f"client.id={spec.name}",
         ]
         if spec.group_protocol == "consumer":
             cmd += ["--rebalance", "consumer"]
@@ -129,7 +131,10 @@ class Member:
         if spec.process_ms:
             cmd += ["--process-ms", str(spec.process_ms)]
         if spec.close != "default":
-            cmd += ["--close", spec.close]
+            raise InvalidInput(
+                f"Python member {spec.name}: librdkafka has no close option to leave or remain in the group.",
+                hint="Use close='default' (static members remain, dynamic ones leave).",
+            )
         for key, value in spec.properties.items():
             cmd += ["--conf", f"{key}={value}"]
         return cmd
