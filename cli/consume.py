@@ -59,8 +59,9 @@ class _Stop:
 @click.option(
     "--rebalance",
     type=click.Choice(REBALANCE_CHOICES),
-    default=None,
-    help="Rebalance protocol/assignor [default: cooperative-sticky].",
+    default="cooperative-sticky",
+    show_default=True,
+    help="Rebalance protocol and assignor.",
 )
 @click.option(
     "--remote-assignor",
