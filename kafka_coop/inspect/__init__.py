@@ -1,0 +1,1 @@
+"""Group inspection: GroupSnapshot, member protocol inference and verify-group checks."""

@@ -1,0 +1,1 @@
+"""Rollout planning: migrations as data, plans and gates."""
