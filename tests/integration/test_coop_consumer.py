@@ -62,18 +62,15 @@ def test_leave_and_join_revoke_what_the_protocol_says_and_owned_matches_assignme
             assert len(revokes) >= 2, "a leave and a join each revoke"
             assert all(e.owned == () for e in revokes), "eager revokes everything every time"
     else:
-        merged = sorted(
-            ((e, m.name) for m in [*members, leaver] for e in m.events if e.ts_ms <= scenario_end_ms),
-            key=lambda x: x[0].ts_ms,
-        )
-        for i, (event, name) in enumerate(merged):
-            if event.kind != "revoked":
-                continue
-            for part in event.partitions:
-                taker = next(n for e, n in merged[i + 1 :] if e.kind == "assigned" and part in e.partitions)
-                assert taker != name, (
-                    f"{part} was revoked from {name} and handed straight back: it never moved"
-                )
+        # Incremental: a stayer gives up only what moves and keeps working on the rest. (A revoked
+        # partition may come back to the same member: under KIP-848 the target can change again
+        # when the second joiner arrives, so "it must move elsewhere" is not a protocol promise.)
+        for m in stayers:
+            revokes = [e for e in m.events if e.kind == "revoked" and e.ts_ms <= scenario_end_ms]
+            assert revokes, f"{m.name} gave partitions to the joiners"
+            for e in revokes:
+                assert e.owned, f"{m.name} was stripped of everything in one revoke: {e}"
+                assert not set(e.partitions) & set(e.owned), e
 
 
 def test_a_member_stalled_past_its_poll_limit_gets_lost_and_commits_nothing(
