@@ -21,6 +21,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
@@ -33,7 +35,12 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.RangeAssignor;
 import org.apache.kafka.clients.consumer.RoundRobinAssignor;
 import org.apache.kafka.clients.consumer.StickyAssignor;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.AppInfoParser;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -52,10 +59,11 @@ public final class CoopMember {
         Options opts = Options.parse(argv);
         EventLog events = new EventLog(opts.events);
         RecordLog records = opts.records == null ? null : new RecordLog(opts.records);
+        ManifestLog manifests = opts.manifests == null ? null : ManifestLog.open(opts.bootstrap, opts.manifests);
         AtomicBoolean running = new AtomicBoolean(true);
         List<Member> members = new ArrayList<>();
         for (int i = 0; i < opts.members; i++) {
-            members.add(new Member(opts, opts.firstIndex + i, events, records, running));
+            members.add(new Member(opts, opts.firstIndex + i, events, records, manifests, running));
         }
         CountDownLatch done = new CountDownLatch(members.size());
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -68,6 +76,7 @@ public final class CoopMember {
             }
             events.close();
             if (records != null) records.close();
+            if (manifests != null) manifests.close();
         }, "coop-member-shutdown"));
         List<Thread> threads = new ArrayList<>();
         for (Member m : members) {
@@ -105,6 +114,7 @@ public final class CoopMember {
         int firstIndex = 0;
         long processMs = 0;
         String closeMode = "default";
+        String manifests;
         Map<String, String> props = new LinkedHashMap<>();
 
         static Options parse(String[] argv) {
@@ -128,6 +138,7 @@ public final class CoopMember {
                     case "--first-index": o.firstIndex = Integer.parseInt(v); break;
                     case "--process-ms": o.processMs = Long.parseLong(v); break;
                     case "--close": o.closeMode = v; break;
+                    case "--manifests": o.manifests = v; break;
                     case "--prop": {
                         int eq = v.indexOf('=');
                         if (eq <= 0) throw new IllegalArgumentException("--prop expects key=value, got " + v);
@@ -182,6 +193,9 @@ public final class CoopMember {
         final String protocol;
         final EventLog events;
         final RecordLog records;
+        final ManifestLog manifests;
+        final long startedMs = System.currentTimeMillis();
+        String manifestKey;
         final AtomicBoolean running;
         final KafkaConsumer<byte[], byte[]> consumer;
         final Set<TopicPartition> owned = new TreeSet<>(Comparator.comparing(TopicPartition::topic)
@@ -189,8 +203,10 @@ public final class CoopMember {
         final Map<TopicPartition, Long> processed = new HashMap<>();
         long seq = 0;
 
-        Member(Options opts, int index, EventLog events, RecordLog records, AtomicBoolean running) {
+        Member(Options opts, int index, EventLog events, RecordLog records, ManifestLog manifests,
+               AtomicBoolean running) {
             this.opts = opts;
+            this.manifests = manifests;
             this.events = events;
             this.records = records;
             this.running = running;
@@ -262,6 +278,7 @@ public final class CoopMember {
                     default:
                         consumer.close();
                 }
+                if (manifests != null && manifestKey != null) manifests.publish(manifestKey, null);
             }
         }
 
@@ -279,6 +296,41 @@ public final class CoopMember {
             long t0 = System.nanoTime();
             owned.addAll(partitions);
             emit("assigned", partitions, null, null, t0);
+            if (manifests != null) publishManifest();
+        }
+
+        /** The Manifest record of DESIGN.md / README "Data contracts", published on every assignment. */
+        void publishManifest() {
+            String memberId = memberId();
+            manifestKey = opts.group + "/" + (instanceId != null ? instanceId : memberId);
+            String host;
+            try {
+                host = java.net.InetAddress.getLocalHost().getHostName();
+            } catch (IOException e) {
+                host = "unknown";
+            }
+            StringBuilder assignors = new StringBuilder("[");
+            if (!"consumer".equals(opts.groupProtocol)) {
+                for (int i = 0; i < opts.assignors.size(); i++) {
+                    if (i > 0) assignors.append(',');
+                    assignors.append(Json.str(opts.assignors.get(i)));
+                }
+            }
+            assignors.append(']');
+            String value = "{\"v\":1,\"group\":" + Json.str(opts.group)
+                + ",\"member_id\":" + Json.str(memberId)
+                + ",\"instance_id\":" + Json.str(instanceId)
+                + ",\"client_id\":" + Json.str(clientId)
+                + ",\"host\":" + Json.str(host)
+                + ",\"libraries\":{\"kafka-clients\":" + Json.str(AppInfoParser.getVersion())
+                + ",\"java\":" + Json.str(System.getProperty("java.version")) + "}"
+                + ",\"group_protocol\":" + Json.str(opts.groupProtocol)
+                + ",\"assignors\":" + assignors
+                + ",\"rebalance_protocol\":" + Json.str(protocol)
+                + ",\"remote_assignor\":" + Json.str("consumer".equals(opts.groupProtocol) ? opts.remoteAssignor : null)
+                + ",\"started_ms\":" + startedMs
+                + ",\"heartbeat_ms\":" + System.currentTimeMillis() + "}";
+            manifests.publish(manifestKey, value);
         }
 
         @Override
@@ -353,6 +405,45 @@ public final class CoopMember {
             List<TopicPartition> list = new ArrayList<>(parts);
             list.sort(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
             return list;
+        }
+    }
+
+    /** One producer per JVM for manifests; absent topic = one warning, members run on (like Python). */
+    static final class ManifestLog {
+        final String topic;
+        final KafkaProducer<String, String> producer;
+
+        private ManifestLog(String topic, KafkaProducer<String, String> producer) {
+            this.topic = topic;
+            this.producer = producer;
+        }
+
+        static ManifestLog open(String bootstrap, String topic) {
+            Properties a = new Properties();
+            a.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            try (Admin admin = Admin.create(a)) {
+                if (!admin.listTopics().names().get(10, TimeUnit.SECONDS).contains(topic)) {
+                    System.err.println("WARN manifest topic " + topic + " does not exist; manifests are not published");
+                    return null;
+                }
+            } catch (Exception e) {
+                System.err.println("WARN cannot check manifest topic " + topic + ": " + e);
+                return null;
+            }
+            Properties p = new Properties();
+            p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+            p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+            p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+            return new ManifestLog(topic, new KafkaProducer<>(p));
+        }
+
+        void publish(String key, String value) {
+            producer.send(new ProducerRecord<>(topic, key, value));
+        }
+
+        void close() {
+            producer.close(Duration.ofSeconds(5));
         }
     }
 

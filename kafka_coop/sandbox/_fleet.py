@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kafka_coop.admin import ClusterAdmin, LiveGroup
 from kafka_coop.errors import InvalidInput, KafkaCoopError
+from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.sandbox._broker import DEFAULT_KAFKA_VERSION
 from kafka_coop.sandbox._java import MAIN_CLASS, java_member_classpath
 
@@ -57,6 +58,7 @@ class MemberSpec(BaseModel):
     close: Literal["default", "leave", "remain"] = "default"
     process_ms: int = 0
     record_log: bool = False
+    manifests: bool = True  # publish to _kafka_coop_manifests when that topic exists
 
     def replace(self, **changes: Any) -> MemberSpec:
         return self.model_validate({**self.model_dump(), **changes})
@@ -128,6 +130,8 @@ class Member:
             cmd += ["--instance-id", spec.instance_id]
         if spec.record_log:
             cmd += ["--records", str(self.records_path)]
+        if not spec.manifests:
+            cmd += ["--no-manifests"]
         if spec.process_ms:
             cmd += ["--process-ms", str(spec.process_ms)]
         if spec.close != "default":
@@ -172,6 +176,8 @@ class Member:
             "--process-ms",
             str(spec.process_ms),
         ]
+        if spec.manifests:
+            cmd += ["--manifests", DEFAULT_MANIFEST_TOPIC]
         if spec.remote_assignor:
             cmd += ["--remote-assignor", spec.remote_assignor]
         if spec.instance_id:
