@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from pydantic import BaseModel
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from kafka_coop.admin import ClusterAdmin
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,3 +77,29 @@ class KeyValue(click.ParamType):  # type: ignore[type-arg]  # generic only in so
         if not sep or not key.strip():
             self.fail(f"{value!r} is not of the form key=value.", param, ctx)
         return key.strip(), val.strip()
+
+
+def command_config_option() -> Callable[[F], F]:
+    return click.option(
+        "--command-config",
+        "command_config",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        metavar="FILE",
+        help="Java-style properties with client settings (security), as Kafka's own tools take.",
+    )
+
+
+def admin_for(bootstrap: str, command_config: Path | None) -> tuple[ClusterAdmin, dict[str, str]]:
+    """An admin client for a command; security settings come from --command-config, never from output."""
+    from kafka_coop.admin import ClusterAdmin
+    from kafka_coop.settings import ConsumerSettings
+
+    conf = ConsumerSettings.read_properties(command_config) if command_config is not None else {}
+    conf = {k: v for k, v in conf.items() if k not in _CONSUMER_ONLY_KEYS}
+    return ClusterAdmin(bootstrap, conf), conf
+
+
+_CONSUMER_ONLY_KEYS = frozenset(
+    {"group.id", "group.instance.id", "partition.assignment.strategy", "group.protocol", "enable.auto.commit"}
+)

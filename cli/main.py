@@ -10,7 +10,11 @@ from kafka_coop import __version__
 from kafka_coop.errors import KafkaCoopError
 
 from ._context import Ctx
+from .consume import consume
+from .demo import demo
+from .describe import describe
 from .sandbox import sandbox
+from .verify import verify_group
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -21,10 +25,11 @@ def cli(ctx: click.Context) -> None:
     ctx.ensure_object(Ctx)
 
 
-cli.add_command(sandbox)
+for _command in (sandbox, consume, describe, verify_group, demo):
+    cli.add_command(_command)
 
 
-_LATER_COMMANDS = [(".consume", "consume"), (".demo", "demo")]
+_LATER_COMMANDS = [(".report", "report")]
 
 
 def _register_optional() -> None:

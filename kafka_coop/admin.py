@@ -73,6 +73,47 @@ class LiveGroup(BaseModel):
         return [m.instance_id for m in self.members if m.instance_id]
 
 
+class RawMember(BaseModel):
+    """One member as DescribeGroups v0 (the deprecated list_groups) returns it: with its protocol bytes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    member_id: str
+    client_id: str
+    host: str
+    subscription: bytes
+    assignment: bytes
+
+
+class RawGroup(BaseModel):
+    """The classic-protocol view of a group; KIP-848 and converted groups come back `Dead` and empty."""
+
+    model_config = ConfigDict(frozen=True)
+
+    state: str
+    protocol_type: str
+    protocol: str
+    members: tuple[RawMember, ...]
+
+
+class ListedGroup(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    group_id: str
+    type: GroupType
+    state: GroupState
+    is_simple: bool
+
+
+class PartitionOffsets(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    topic: str
+    partition: int
+    committed: int | None
+    end: int | None
+
+
 def _quiet_logger() -> logging.Logger:
     logger = logging.getLogger("kafka_coop.admin.librdkafka")
     if not logger.handlers:
@@ -107,6 +148,112 @@ class ClusterAdmin:
         """Describe one group; an unknown group comes back as state `dead` with no members."""
         return _describe_group(self, group, timeout_s)
 
+    def describe_groups(
+        self, groups: list[str], *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S
+    ) -> dict[str, LiveGroup]:
+        """Many groups in one request batch (describe --all); unknown ones come back `dead`."""
+        if not groups:
+            return {}
+        futures = self.client.describe_consumer_groups(groups, request_timeout=timeout_s)
+        out: dict[str, LiveGroup] = {}
+        for group, future in futures.items():
+            try:
+                out[group] = _live_group(future.result())
+            except KafkaException:
+                out[group] = _describe_group(self, group, timeout_s)  # retries transient errors itself
+        return out
+
+    def list_groups(self, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> list[ListedGroup]:
+        """Every group the principal may see, both protocols (ListGroups v5)."""
+        try:
+            result = self.client.list_consumer_groups(request_timeout=timeout_s).result()
+        except KafkaException as exc:
+            raise _unreachable(self.bootstrap, exc.args[0] if exc.args else exc) from None
+        return sorted(
+            (
+                ListedGroup(
+                    group_id=g.group_id,
+                    type=_TYPES.get(g.type, "unknown"),
+                    state=_STATES.get(g.state, "unknown"),
+                    is_simple=bool(g.is_simple_consumer_group),
+                )
+                for g in result.valid
+            ),
+            key=lambda g: g.group_id,
+        )
+
+    def raw_group(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> RawGroup | None:
+        """Member protocol bytes, which describe_consumer_groups drops (FACTS.md); None if not classic."""
+        import warnings
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                listed = self.client.list_groups(group=group, timeout=timeout_s)
+        except KafkaException as exc:
+            raise _unreachable(self.bootstrap, exc.args[0] if exc.args else exc) from None
+        for g in listed:
+            if g.id == group and g.error is None and g.state not in ("Dead", ""):
+                return RawGroup(
+                    state=g.state,
+                    protocol_type=g.protocol_type or "",
+                    protocol=g.protocol or "",
+                    members=tuple(
+                        RawMember(
+                            member_id=m.id,
+                            client_id=m.client_id,
+                            host=m.client_host,
+                            subscription=bytes(m.metadata or b""),
+                            assignment=bytes(m.assignment or b""),
+                        )
+                        for m in g.members
+                    ),
+                )
+        return None
+
+    def broker_configs(self, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> tuple[int, dict[str, str]]:
+        """(broker id, its configs) of one broker of the cluster: what the KIP-848 gates read."""
+        from confluent_kafka.admin import ConfigResource, ResourceType  # type: ignore[attr-defined]
+
+        try:
+            cluster = self.client.describe_cluster(request_timeout=timeout_s).result()
+            broker = cluster.controller.id if cluster.controller is not None else cluster.nodes[0].id
+            resource = ConfigResource(ResourceType.BROKER, str(broker))
+            entries = self.client.describe_configs([resource], request_timeout=timeout_s)[resource].result()
+        except KafkaException as exc:
+            raise _unreachable(self.bootstrap, exc.args[0] if exc.args else exc) from None
+        return broker, {name: entry.value for name, entry in entries.items() if entry.value is not None}
+
+    def offsets(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> list[PartitionOffsets]:
+        """Committed offset and log end offset of every partition the group has committed."""
+        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+        from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
+
+        try:
+            request = [ConsumerGroupTopicPartitions(group)]
+            futures = self.client.list_consumer_group_offsets(request, request_timeout=timeout_s)
+            committed = futures[group].result()
+            parts = [tp for tp in committed.topic_partitions if tp.error is None]
+            if not parts:
+                return []
+            specs = {TopicPartition(tp.topic, tp.partition): OffsetSpec.latest() for tp in parts}  # type: ignore[no-untyped-call]
+            ends = self.client.list_offsets(specs, request_timeout=timeout_s)
+            end_of = {(tp.topic, tp.partition): f.result().offset for tp, f in ends.items()}
+        except KafkaException as exc:
+            raise _unreachable(self.bootstrap, exc.args[0] if exc.args else exc) from None
+        return sorted(
+            (
+                PartitionOffsets(
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    committed=tp.offset if tp.offset >= 0 else None,
+                    end=end_of.get((tp.topic, tp.partition)),
+                )
+                for tp in parts
+            ),
+            key=lambda p: (p.topic, p.partition),
+        )
+
     def ensure_topic(
         self, topic: str, partitions: int, *, config: Mapping[str, str] | None = None, timeout_s: float = 30.0
     ) -> None:
@@ -138,6 +285,10 @@ def _describe_group(admin: ClusterAdmin, group: str, timeout_s: float) -> LiveGr
                 time.sleep(0.2)  # the coordinator is loading or moving: Kafka says retry
                 continue
             raise _unreachable(admin.bootstrap, err) from None
+    return _live_group(desc)
+
+
+def _live_group(desc: Any) -> LiveGroup:
     members = tuple(
         LiveMember(
             member_id=m.member_id,

@@ -6,14 +6,20 @@ There is no skip path: a missing Java, Maven or broker fails the run (README "Te
 from __future__ import annotations
 
 import itertools
+import json
 import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kafka_coop.admin import ClusterAdmin
+from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
 from kafka_coop.sandbox import Fleet, Sandbox, free_port
 
 _counter = itertools.count()
@@ -73,3 +79,39 @@ def topic_factory(admin: ClusterAdmin, unique: Callable[[str], str]) -> Callable
 def fleet(bootstrap: str, tmp_path: Path) -> Iterator[Fleet]:
     with Fleet(bootstrap, tmp_path / "fleet") as f:
         yield f
+
+
+@pytest.fixture(scope="session")
+def manifests_topic(admin: ClusterAdmin) -> str:
+    """The compacted manifest topic, as an operator creates it once per cluster."""
+    admin.ensure_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG)
+    return DEFAULT_MANIFEST_TOPIC
+
+
+@dataclass(frozen=True)
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+@pytest.fixture(scope="session")
+def run_cli() -> Callable[..., CliResult]:
+    """The real `kafka-coop` in a subprocess: real exit codes, and any traceback shows up in stderr."""
+
+    def run(*args: str, timeout: float = 180.0) -> CliResult:
+        proc = subprocess.run(
+            [sys.executable, "-m", "kafka_coop.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+            check=False,
+        )
+        assert "Traceback" not in proc.stderr, proc.stderr
+        return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+    return run

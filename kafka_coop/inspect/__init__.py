@@ -1,1 +1,47 @@
-"""Group inspection: GroupSnapshot, member protocol inference and verify-group checks."""
+"""Group inspection: one look at a live group (GroupSnapshot) with the source of every inferred fact."""
+
+from kafka_coop.inspect._gather import list_groups, read_manifests, take_snapshot
+from kafka_coop.inspect._infer import (
+    COOPERATIVE_ASSIGNORS,
+    EAGER_ONLY_ASSIGNORS,
+    MemberInput,
+    broker_facts,
+    infer_generation,
+    infer_members,
+    match_manifests,
+    version_at_least,
+)
+from kafka_coop.inspect._model import (
+    BrokerFacts,
+    ClientFamily,
+    Fact,
+    GroupSnapshot,
+    MemberSnapshot,
+    MemberType,
+    PartitionLag,
+    RebalanceProtocol,
+    Source,
+)
+
+__all__ = [
+    "COOPERATIVE_ASSIGNORS",
+    "EAGER_ONLY_ASSIGNORS",
+    "BrokerFacts",
+    "ClientFamily",
+    "Fact",
+    "GroupSnapshot",
+    "MemberInput",
+    "MemberSnapshot",
+    "MemberType",
+    "PartitionLag",
+    "RebalanceProtocol",
+    "Source",
+    "broker_facts",
+    "infer_generation",
+    "infer_members",
+    "list_groups",
+    "match_manifests",
+    "read_manifests",
+    "take_snapshot",
+    "version_at_least",
+]

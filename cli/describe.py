@@ -1,0 +1,201 @@
+"""`kafka-coop describe`: one group's members with the protocol each supports and follows, or all groups."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from kafka_coop.admin import ListedGroup, LiveGroup
+from kafka_coop.errors import InvalidInput
+from kafka_coop.inspect import (
+    COOPERATIVE_ASSIGNORS,
+    EAGER_ONLY_ASSIGNORS,
+    Fact,
+    GroupSnapshot,
+    list_groups,
+    take_snapshot,
+)
+from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
+
+from ._context import Ctx, admin_for, bootstrap_option, command_config_option, output_option, pass_ctx
+
+SOURCE_MARK = {"declared": "", "inferred": "*", "unknown": "?"}
+LEGEND = "no mark = declared by the member's manifest · * = inferred from the wire · ? = unknown"
+
+
+def fact_text(fact: Fact[Any], shown: str | None = None) -> Text:
+    value = shown if shown is not None else str(fact.value)
+    style = {"declared": "bold", "inferred": "", "unknown": "dim"}[fact.source]
+    return Text(value + SOURCE_MARK[fact.source], style=style)
+
+
+def _partitions(parts: tuple[tuple[str, int], ...]) -> str:
+    if not parts:
+        return "-"
+    topics = sorted({t for t, _ in parts})
+    return " ".join(f"{t}:{','.join(str(p) for tt, p in parts if tt == t)}" for t in topics)
+
+
+def group_protocol(type_: str, assignor: str) -> str:
+    """The rebalance protocol a group runs, as far as its type and selected assignor tell."""
+    if type_ == "consumer":
+        return "consumer"
+    if assignor in EAGER_ONLY_ASSIGNORS:
+        return "eager"
+    if assignor in COOPERATIVE_ASSIGNORS:
+        return "cooperative"
+    return "-" if not assignor else "unknown"
+
+
+def render_snapshot(ctx: Ctx, snap: GroupSnapshot) -> None:
+    gen = "?" if snap.generation.value is None else f"{snap.generation.value}*"
+    broker = snap.broker
+    head = Table.grid(padding=(0, 2))
+    head.add_row("group", Text(snap.group_id, style="bold"), "type", snap.type, "state", snap.state)
+    head.add_row(
+        "assignor",
+        snap.assignor or "-",
+        "protocol",
+        group_protocol(snap.type, snap.assignor),
+        "generation",
+        gen,
+    )
+    head.add_row(
+        "coordinator",
+        str(snap.coordinator),
+        "broker",
+        f"{broker.kafka_version.value}*" if broker.kafka_version.source == "inferred" else "?",
+        "migration policy",
+        broker.migration_policy or "?",
+    )
+    ctx.out.print(head)
+    table = Table(title=f"{len(snap.members)} members", title_justify="left", show_lines=False)
+    for column in (
+        "member",
+        "client id",
+        "host",
+        "type",
+        "client",
+        "protocol",
+        "assignors",
+        "sub",
+        "assigned",
+    ):
+        table.add_column(column, overflow="fold")
+    for m in snap.members:
+        assignors = ",".join(m.assignors.value) if m.assignors.value else "-"
+        sub = f"v{m.subscription.version}" if m.subscription is not None else "-"
+        table.add_row(
+            Text(m.instance_id or m.member_id, style="bold" if m.instance_id else ""),
+            m.client_id,
+            m.host,
+            fact_text(m.member_type),
+            fact_text(m.client_family),
+            fact_text(m.rebalance_protocol),
+            fact_text(m.assignors, assignors),
+            sub,
+            _partitions(m.assignment),
+        )
+    ctx.out.print(table)
+    ctx.out.print(Text(LEGEND, style="dim"))
+    lag = snap.total_lag
+    ctx.out.print(f"total lag: {lag if lag is not None else 'no committed offsets'}", highlight=False)
+    if snap.manifests_error:
+        ctx.out.print(Text(f"manifests: {snap.manifests_error}", style="dim"))
+    for note in snap.notes:
+        ctx.out.print(Text(f"note: {note}", style="yellow"))
+
+
+def render_groups(ctx: Ctx, rows: list[tuple[ListedGroup, LiveGroup | None]]) -> None:
+    table = Table(title=f"{len(rows)} groups", title_justify="left")
+    for column in ("group", "type", "state", "assignor", "protocol", "members", "static"):
+        table.add_column(column)
+    for listed, live in rows:
+        assignor = live.assignor if live else ""
+        table.add_row(
+            listed.group_id,
+            listed.type,
+            listed.state,
+            assignor or "-",
+            group_protocol(listed.type, assignor),
+            str(len(live.members)) if live else "-",
+            str(len(live.instance_ids)) if live else "-",
+        )
+    ctx.out.print(table)
+
+
+@click.command()
+@click.argument("group", required=False)
+@click.option("--all", "all_groups", is_flag=True, help="List every group with its type, state and protocol.")
+@bootstrap_option()
+@command_config_option()
+@click.option(
+    "--manifests-topic",
+    default=DEFAULT_MANIFEST_TOPIC,
+    show_default=True,
+    help="Where members publish manifests; '' to not read any.",
+)
+@click.option("--no-lag", is_flag=True, help="Skip committed offsets and lag.")
+@click.option(
+    "--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Seconds per request."
+)
+@output_option()
+@pass_ctx
+def describe(
+    ctx: Ctx,
+    group: str | None,
+    all_groups: bool,
+    bootstrap: str,
+    command_config: Path | None,
+    manifests_topic: str,
+    no_lag: bool,
+    timeout: float,
+    output: str,
+) -> None:
+    """Members of GROUP: type, client, rebalance protocol (declared or inferred), assignors, assignment."""
+    if all_groups == (group is not None):
+        raise InvalidInput(
+            "Give either a GROUP or --all.",
+            hint="`kafka-coop describe my-group` or `kafka-coop describe --all`.",
+        )
+    admin, conf = admin_for(bootstrap, command_config)
+    if all_groups:
+        rows = list_groups(admin, timeout_s=timeout)
+        if output == "json":
+            ctx.emit_json(
+                [
+                    {
+                        **listed.model_dump(),
+                        "assignor": live.assignor if live else None,
+                        "protocol": group_protocol(listed.type, live.assignor if live else ""),
+                        "members": len(live.members) if live else None,
+                        "static_members": len(live.instance_ids) if live else None,
+                    }
+                    for listed, live in rows
+                ]
+            )
+        else:
+            render_groups(ctx, rows)
+        return
+    assert group is not None
+    snap = take_snapshot(
+        admin,
+        group,
+        conf=conf,
+        manifests_topic=manifests_topic or None,
+        with_lag=not no_lag,
+        timeout_s=timeout,
+    )
+    if not snap.exists:
+        raise InvalidInput(
+            f"Group {group!r} does not exist on {bootstrap}.",
+            hint="`kafka-coop describe --all` lists the groups this principal can see.",
+        )
+    if output == "json":
+        ctx.emit_json(snap)
+    else:
+        render_snapshot(ctx, snap)

@@ -1,0 +1,167 @@
+"""`kafka-coop verify-group`: the preflight gate a deploy pipeline runs before and between bounces."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from kafka_coop.errors import InvalidInput
+from kafka_coop.inspect import GroupSnapshot, take_snapshot
+from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
+from kafka_coop.rollout import GateReport, MigrationSpec, evaluate, load_migration, migration_names
+
+from ._context import Ctx, admin_for, bootstrap_option, command_config_option, output_option, pass_ctx
+
+STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red"}
+
+
+def migration_from_plan(path: Path) -> MigrationSpec:
+    """A plan file (upgrade-plan --output json) names its migration; the spec is the source of truth."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InvalidInput(f"Plan file {str(path)!r} does not exist.") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidInput(
+            f"Plan file {str(path)!r} is not readable JSON: {exc}.",
+            hint="Write it with `kafka-coop upgrade-plan ... --output json > plan.json`.",
+        ) from None
+    name = data.get("migration") if isinstance(data, dict) else None
+    if not isinstance(name, str) or not name:
+        raise InvalidInput(
+            f"Plan file {str(path)!r} names no migration (a 'migration' field).",
+            hint="Write it with `kafka-coop upgrade-plan ... --output json > plan.json`.",
+        )
+    return load_migration(name)
+
+
+def render_report(ctx: Ctx, report: GateReport) -> None:
+    table = Table(title_justify="left", title=_title(report))
+    for column in ("check", "status", "reason", "members"):
+        table.add_column(column, overflow="fold")
+    for check in report.checks:
+        members = ", ".join(check.members[:8]) + (
+            f" (+{len(check.members) - 8})" if len(check.members) > 8 else ""
+        )
+        table.add_row(
+            check.name, Text(check.status.upper(), style=STATUS_STYLE[check.status]), check.reason, members
+        )
+    ctx.out.print(table)
+    ctx.out.print(Text(f"gate {report.status.upper()}", style=STATUS_STYLE[report.status]))
+
+
+def _title(report: GateReport) -> str:
+    target = report.target
+    where = f" against {target.migration} phase {target.phase}" if target.migration else ""
+    return f"verify-group {report.group}{where}"
+
+
+def _summary(report: GateReport) -> str:
+    bad = [c for c in report.checks if c.status != "pass"]
+    if not bad:
+        return "all checks pass"
+    return "; ".join(f"{c.name} {c.status}" + (f" ({len(c.members)})" if c.members else "") for c in bad)
+
+
+@click.command("verify-group")
+@click.argument("group")
+@bootstrap_option()
+@command_config_option()
+@click.option(
+    "--plan",
+    "plan_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Plan JSON from upgrade-plan.",
+)
+@click.option("--migration", help=f"A migration by name ({', '.join(migration_names())}) or a YAML file.")
+@click.option(
+    "--phase", type=click.IntRange(min=0), help="Check the state after phase N (0 = before phase 1)."
+)
+@click.option(
+    "--expect-members", type=click.IntRange(min=0), help="The number of members the group must have."
+)
+@click.option("--wait", is_flag=True, help="Re-check until the gate passes or --timeout runs out.")
+@click.option(
+    "--timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True, help="Seconds for --wait."
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.1),
+    default=2.0,
+    show_default=True,
+    help="Seconds between checks.",
+)
+@click.option(
+    "--lag-window",
+    type=click.FloatRange(min=0.0),
+    default=1.0,
+    show_default=True,
+    help="Seconds between the two lag samples of lag-not-growing (0: one sample).",
+)
+@click.option("--strict", is_flag=True, help="Treat warnings as failures.")
+@click.option("--manifests-topic", default=DEFAULT_MANIFEST_TOPIC, show_default=True, help="'' to read none.")
+@output_option()
+@pass_ctx
+def verify_group(
+    ctx: Ctx,
+    group: str,
+    bootstrap: str,
+    command_config: Path | None,
+    plan_file: Path | None,
+    migration: str | None,
+    phase: int | None,
+    expect_members: int | None,
+    wait: bool,
+    timeout: float,
+    interval: float,
+    lag_window: float,
+    strict: bool,
+    manifests_topic: str,
+    output: str,
+) -> None:
+    """Named pass/warn/fail checks on GROUP; exit 0 when the gate passes, 1 when it fails."""
+    if plan_file is not None and migration is not None:
+        raise InvalidInput("Give --plan or --migration, not both.")
+    spec = migration_from_plan(plan_file) if plan_file is not None else None
+    spec = load_migration(migration) if migration is not None else spec
+    if (spec is None) != (phase is None):
+        raise InvalidInput(
+            "--phase goes with --plan or --migration, and they need --phase.",
+            hint="e.g. `--migration eager-to-cooperative --phase 1` checks the state after phase 1.",
+        )
+    if spec is not None and phase is not None and phase > len(spec.phases):
+        spec.phase(phase)  # the one sentence about which phases exist
+    admin, conf = admin_for(bootstrap, command_config)
+
+    def look(with_broker: bool = True) -> GroupSnapshot:
+        return take_snapshot(
+            admin, group, conf=conf, manifests_topic=manifests_topic or None, with_broker=with_broker
+        )
+
+    deadline = time.monotonic() + timeout
+    previous: GroupSnapshot | None = None
+    if lag_window > 0:
+        previous = look(with_broker=False)
+        time.sleep(lag_window)
+    attempt = 0
+    while True:
+        attempt += 1
+        snap = look()
+        report = evaluate(snap, spec=spec, phase=phase, expect_members=expect_members, previous=previous)
+        if not wait or not report.failed(strict) or time.monotonic() + interval > deadline:
+            break
+        left = deadline - time.monotonic()
+        ctx.progress(f"[{attempt}] gate {report.status}: {_summary(report)} — re-checking, {left:.0f} s left")
+        previous = snap
+        time.sleep(interval)
+    if output == "json":
+        ctx.emit_json(report)
+    else:
+        render_report(ctx, report)
+    if report.failed(strict):
+        raise click.exceptions.Exit(1)

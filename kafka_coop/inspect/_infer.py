@@ -1,0 +1,279 @@
+"""Member protocol inference: what the wire says about each member, and how sure we are.
+
+The rules rest on bytes captured from real members on the sandbox (tests/unit/vectors, made by
+scripts/capture_vectors.py), not on documentation alone:
+
+* **Client family.** librdkafka writes an empty rack id and empty userData where the Java client
+  writes null; Java's CooperativeStickyAssignor userData is exactly its 4-byte generation. KIP-848
+  members send no metadata: there only the default client id (`rdkafka`, `consumer-<group>-<n>`) tells.
+* **Rebalance protocol.** If the group selected an eager-only assignor (range, roundrobin, sticky),
+  every member supports it and so every member is EAGER (Java picks the protocol all its assignors
+  share; librdkafka lists hold one protocol). If it selected cooperative-sticky: a librdkafka member
+  is cooperative; a Java member that re-joined with owned partitions is cooperative; a Java member with
+  none is eager when nobody in the group sent owned partitions (eager members revoke everything before
+  they re-join), otherwise unknown (a cooperative member that owned nothing looks the same).
+* **Member type.** Every member of a classic group is classic. In a consumer (KIP-848) group a classic
+  JoinGroup member has a broker-made id `<client.id>-<UUID>`, a consumer member a 22-character
+  base64 UUID it made itself.
+* **Assignors.** Only the selected protocol's metadata is on the wire, so without a manifest the list is
+  "at least the selected one".
+A manifest (what a kafka-coop member declares) always wins and is marked `declared`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from kafka_coop.inspect._model import (
+    BrokerFacts,
+    ClientFamily,
+    Fact,
+    MemberSnapshot,
+    MemberType,
+    RebalanceProtocol,
+)
+from kafka_coop.manifest import Manifest
+from kafka_coop.protocol import (
+    ConsumerProtocolSubscription,
+    ProtocolDecodeError,
+    decode_assignment,
+    decode_subscription,
+)
+
+EAGER_ONLY_ASSIGNORS = frozenset({"range", "roundrobin", "sticky"})
+COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})
+
+_CLASSIC_MEMBER_ID = re.compile(
+    r"^(?P<client>.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+)
+_CONSUMER_MEMBER_ID = re.compile(r"^[A-Za-z0-9+/_-]{22}$")
+_JAVA_DEFAULT_CLIENT_ID = re.compile(r"^consumer-.+-\d+$")
+
+
+class MemberInput(BaseModel):
+    """One live member as the shell gathered it: describe fields plus raw protocol bytes if classic."""
+
+    model_config = ConfigDict(frozen=True)
+
+    member_id: str
+    client_id: str
+    host: str
+    instance_id: str | None
+    assignment: tuple[tuple[str, int], ...]
+    subscription: bytes | None = None
+    assignment_bytes: bytes | None = None
+
+
+def match_manifests(
+    group: str, members: Sequence[MemberInput], manifests: Iterable[Manifest]
+) -> dict[str, Manifest]:
+    """member_id -> its manifest. Static members match on instance id, dynamic ones on member id;
+    manifests of members that are gone (stale keys) match nothing."""
+    by_instance: dict[str, Manifest] = {}
+    by_member: dict[str, Manifest] = {}
+    for m in manifests:
+        if m.group != group:
+            continue
+        if m.instance_id:
+            by_instance[m.instance_id] = m
+        by_member[m.member_id] = m
+    out: dict[str, Manifest] = {}
+    for member in members:
+        found = by_instance.get(member.instance_id) if member.instance_id else None
+        found = found or by_member.get(member.member_id)
+        if found is not None:
+            out[member.member_id] = found
+    return out
+
+
+def _decode(member: MemberInput) -> tuple[ConsumerProtocolSubscription | None, str | None, int | None]:
+    sub: ConsumerProtocolSubscription | None = None
+    error: str | None = None
+    user_data: int | None = None
+    if member.subscription:
+        try:
+            sub = decode_subscription(member.subscription)
+        except ProtocolDecodeError as exc:
+            error = f"subscription: {exc}"
+    if member.assignment_bytes:
+        try:
+            user_data = len(decode_assignment(member.assignment_bytes).user_data or b"")
+        except ProtocolDecodeError as exc:
+            error = f"{error + '; ' if error else ''}assignment: {exc}"
+    return sub, error, user_data
+
+
+def _member_type(group_type: str, member: MemberInput, manifest: Manifest | None) -> Fact[MemberType]:
+    if manifest is not None:
+        return Fact(value=manifest.group_protocol, source="declared", signal="manifest")
+    if group_type == "classic":
+        return Fact(value="classic", source="inferred", signal="classic group")
+    if group_type == "consumer":
+        if _CLASSIC_MEMBER_ID.match(member.member_id):
+            return Fact(value="classic", source="inferred", signal="member id <client.id>-<UUID> (JoinGroup)")
+        if _CONSUMER_MEMBER_ID.match(member.member_id):
+            return Fact(
+                value="consumer", source="inferred", signal="member id is a client-made UUID (KIP-848)"
+            )
+    return Fact(value="unknown", source="unknown")
+
+
+def _family(
+    member: MemberInput, sub: ConsumerProtocolSubscription | None, manifest: Manifest | None
+) -> Fact[ClientFamily]:
+    if manifest is not None:
+        libs = manifest.libraries
+        if "librdkafka" in libs:
+            return Fact(value="librdkafka", source="declared", signal="manifest")
+        if "kafka-clients" in libs:
+            return Fact(value="java", source="declared", signal="manifest")
+    if sub is not None:
+        if sub.rack_id == "" or sub.user_data == b"":
+            return Fact(value="librdkafka", source="inferred", signal="empty rack id / userData (librdkafka)")
+        if sub.user_data is not None and len(sub.user_data) == 4:
+            return Fact(value="java", source="inferred", signal="4-byte userData (Java cooperative-sticky)")
+        if sub.rack_id is None:
+            return Fact(value="java", source="inferred", signal="null rack id (Java)")
+    if member.client_id == "rdkafka":
+        return Fact(value="librdkafka", source="inferred", signal="default client.id rdkafka")
+    if _JAVA_DEFAULT_CLIENT_ID.match(member.client_id):
+        return Fact(value="java", source="inferred", signal="default client.id consumer-<group>-<n>")
+    return Fact(value="unknown", source="unknown")
+
+
+def _protocol(
+    selected: str,
+    member_type: MemberType,
+    family: ClientFamily,
+    sub: ConsumerProtocolSubscription | None,
+    anyone_sent_owned: bool,
+    manifest: Manifest | None,
+) -> Fact[RebalanceProtocol]:
+    if manifest is not None:
+        return Fact(value=manifest.rebalance_protocol, source="declared", signal="manifest")
+    if member_type == "consumer":
+        return Fact(value="consumer", source="inferred", signal="KIP-848 member")
+    if sub is None:
+        return Fact(value="unknown", source="unknown", signal="no protocol metadata visible")
+    if selected in EAGER_ONLY_ASSIGNORS:
+        return Fact(value="eager", source="inferred", signal=f"group selected eager-only {selected}")
+    if selected in COOPERATIVE_ASSIGNORS:
+        if sub.owned_partitions:
+            return Fact(value="cooperative", source="inferred", signal="re-joined with owned partitions")
+        if family == "librdkafka":
+            return Fact(value="cooperative", source="inferred", signal=f"librdkafka on {selected}")
+        if not anyone_sent_owned:
+            return Fact(value="eager", source="inferred", signal="no member re-joined with owned partitions")
+        return Fact(value="unknown", source="unknown", signal="re-joined owning nothing (eager or idle)")
+    return Fact(value="unknown", source="unknown", signal=f"custom assignor {selected}")
+
+
+def _assignors(selected: str, member_type: MemberType, manifest: Manifest | None) -> Fact[tuple[str, ...]]:
+    if manifest is not None:
+        return Fact(value=tuple(manifest.assignors), source="declared", signal="manifest")
+    if member_type == "consumer" or not selected:
+        return Fact(value=(), source="unknown")
+    return Fact(
+        value=(selected,), source="inferred", signal="selected protocol only; the list is not on the wire"
+    )
+
+
+def infer_members(
+    group: str,
+    group_type: str,
+    selected_assignor: str,
+    members: Sequence[MemberInput],
+    manifests: Iterable[Manifest] = (),
+) -> tuple[MemberSnapshot, ...]:
+    """Every member with its facts and where each one came from."""
+    matched = match_manifests(group, members, manifests)
+    decoded = {m.member_id: _decode(m) for m in members}
+    anyone_sent_owned = any(sub is not None and sub.owned_partitions for sub, _, _ in decoded.values())
+    out = []
+    for member in members:
+        sub, error, user_data = decoded[member.member_id]
+        manifest = matched.get(member.member_id)
+        member_type = _member_type(group_type, member, manifest)
+        family = _family(member, sub, manifest)
+        out.append(
+            MemberSnapshot(
+                member_id=member.member_id,
+                instance_id=member.instance_id,
+                client_id=member.client_id,
+                host=member.host,
+                assignment=member.assignment,
+                member_type=member_type,
+                client_family=family,
+                rebalance_protocol=_protocol(
+                    selected_assignor, member_type.value, family.value, sub, anyone_sent_owned, manifest
+                ),
+                assignors=_assignors(selected_assignor, member_type.value, manifest),
+                subscription=sub,
+                subscription_error=error,
+                assignment_user_data=user_data,
+                manifest=manifest,
+            )
+        )
+    return tuple(sorted(out, key=lambda m: (m.name, m.member_id)))
+
+
+def infer_generation(members: Sequence[MemberSnapshot]) -> Fact[int | None]:
+    """The generation the members last joined in; Kafka's describe APIs do not return it."""
+    generations = [m.subscription.generation_id for m in members if m.subscription is not None]
+    known = [g for g in generations if g is not None and g >= 0]
+    if not known:
+        return Fact(value=None, source="unknown")
+    return Fact(value=max(known), source="inferred", signal="member subscriptions (generation at last join)")
+
+
+def broker_facts(broker_id: int | None, configs: Mapping[str, str]) -> BrokerFacts:
+    """What the planner needs from one broker's configs; the version is read off which keys exist."""
+    if not configs:
+        return BrokerFacts(broker_id=broker_id, configs_error="no broker configs readable")
+    version: Fact[str]
+    if any(key.startswith("group.streams.") for key in configs):
+        version = Fact(value="4.1+", source="inferred", signal="group.streams.* configs exist")
+    elif "group.consumer.migration.policy" in configs and "group.coordinator.new.enable" not in configs:
+        version = Fact(value="4.0+", source="inferred", signal="KIP-848 GA configs, no new.enable flag")
+    elif "group.coordinator.rebalance.protocols" in configs:
+        version = Fact(value="3.7-3.9", source="inferred", signal="KIP-848 early-access configs")
+    else:
+        version = Fact(value="<3.7", source="inferred", signal="no KIP-848 configs")
+
+    def _int(key: str) -> int | None:
+        try:
+            return int(configs[key])
+        except (KeyError, ValueError):
+            return None
+
+    protocols = configs.get("group.coordinator.rebalance.protocols")
+    protocol_list = tuple(p.strip() for p in protocols.split(",") if p.strip()) if protocols else None
+    group_version: Fact[str]
+    if version.value in ("4.0+", "4.1+") and protocol_list and "consumer" in protocol_list:
+        group_version = Fact(
+            value="1+", source="inferred", signal="4.0+ broker with the consumer protocol enabled"
+        )
+    else:
+        group_version = Fact(value="unknown", source="unknown")
+    return BrokerFacts(
+        broker_id=broker_id,
+        kafka_version=version,
+        group_version=group_version,
+        rebalance_protocols=protocol_list,
+        migration_policy=configs.get("group.consumer.migration.policy"),
+        group_max_size=_int("group.max.size"),
+        group_consumer_max_size=_int("group.consumer.max.size"),
+    )
+
+
+def version_at_least(version: str, minimum: tuple[int, int]) -> bool | None:
+    """'4.1+' >= (4, 0)? None when the version is unknown."""
+    match = re.match(r"^<?(\d+)\.(\d+)", version)
+    if not match:
+        return None
+    if version.startswith("<"):
+        return False
+    return (int(match.group(1)), int(match.group(2))) >= minimum

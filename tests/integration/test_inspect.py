@@ -1,0 +1,322 @@
+"""describe / verify-group on real groups: what each member runs, how we know it, and clear failures."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafka_coop.admin import ClusterAdmin
+from kafka_coop.inspect import GroupSnapshot, take_snapshot
+from kafka_coop.sandbox import Fleet, MemberSpec, free_port
+from tests.conftest import CliResult
+
+
+def _by_client(snap: GroupSnapshot) -> dict[str, Any]:
+    return {m.client_id: m for m in snap.members}
+
+
+def _describe(run_cli: Callable[..., CliResult], bootstrap: str, group: str) -> GroupSnapshot:
+    result = run_cli("describe", group, "--bootstrap-server", bootstrap, "-o", "json")
+    assert result.code == 0, result.stderr
+    return GroupSnapshot.model_validate(result.json())
+
+
+@pytest.mark.parametrize(
+    ("assignors", "protocol"), [(("range",), "eager"), (("cooperative-sticky",), "cooperative")]
+)
+def test_librdkafka_protocol_is_inferred_without_a_manifest_and_declared_with_one(
+    fleet: Fleet,
+    bootstrap: str,
+    manifests_topic: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+    assignors: tuple[str, ...],
+    protocol: str,
+) -> None:
+    topic = topic_factory(4)
+    group = unique("infer")
+    spec = MemberSpec(
+        name="quiet", kind="python", group=group, topics=(topic,), assignors=assignors, manifests=False
+    )
+    fleet.add_many([spec, spec.replace(name="declares", manifests=True)])
+    fleet.wait_stable(group, members=2)
+    members = _by_client(_describe(run_cli, bootstrap, group))
+    quiet, declares = members["quiet"], members["declares"]
+    assert (quiet.rebalance_protocol.value, quiet.rebalance_protocol.source) == (protocol, "inferred")
+    assert (quiet.client_family.value, quiet.client_family.source) == ("librdkafka", "inferred")
+    assert quiet.manifest is None
+    assert (declares.rebalance_protocol.value, declares.rebalance_protocol.source) == (protocol, "declared")
+    assert declares.assignors.value == assignors
+    assert declares.manifest is not None and declares.manifest.client_id == "declares"
+
+
+def test_a_mixed_java_and_librdkafka_group_is_described_member_by_member(
+    fleet: Fleet,
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+) -> None:
+    topic = topic_factory(6)
+    group = unique("mixed")
+    spec = MemberSpec(
+        name="py",
+        kind="python",
+        group=group,
+        topics=(topic,),
+        assignors=("cooperative-sticky",),
+        manifests=False,
+    )
+    fleet.add_many([spec, spec.replace(name="jv", kind="java", instance_id="jv-static")])
+    fleet.wait_stable(group, members=2)
+    snap = _describe(run_cli, bootstrap, group)
+    assert (snap.type, snap.state, snap.assignor) == ("classic", "stable", "cooperative-sticky")
+    members = {m.client_family.value: m for m in snap.members}
+    assert set(members) == {"librdkafka", "java"}
+    assert members["java"].instance_id == "jv-static"
+    assert {m.rebalance_protocol.value for m in snap.members} <= {"cooperative", "unknown"}
+    assert members["librdkafka"].rebalance_protocol.value == "cooperative"
+    assert sorted(p for m in snap.members for p in m.assignment) == [(topic, p) for p in range(6)]
+    table = run_cli("describe", group, "--bootstrap-server", bootstrap)
+    assert table.code == 0
+    assert "jv-static" in table.stdout and "librdkafka" in table.stdout and "java" in table.stdout
+
+
+def test_a_group_mid_migration_to_kip848_shows_classic_and_consumer_members(
+    fleet: Fleet,
+    bootstrap: str,
+    manifests_topic: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+) -> None:
+    topic = topic_factory(6)
+    group = unique("mid848")
+    classic = MemberSpec(
+        name="c0", kind="python", group=group, topics=(topic,), assignors=("range",), manifests=False
+    )
+    fleet.add_many([classic, classic.replace(name="c1")])
+    fleet.wait_stable(group, members=2)
+    fleet.add(classic.replace(name="k0", group_protocol="consumer", manifests=False))
+    fleet.add(classic.replace(name="k1", kind="java", group_protocol="consumer", manifests=True))
+    fleet.wait_stable(group, members=4)
+    deadline = time.monotonic() + 15
+    snap = take_snapshot(admin, group)
+    while time.monotonic() < deadline and _by_client(snap)["k1"].manifest is None:
+        time.sleep(0.5)  # a manifest is published right after the assignment callback: let it land
+        snap = take_snapshot(admin, group)
+    assert snap.type == "consumer"
+    members = _by_client(snap)
+    assert {n: members[n].member_type.value for n in ("c0", "c1", "k0", "k1")} == {
+        "c0": "classic",
+        "c1": "classic",
+        "k0": "consumer",
+        "k1": "consumer",
+    }
+    assert members["c0"].member_type.source == "inferred"
+    assert members["k1"].member_type.source == "declared"
+    assert members["k0"].rebalance_protocol.value == "consumer"
+
+
+def test_a_pure_consumer_protocol_group_is_described_with_consumer_members(
+    fleet: Fleet,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+) -> None:
+    topic = topic_factory(4)
+    group = unique("pure848")
+    spec = MemberSpec(
+        name="k", kind="python", group=group, topics=(topic,), group_protocol="consumer", manifests=False
+    )
+    fleet.add_many([spec, spec.replace(name="kj", kind="java")])
+    fleet.wait_stable(group, members=2)
+    snap = take_snapshot(admin, group)
+    assert (snap.type, snap.assignor) == ("consumer", "uniform")
+    assert {m.member_type.value for m in snap.members} == {"consumer"}
+    assert {m.rebalance_protocol.value for m in snap.members} == {"consumer"}
+
+
+def test_kip848_gate_fails_on_assignment_user_data_written_by_librdkafka_cooperative_sticky(
+    fleet: Fleet,
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+) -> None:
+    topic = topic_factory(4)
+    group = unique("userdata")
+    spec = MemberSpec(
+        name="u0", kind="python", group=group, topics=(topic,), assignors=("cooperative-sticky",)
+    )
+    fleet.add_many([spec, spec.replace(name="u1")])
+    fleet.wait_stable(group, members=2)
+    result = run_cli(
+        "verify-group",
+        group,
+        "--bootstrap-server",
+        bootstrap,
+        "--migration",
+        "classic-to-consumer",
+        "--phase",
+        "0",
+        "--lag-window",
+        "0",
+        "-o",
+        "json",
+    )
+    assert result.code == 1
+    checks = {c["name"]: c for c in result.json()["checks"]}
+    assert checks["no-custom-user-data"]["status"] == "fail"
+    assert "userData" in checks["no-custom-user-data"]["reason"]
+    assert checks["broker-version"]["status"] == "pass"
+    assert checks["migration-policy"]["status"] == "pass"
+
+
+def test_kip848_gate_passes_for_an_eager_librdkafka_group(
+    fleet: Fleet,
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+) -> None:
+    topic = topic_factory(4)
+    group = unique("eager848")
+    spec = MemberSpec(name="e0", kind="python", group=group, topics=(topic,), assignors=("range",))
+    fleet.add_many([spec, spec.replace(name="e1")])
+    fleet.wait_stable(group, members=2)
+    result = run_cli(
+        "verify-group",
+        group,
+        "--bootstrap-server",
+        bootstrap,
+        "--migration",
+        "classic-to-consumer",
+        "--phase",
+        "0",
+        "--lag-window",
+        "0",
+    )
+    assert result.code == 0, result.stdout
+    assert "no-custom-user-data" in result.stdout
+
+
+def test_describe_all_lists_groups_with_type_state_and_protocol(
+    fleet: Fleet,
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+) -> None:
+    topic = topic_factory(2)
+    group = unique("listed")
+    fleet.add(
+        MemberSpec(name="l0", kind="python", group=group, topics=(topic,), assignors=("cooperative-sticky",))
+    )
+    fleet.wait_stable(group, members=1)
+    rows = {
+        r["group_id"]: r
+        for r in run_cli("describe", "--all", "--bootstrap-server", bootstrap, "-o", "json").json()
+    }
+    assert rows[group] | {"static_members": 0} == {
+        "group_id": group,
+        "type": "classic",
+        "state": "stable",
+        "is_simple": False,
+        "assignor": "cooperative-sticky",
+        "protocol": "cooperative",
+        "members": 1,
+        "static_members": 0,
+    }
+
+
+def test_describe_of_an_unknown_group_is_one_sentence_and_exit_2(
+    bootstrap: str, unique: Callable[[str], str], run_cli: Callable[..., CliResult]
+) -> None:
+    result = run_cli("describe", unique("nope"), "--bootstrap-server", bootstrap)
+    assert result.code == 2
+    assert "does not exist" in result.stderr
+
+
+def test_verify_of_an_unknown_group_fails_the_gate_with_exit_1(
+    bootstrap: str, unique: Callable[[str], str], run_cli: Callable[..., CliResult]
+) -> None:
+    result = run_cli("verify-group", unique("nope"), "--bootstrap-server", bootstrap, "-o", "json")
+    assert result.code == 1
+    assert [c["name"] for c in result.json()["checks"] if c["status"] == "fail"] == ["group-exists"]
+
+
+@pytest.mark.parametrize("command", ["describe", "verify-group"])
+def test_an_unreachable_bootstrap_is_one_sentence_and_exit_3(
+    command: str, run_cli: Callable[..., CliResult]
+) -> None:
+    dead = f"127.0.0.1:{free_port()}"
+    args = ["g", "--bootstrap-server", dead]
+    args += ["--timeout", "3"] if command == "describe" else ["--lag-window", "0"]
+    result = run_cli(command, *args)
+    assert result.code == 3
+    assert "Could not reach the Kafka cluster" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "is not readable JSON"),
+        ('{"phases": []}', "names no migration"),
+        ('{"migration": "x"}', "No migration named"),
+    ],
+)
+def test_a_malformed_plan_is_one_sentence_and_exit_2(
+    tmp_path: Path, bootstrap: str, run_cli: Callable[..., CliResult], content: str, message: str
+) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(content)
+    result = run_cli(
+        "verify-group", "g", "--bootstrap-server", bootstrap, "--plan", str(plan), "--phase", "1"
+    )
+    assert result.code == 2
+    assert message in result.stderr
+    assert len([line for line in result.stderr.splitlines() if line.startswith("Error")]) == 1
+
+
+def test_a_phase_the_migration_does_not_have_is_exit_2(
+    bootstrap: str, run_cli: Callable[..., CliResult]
+) -> None:
+    result = run_cli(
+        "verify-group",
+        "g",
+        "--bootstrap-server",
+        bootstrap,
+        "--migration",
+        "eager-to-cooperative",
+        "--phase",
+        "7",
+    )
+    assert result.code == 2
+    assert "no phase 7" in result.stderr
+
+
+def test_the_snapshot_json_round_trips_and_carries_broker_facts(
+    fleet: Fleet,
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+) -> None:
+    topic = topic_factory(2)
+    group = unique("json")
+    fleet.add(MemberSpec(name="j0", kind="python", group=group, topics=(topic,), assignors=("range",)))
+    fleet.wait_stable(group, members=1)
+    raw = run_cli("describe", group, "--bootstrap-server", bootstrap, "-o", "json").stdout
+    snap = GroupSnapshot.model_validate(json.loads(raw))
+    assert snap.broker.kafka_version.value == "4.1+"
+    assert snap.broker.migration_policy == "bidirectional"
+    assert snap.broker.rebalance_protocols is not None and "consumer" in snap.broker.rebalance_protocols
+    assert snap.broker.group_max_size is not None
