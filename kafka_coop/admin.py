@@ -326,9 +326,11 @@ def _ensure_topic(
         if not (isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS):
             raise _unreachable(admin.bootstrap, err) from None
     # Metadata propagation is asynchronous even on one broker: wait until the leader is known.
-    for _ in range(100):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
         md = admin.client.list_topics(topic, timeout=timeout_s)
         info = md.topics.get(topic)
         if info is not None and info.error is None and len(info.partitions) >= partitions:
             return
+        time.sleep(0.1)
     raise _unreachable(admin.bootstrap, f"topic {topic} did not become available")
