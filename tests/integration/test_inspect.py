@@ -144,13 +144,16 @@ def test_a_pure_consumer_protocol_group_is_described_with_consumer_members(
     assert {m.rebalance_protocol.value for m in snap.members} == {"consumer"}
 
 
-def test_kip848_gate_fails_on_assignment_user_data_written_by_librdkafka_cooperative_sticky(
+def test_kip848_user_data_gate_agrees_with_the_assignment_bytes_of_a_librdkafka_cooperative_group(
     fleet: Fleet,
+    admin: ClusterAdmin,
     bootstrap: str,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
     run_cli: Callable[..., CliResult],
 ) -> None:
+    """librdkafka's cooperative-sticky leader was seen writing assignment userData (tests/unit/vectors),
+    which makes the broker refuse KIP-848 conversion; not every time, so the gate must follow the bytes."""
     topic = topic_factory(4)
     group = unique("userdata")
     spec = MemberSpec(
@@ -158,6 +161,12 @@ def test_kip848_gate_fails_on_assignment_user_data_written_by_librdkafka_coopera
     )
     fleet.add_many([spec, spec.replace(name="u1")])
     fleet.wait_stable(group, members=2)
+    deadline = time.monotonic() + 20
+    snap = take_snapshot(admin, group, with_lag=False)
+    while time.monotonic() < deadline and any(m.assignment_user_data is None for m in snap.members):
+        time.sleep(0.5)  # member bytes are only visible while the group is Stable
+        snap = take_snapshot(admin, group, with_lag=False)
+    carrying = any(m.assignment_user_data for m in snap.members)
     result = run_cli(
         "verify-group",
         group,
@@ -172,10 +181,11 @@ def test_kip848_gate_fails_on_assignment_user_data_written_by_librdkafka_coopera
         "-o",
         "json",
     )
-    assert result.code == 1
     checks = {c["name"]: c for c in result.json()["checks"]}
-    assert checks["no-custom-user-data"]["status"] == "fail"
-    assert "userData" in checks["no-custom-user-data"]["reason"]
+    assert checks["no-custom-user-data"]["status"] == ("fail" if carrying else "pass")
+    assert result.code == (1 if carrying else 0)
+    if carrying:
+        assert "userData" in checks["no-custom-user-data"]["reason"]
     assert checks["broker-version"]["status"] == "pass"
     assert checks["migration-policy"]["status"] == "pass"
 
