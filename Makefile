@@ -42,6 +42,11 @@ test-integration: setup
 test-e2e: setup
 	$(BIN)/pytest tests/e2e $(PYTEST_ARGS)
 
+## bench: every benchmark on a local sandbox (<= 30 min), results in bench/results/*.json + .png, table in
+## README.md (regenerated even when a benchmark fails); BENCH_ARGS='--only wrapper_overhead' narrows it
+bench: setup
+	$(BIN)/python -m bench $(BENCH_ARGS); status=$$?; $(BIN)/python -m bench.readme_table && exit $$status
+
 ## demo: the main job on the embedded default (a local sandbox broker)
 demo: setup
 	$(BIN)/kafka-coop demo

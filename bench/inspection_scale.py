@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.inspect import take_snapshot
@@ -74,7 +75,7 @@ def main() -> None:
                 for _ in range(REPEATS)
             ]
             verify_default = [_cli("verify-group", "big", *common, "-o", "json") for _ in range(REPEATS)]
-    result = {
+    result: dict[str, Any] = {
         "name": "inspection-scale",
         "machine": {"cores": os.cpu_count()},
         "parameters": {"members": MEMBERS, "jvms": JVMS, "repeats": REPEATS, "target_s": TARGET_S},

@@ -1,0 +1,344 @@
+"""Wrapper overhead: raw confluent_kafka.Consumer vs kafka_coop.CoopConsumer on the same records.
+
+One topic (12 partitions) is filled once with N small records; then, interleaved (raw, wrapped /
+wrapped, raw / ...), a fresh consumer in a fresh group reads all N records from the earliest offset.
+Both sides get the same librdkafka conf (cooperative-sticky, auto.offset.reset=earliest, the same
+auto-commit and fetch settings, fetch.queue.backoff.ms=10 so neither side idles in librdkafka's fetch
+back-off; the wrapper's rendered conf is checked to equal the raw one) and run
+the same loop: `consume(num_messages=BATCH, timeout=1)`, check `error()` on every message, stop at N.
+The wrapper's events go to a MemorySink.
+
+Per run it records wall-clock timestamps (construct, subscribe, first batch, last record, closed), the
+record counts and the process CPU time (all threads, librdkafka's included). Throughput is measured
+from the first batch to the last record (the steady consume path); the end-to-end rate, from
+construction to the last record, adds settings validation, the group join and the assign callback.
+Figure: the median over rounds of wrapped/raw throughput, target >= 0.97. Each round is a
+back-to-back pair (order alternating), so the paired ratio cancels load that changes between rounds
+(other jobs on a shared 2-core box); the unpaired median(wrapped) / median(raw) is reported too, but
+it is not the gate: when the machine's load steps up mid-run, which side has one more sample on the
+slow side of the step decides it. The first pair is a warm-up (broker page cache, JIT, Python
+imports), kept in `runs` but not in the figures.
+
+Run: `.venv/bin/python -m bench --only wrapper_overhead` -> bench/results/wrapper-overhead.json/.png
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import JsonValue
+
+from bench._common import BenchArgs, BenchResult, Figure, Series, ab_order, main_for, new_result, sandbox
+from kafka_coop.admin import ClusterAdmin
+from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
+
+NAME = "wrapper-overhead"
+TITLE = "Wrapper overhead: CoopConsumer vs raw confluent-kafka Consumer"
+TOPIC = "bench-wrapper-overhead"
+TARGET_RATIO = 0.97
+RAW, WRAPPED = "raw", "wrapped"
+
+DEFAULTS: dict[str, int] = {
+    "records": 1_000_000,
+    "record_bytes": 100,
+    "partitions": 12,
+    "repeats": 11,  # measured pairs, after one warm-up pair
+    "batch": 1000,
+}
+QUICK: dict[str, int] = {"records": 200_000, "repeats": 3}
+RUN_DEADLINE_S = 180.0
+CONSUME_TIMEOUT_S = 1.0
+
+PRODUCER_CONF: dict[str, Any] = {
+    "linger.ms": 50,
+    "batch.size": 1_000_000,
+    "queue.buffering.max.messages": 1_000_000,
+    "queue.buffering.max.kbytes": 1_048_576,
+    "compression.type": "none",
+    "acks": "1",
+}
+
+
+def consumer_conf(bootstrap: str, group: str) -> dict[str, str]:
+    """The one conf both sides get."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "partition.assignment.strategy": "cooperative-sticky",
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": "true",
+        "enable.auto.offset.store": "true",
+        "enable.partition.eof": "false",
+        # librdkafka pauses a partition's fetching for fetch.queue.backoff.ms (default 1000) whenever the
+        # local queue is over queued.max.messages.kbytes (64 MiB); with 1 M records that made the run
+        # ~70% idle waits of ~0.9 s, measuring the back-off rather than the consume path. Keep the
+        # pipeline full, so the consumer's own work is the bottleneck on both sides.
+        "fetch.queue.backoff.ms": "10",
+    }
+
+
+def produce(bootstrap: str, topic: str, records: int, record_bytes: int, partitions: int) -> float:
+    """Fill `topic` round-robin over its partitions; returns seconds taken. Verified by watermarks."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_CONF})
+    payload = b"x" * record_bytes
+    start = time.perf_counter()
+    for i in range(records):
+        while True:
+            try:
+                producer.produce(topic, payload, partition=i % partitions)
+                break
+            except BufferError:
+                producer.poll(0.05)
+        if i % 10_000 == 0:
+            producer.poll(0)
+    left = producer.flush(120)
+    elapsed = time.perf_counter() - start
+    if left:
+        raise RuntimeError(f"{left} records were not delivered to {topic}")
+    probe = Consumer({"bootstrap.servers": bootstrap, "group.id": f"probe-{uuid.uuid4().hex}"})
+    try:
+        stored = sum(
+            probe.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in range(partitions)
+        )
+    finally:
+        probe.close()
+    if stored != records:
+        raise RuntimeError(f"{topic} holds {stored} records, expected {records}")
+    return elapsed
+
+
+@dataclass
+class Drained:
+    first_at: float  # when the first non-empty batch returned
+    first_n: int  # good records in that batch
+    done_at: float  # when the last record was counted
+    errors: int  # messages carrying an error (none expected)
+    empty_polls: int  # consume() calls that returned nothing after the first batch
+    max_gap_s: float  # longest wait between two non-empty batches (a stall shows here)
+
+
+def _drain(consumer: Any, total: int, batch: int) -> Drained:
+    """Consume until `total` good records. The loop is the same for both sides: the bound `consume`,
+    a per-message error check, and one clock read per batch."""
+    consume = consumer.consume
+    clock = time.perf_counter
+    n = errors = empty = 0
+    first_at = last_at = 0.0
+    first_n = 0
+    max_gap = 0.0
+    deadline = time.monotonic() + RUN_DEADLINE_S
+    while n < total:
+        msgs = consume(num_messages=batch, timeout=CONSUME_TIMEOUT_S)
+        if not msgs:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"consumed only {n} of {total} records in {RUN_DEADLINE_S} s")
+            empty += n > 0
+            continue
+        for msg in msgs:
+            if msg.error() is None:
+                n += 1
+            else:
+                errors += 1
+        now = clock()
+        if first_n == 0:
+            first_at, first_n = now, n
+        else:
+            max_gap = max(max_gap, now - last_at)
+        last_at = now
+    return Drained(first_at, first_n, last_at, errors, empty, max_gap)
+
+
+def one_run(side: str, bootstrap: str, total: int, batch: int, label: str) -> dict[str, JsonValue]:
+    from confluent_kafka import Consumer
+
+    from kafka_coop.consumer import CoopConsumer
+    from kafka_coop.sinks import MemorySink
+
+    group = f"bench-wo-{label}-{side}-{uuid.uuid4().hex[:8]}"
+    conf = consumer_conf(bootstrap, group)
+    sink = MemorySink()
+    hot_path_is_inner: bool | None = None
+    gc.collect()
+    cpu0 = time.process_time()
+    t0 = time.perf_counter()
+    consumer: Any
+    if side == RAW:
+        consumer = Consumer(conf)
+    else:
+        consumer = CoopConsumer(conf, events=sink)
+        rendered = consumer.settings.render()
+        if rendered != conf:
+            raise RuntimeError(f"unfair comparison: the wrapper renders {rendered}, raw gets {conf}")
+        # The wrapper exposes the inner consumer's own bound `consume`: no Python frame per call.
+        hot_path_is_inner = getattr(consumer.consume, "__self__", None) is consumer._consumer
+    consumer.subscribe([TOPIC])
+    t_sub = time.perf_counter()
+    try:
+        d = _drain(consumer, total, batch)
+        cpu1 = time.process_time()
+    finally:
+        consumer.close()
+    t_closed = time.perf_counter()
+    first_at, done_at = d.first_at, d.done_at
+    return {
+        "label": label,
+        "side": side,
+        "group": group,
+        "records": total,
+        "error_messages": d.errors,
+        "first_batch_records": d.first_n,
+        "empty_polls": d.empty_polls,
+        "max_gap_s": d.max_gap_s,
+        "construct_s": t_sub - t0,
+        "to_first_batch_s": first_at - t0,
+        "consume_s": done_at - first_at,
+        "end_to_end_s": done_at - t0,
+        "close_s": t_closed - done_at,
+        "cpu_s": cpu1 - cpu0,
+        "records_per_s": (total - d.first_n) / (done_at - first_at),
+        "end_to_end_records_per_s": total / (done_at - t0),
+        "cpu_us_per_record": (cpu1 - cpu0) / total * 1e6,
+        "events": [e.kind for e in sink.events],
+        "consume_is_inner_method": hot_path_is_inner,
+    }
+
+
+def _values(runs: list[dict[str, JsonValue]], side: str, key: str) -> list[float]:
+    out = []
+    for run in runs:
+        if run["side"] == side and run["label"] != "warmup":
+            value = run[key]
+            assert isinstance(value, int | float)
+            out.append(float(value))
+    return out
+
+
+def _pair_ratios(runs: list[dict[str, JsonValue]], key: str) -> list[float]:
+    by_round: dict[str, dict[str, float]] = {}
+    for run in runs:
+        value, label, side = run[key], run["label"], run["side"]
+        if label == "warmup":
+            continue
+        assert isinstance(value, int | float) and isinstance(label, str) and isinstance(side, str)
+        by_round.setdefault(label, {})[side] = float(value)
+    return [r[WRAPPED] / r[RAW] for r in by_round.values() if RAW in r and WRAPPED in r]
+
+
+def run(args: BenchArgs) -> BenchResult:
+    params = {**DEFAULTS, **(QUICK if args.quick else {})}
+    params = {key: args.param(key, value) for key, value in params.items()}
+    records, repeats, batch = params["records"], params["repeats"], params["batch"]
+    result = new_result(
+        NAME,
+        TITLE,
+        {**params, "topic": TOPIC, "consume_timeout_s": CONSUME_TIMEOUT_S, "warmup_pairs": 1},
+        kafka_version=DEFAULT_KAFKA_VERSION,
+    )
+    with sandbox(kafka_version=DEFAULT_KAFKA_VERSION) as kafka:
+        ClusterAdmin(kafka.bootstrap).ensure_topic(TOPIC, params["partitions"])
+        produce_s = produce(kafka.bootstrap, TOPIC, records, params["record_bytes"], params["partitions"])
+        result.parameters["consumer_conf"] = {
+            k: v for k, v in consumer_conf(kafka.bootstrap, "<fresh per run>").items()
+        }
+        result.parameters["producer_conf"] = {k: str(v) for k, v in PRODUCER_CONF.items()}
+        result.parameters["order"] = "warm-up raw, wrapped; then rounds alternate raw-first / wrapped-first"
+        runs: list[dict[str, JsonValue]] = []
+        for side in (RAW, WRAPPED):
+            runs.append(one_run(side, kafka.bootstrap, records, batch, "warmup"))
+        for rnd, side in ab_order(repeats, (RAW, WRAPPED)):
+            run_ = one_run(side, kafka.bootstrap, records, batch, f"r{rnd}")
+            runs.append(run_)
+            print(f"  round {rnd} {side:7s} {run_['records_per_s']:>12,.0f} rec/s", flush=True)
+    result.runs = runs
+    result.notes.append(f"producing {records:,} records took {produce_s:.1f} s (not part of any figure)")
+    return _summarize(result, runs)
+
+
+def _summarize(result: BenchResult, runs: list[dict[str, JsonValue]]) -> BenchResult:
+    raw, wrapped = _values(runs, RAW, "records_per_s"), _values(runs, WRAPPED, "records_per_s")
+    raw_e2e = _values(runs, RAW, "end_to_end_records_per_s")
+    wrapped_e2e = _values(runs, WRAPPED, "end_to_end_records_per_s")
+    raw_cpu = _values(runs, RAW, "cpu_us_per_record")
+    wrapped_cpu = _values(runs, WRAPPED, "cpu_us_per_record")
+    pairs = _pair_ratios(runs, "records_per_s")
+    pairs_e2e = _pair_ratios(runs, "end_to_end_records_per_s")
+    pairs_cpu = _pair_ratios(runs, "cpu_us_per_record")
+    result.samples = {
+        "raw_records_per_s": Series(unit="records/s", values=raw),
+        "wrapped_records_per_s": Series(unit="records/s", values=wrapped),
+        "pair_ratio": Series(unit="ratio", values=pairs),
+        "raw_end_to_end_records_per_s": Series(unit="records/s", values=raw_e2e),
+        "wrapped_end_to_end_records_per_s": Series(unit="records/s", values=wrapped_e2e),
+        "pair_ratio_end_to_end": Series(unit="ratio", values=pairs_e2e),
+        "raw_cpu_us_per_record": Series(unit="us/record", values=raw_cpu),
+        "wrapped_cpu_us_per_record": Series(unit="us/record", values=wrapped_cpu),
+        "pair_ratio_cpu": Series(unit="ratio", values=pairs_cpu),
+    }
+    med = statistics.median
+    result.figures = {
+        "throughput_ratio": Figure(
+            value=med(pairs),
+            unit="ratio",
+            description="median over rounds of wrapped/raw records/s (first batch to last record); "
+            "each round is a back-to-back pair, order alternating",
+            target=TARGET_RATIO,
+            better="higher",
+        ),
+        "ratio_of_medians": Figure(
+            value=med(wrapped) / med(raw),
+            unit="ratio",
+            description="median wrapped / median raw records/s (unpaired; a load step between rounds "
+            "moves it, the paired figure cancels it)",
+        ),
+        "end_to_end_ratio": Figure(
+            value=med(pairs_e2e),
+            unit="ratio",
+            description="paired, construction + group join + assign callback included",
+        ),
+        "cpu_per_record_ratio": Figure(
+            value=med(pairs_cpu),
+            unit="ratio",
+            description="paired CPU per record (all threads), wrapped / raw; lower is better",
+        ),
+        "raw_records_per_s": Figure(value=med(raw), unit="records/s", description="raw, median"),
+        "wrapped_records_per_s": Figure(value=med(wrapped), unit="records/s", description="wrapped, median"),
+    }
+    return result.finish()
+
+
+def plot(result: BenchResult, fig: Any) -> None:
+    left, right = fig.subplots(1, 2)
+    for side, marker in ((RAW, "o"), (WRAPPED, "s")):
+        xs, ys = [], []
+        for i, run_ in enumerate(r for r in result.runs if r["label"] != "warmup"):
+            if run_["side"] == side:
+                xs.append(i // 2)
+                ys.append(run_["records_per_s"])
+        left.plot(xs, ys, marker=marker, linestyle="-", label=side)
+    left.set_xlabel("round (order alternates each round)")
+    left.set_ylabel("records/s (first batch to last record)")
+    left.ticklabel_format(axis="y", style="plain")
+    left.legend()
+    left.grid(alpha=0.3)
+    pairs = result.samples["pair_ratio"].values
+    right.bar(range(len(pairs)), pairs, color="tab:gray", label="wrapped / raw per round")
+    ratio = result.figures["throughput_ratio"].value
+    right.axhline(ratio, color="tab:blue", label=f"median ratio {ratio:.3f}")
+    right.axhline(TARGET_RATIO, color="tab:red", linestyle="--", label=f"target {TARGET_RATIO}")
+    low = min([*pairs, TARGET_RATIO, ratio]) - 0.05
+    right.set_ylim(low, max([*pairs, 1.0, ratio]) + 0.12)  # head-room for the legend
+    right.set_xlabel("round")
+    right.set_ylabel("ratio")
+    right.legend(loc="upper left", fontsize=8, framealpha=0.9)
+    right.grid(alpha=0.3)
+
+
+if __name__ == "__main__":
+    main_for(run, plot)
