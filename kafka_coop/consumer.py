@@ -344,7 +344,7 @@ class CoopConsumer:
             host=local_host(),
             libraries={
                 "kafka-coop": __version__,
-                "confluent-kafka": confluent_kafka.version()[0],
+                "confluent-kafka": confluent_kafka.__version__,
                 "librdkafka": confluent_kafka.libversion()[0],
             },
             group_protocol="consumer" if self.protocol == "consumer" else "classic",
