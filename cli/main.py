@@ -29,7 +29,7 @@ for _command in (sandbox, consume, describe, verify_group, demo):
     cli.add_command(_command)
 
 
-_LATER_COMMANDS = [(".report", "report")]
+_LATER_COMMANDS = [(".report", "report"), (".plan", "upgrade_plan"), (".plan", "downgrade_plan")]
 
 
 def _register_optional() -> None:

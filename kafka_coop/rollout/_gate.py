@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kafka_coop.inspect._infer import version_at_least
 from kafka_coop.inspect._model import GroupSnapshot, MemberSnapshot
-from kafka_coop.rollout._spec import MemberConfig, MigrationSpec
+from kafka_coop.rollout._spec import MemberConfig, MigrationSpec, Requirements
 
 Status = Literal["pass", "warn", "fail"]
 _RANK: dict[Status, int] = {"pass": 0, "warn": 1, "fail": 2}
@@ -275,26 +275,60 @@ def _phase_checks(snap: GroupSnapshot, spec: MigrationSpec, phase: int) -> list[
         )
     checks.append(_member_config(snap, {k: v for k, v in spec.config_at(phase).items()}))
     if phase == 0:
-        checks.extend(_requirement_checks(snap, spec))
+        checks.extend(requirement_checks(spec.requires, _facts_of(snap)))
     return checks
 
 
-def _requirement_checks(snap: GroupSnapshot, spec: MigrationSpec) -> list[Check]:
-    req = spec.requires
+class RequirementFacts(BaseModel):
+    """What a migration's broker/group prerequisites are judged on; from a snapshot or a fleet file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kafka_version: str = "unknown"
+    version_signal: str = ""
+    rebalance_protocols: tuple[str, ...] | None = None
+    migration_policy: str | None = None
+    group_max_size: int | None = None
+    group_consumer_max_size: int | None = None
+    member_count: int = 0
+    assignor: str = ""
+    carrying_user_data: tuple[str, ...] = ()  # members whose assignment carries userData
+    user_data_unseen: tuple[str, ...] = ()  # members whose assignment bytes were not visible
+
+
+def _facts_of(snap: GroupSnapshot) -> RequirementFacts:
     broker = snap.broker
+    return RequirementFacts(
+        kafka_version=broker.kafka_version.value,
+        version_signal=broker.kafka_version.signal,
+        rebalance_protocols=broker.rebalance_protocols,
+        migration_policy=broker.migration_policy,
+        group_max_size=broker.group_max_size,
+        group_consumer_max_size=broker.group_consumer_max_size,
+        member_count=len(snap.members),
+        assignor=snap.assignor,
+        carrying_user_data=_names([m for m in snap.members if m.assignment_user_data]),
+        user_data_unseen=_names(
+            [m for m in snap.members if snap.type == "classic" and m.assignment_user_data is None]
+        ),
+    )
+
+
+def requirement_checks(req: Requirements, facts: RequirementFacts) -> list[Check]:
+    """A migration's prerequisites (broker version, protocols, policy, userData, size) as checks."""
     checks: list[Check] = []
     if req.broker_min is not None:
-        ok = version_at_least(broker.kafka_version.value, req.broker_min)
+        ok = version_at_least(facts.kafka_version, req.broker_min)
         want = f"{req.broker_min[0]}.{req.broker_min[1]}"
         checks.append(
             Check(
                 name="broker-version",
                 status="pass" if ok else ("warn" if ok is None else "fail"),
-                reason=f"broker is {broker.kafka_version.value}, the path needs >= {want}"
-                + (f" ({broker.kafka_version.signal})" if broker.kafka_version.signal else ""),
+                reason=f"broker is {facts.kafka_version}, the path needs >= {want}"
+                + (f" ({facts.version_signal})" if facts.version_signal else ""),
             )
         )
-        protocols = broker.rebalance_protocols
+        protocols = facts.rebalance_protocols
         enabled = protocols is not None and "consumer" in protocols
         checks.append(
             Check(
@@ -305,7 +339,7 @@ def _requirement_checks(snap: GroupSnapshot, spec: MigrationSpec) -> list[Check]
             )
         )
     if req.policy_allows is not None:
-        policy = broker.migration_policy
+        policy = facts.migration_policy
         allowed = policy in ("bidirectional", req.policy_allows)
         checks.append(
             Check(
@@ -322,8 +356,7 @@ def _requirement_checks(snap: GroupSnapshot, spec: MigrationSpec) -> list[Check]
             )
         )
     if req.no_assignment_user_data:
-        carrying = [m for m in snap.members if m.assignment_user_data]
-        unseen = [m for m in snap.members if snap.type == "classic" and m.assignment_user_data is None]
+        carrying, unseen = facts.carrying_user_data, facts.user_data_unseen
         if unseen and not carrying:
             checks.append(
                 Check(
@@ -331,7 +364,7 @@ def _requirement_checks(snap: GroupSnapshot, spec: MigrationSpec) -> list[Check]
                     status="warn",
                     reason=f"the assignment bytes of {len(unseen)} member(s) were not visible (the group "
                     "answers DescribeGroups with them only while Stable); re-run to prove it",
-                    members=_names(unseen),
+                    members=unseen,
                 )
             )
         else:
@@ -341,26 +374,27 @@ def _requirement_checks(snap: GroupSnapshot, spec: MigrationSpec) -> list[Check]
                     status="fail" if carrying else "pass",
                     reason=(
                         f"{len(carrying)} member assignment(s) carry userData (written by the group leader's "
-                        f"{snap.assignor} assignor; librdkafka's cooperative-sticky can): the broker "
-                        'refuses to convert the group ("userData from a custom assignor would be lost")'
+                        f"{facts.assignor or 'selected'} assignor; librdkafka's cooperative-sticky can): "
+                        "the broker refuses to convert the group "
+                        '("userData from a custom assignor would be lost")'
                         if carrying
                         else "no assignment carries custom userData"
                     ),
-                    members=_names(carrying),
+                    members=carrying,
                 )
             )
     if req.size_limit is not None:
         limit = (
-            broker.group_consumer_max_size
+            facts.group_consumer_max_size
             if req.size_limit == "group.consumer.max.size"
-            else broker.group_max_size
+            else facts.group_max_size
         )
-        ok_size = limit is None or len(snap.members) <= limit
+        ok_size = limit is None or facts.member_count <= limit
         checks.append(
             Check(
                 name="group-size",
                 status="pass" if ok_size else "fail",
-                reason=f"{len(snap.members)} members, {req.size_limit} = "
+                reason=f"{facts.member_count} members, {req.size_limit} = "
                 + (str(limit) if limit is not None else "unknown"),
             )
         )

@@ -116,6 +116,7 @@ class MigrationSpec(BaseModel):
     to: Protocol | Literal["classic"]
     families: tuple[Family, ...]
     summary: str
+    excludes: dict[Family, str] = Field(default_factory=dict)  # family -> why it cannot take this path
     requires: Requirements = Requirements()
     start: Expect
     start_config: dict[Family, MemberConfig]
@@ -130,6 +131,15 @@ class MigrationSpec(BaseModel):
             missing = [f for f in self.families if f not in phase.config and phase.action != "stop-all"]
             if missing:
                 raise ValueError(f"phase {phase.n} has no config for {missing}")
+        for where, configs in [("start_config", self.start_config)] + [
+            (f"phase {p.n}", p.config) for p in self.phases
+        ]:
+            rdk = configs.get("librdkafka")
+            if rdk is not None and len({a == "cooperative-sticky" for a in rdk.assignors}) > 1:
+                raise ValueError(
+                    f"{where} gives librdkafka members the mixed list {list(rdk.assignors)}: librdkafka "
+                    "refuses lists that mix eager and cooperative assignors"
+                )
         return self
 
     def expect_at(self, phase: int) -> Expect:

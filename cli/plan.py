@@ -1,0 +1,280 @@
+"""`kafka-coop upgrade-plan` / `downgrade-plan`: a phased, gated plan for a live group or a fleet file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.text import Text
+
+from kafka_coop.errors import InvalidInput
+from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
+from kafka_coop.rollout import (
+    TARGETS,
+    FleetDescription,
+    GateCommand,
+    MigrationSpec,
+    Plan,
+    PlanPhase,
+    all_migrations,
+    fleet_from_snapshot,
+    load_fleet,
+    load_migration,
+    make_plan,
+)
+from kafka_coop.rollout._plan import Direction, Target
+
+from ._context import Ctx, admin_for, command_config_option, output_option, pass_ctx
+
+STATUS_STYLE = {"ready": "green", "in-progress": "cyan", "done": "green", "blocked": "bold red"}
+PHASE_STYLE = {"done": "dim", "in-progress": "cyan", "todo": ""}
+
+
+def _fleet(
+    ctx: Ctx,
+    group: str | None,
+    bootstrap: str | None,
+    command_config: Path | None,
+    fleet_file: Path | None,
+    manifests_topic: str,
+    timeout: float,
+) -> FleetDescription:
+    if fleet_file is not None:
+        fleet = load_fleet(fleet_file)
+        if group is not None and group != fleet.group:
+            raise InvalidInput(
+                f"GROUP {group!r} differs from the fleet file's group {fleet.group!r}.",
+                hint="Leave GROUP out with --fleet, or make them agree.",
+            )
+        return fleet
+    if group is None or bootstrap is None:
+        raise InvalidInput(
+            "Give GROUP and --bootstrap-server (a live group), or --fleet FILE (offline).",
+            hint="e.g. `kafka-coop upgrade-plan orders --to cooperative --bootstrap-server localhost:9092`.",
+        )
+    from kafka_coop.inspect import take_snapshot
+
+    admin, conf = admin_for(bootstrap, command_config)
+    ctx.progress(f"Inspecting group {group} …")
+    snap = take_snapshot(
+        admin, group, conf=conf, manifests_topic=manifests_topic or None, with_lag=False, timeout_s=timeout
+    )
+    if not snap.exists and snap.state in ("dead", "unknown"):
+        raise InvalidInput(
+            f"Group {group!r} does not exist on {bootstrap}.",
+            hint="Check the name with `kafka-coop describe --all`, or plan offline with --fleet FILE.",
+        )
+    return fleet_from_snapshot(snap)
+
+
+def _migrations(forced: str | None) -> list[tuple[str, MigrationSpec]]:
+    if forced is not None:
+        return [(forced, load_migration(forced))]
+    return [(spec.name, spec) for spec in all_migrations()]
+
+
+def _config_lines(phase: PlanPhase) -> list[str]:
+    lines = []
+    for family, config in phase.config.items():
+        pairs = ", ".join(f"{k}={v}" for k, v in config.set.items()) or "(unchanged)"
+        line = f"{family}: {pairs}"
+        if config.remove:
+            line += f"; remove {', '.join(config.remove)}"
+        if config.kafka_coop:
+            line += " | kafka-coop: " + ", ".join(f"{k}={v}" for k, v in config.kafka_coop.items())
+        lines.append(line)
+    if phase.action == "stop-all":
+        lines.append("stop every member (SIGTERM: commit and close)")
+    return lines
+
+
+def render_table(ctx: Ctx, plan: Plan) -> None:
+    """Phase by phase, commands on lines of their own so they can be copied whole."""
+    out = ctx.out
+    fleet = plan.fleet
+    out.print(
+        Text.assemble(
+            (f"{plan.direction}-plan {plan.group} → {plan.to}: ", "bold"),
+            (plan.status.upper(), STATUS_STYLE[plan.status]),
+        )
+    )
+    out.print(
+        f"fleet: {fleet.members} members ({_counts(fleet.families)}), {fleet.group_type} group, "
+        f"protocols {_counts(fleet.protocols)}, selected assignor {fleet.selected_assignor or '-'}, "
+        f"{fleet.static} static, assignor lists declared by {fleet.lists_declared}; "
+        f"detected: {plan.from_} (source: {fleet.source})",
+        highlight=False,
+    )
+    if plan.migration:
+        out.print(Text(f"path: {plan.title} ({plan.migration})", style="bold"))
+        out.print(Text(plan.summary or "", style="dim"))
+    for check in plan.preconditions:
+        style = {"pass": "green", "warn": "yellow", "fail": "bold red"}[check.status]
+        out.print(
+            Text.assemble("precondition ", (check.status.upper(), style), f" {check.name}: {check.reason}")
+        )
+    for phase in plan.phases:
+        out.print()
+        out.rule(
+            Text(
+                f"Phase {phase.n}: {phase.title} [{phase.action}, {phase.status}]",
+                style=PHASE_STYLE[phase.status],
+            ),
+            align="left",
+        )
+        if phase.progress:
+            out.print(Text(phase.progress, style="cyan"))
+        out.print(Text("gate before it:", style="dim"))
+        out.print(Text(f"  {phase.gate}", style="bold"), soft_wrap=True)
+        out.print(Text("config after it:", style="dim"))
+        for line in _config_lines(phase):
+            out.print(f"  {escape(line)}", highlight=False)
+        out.print(Text.assemble(("pause: ", "dim"), f"{phase.pause}: {phase.pause_note}"))
+        out.print(Text.assemble(("rollback: ", "dim"), phase.rollback))
+        for note in phase.notes:
+            out.print(Text.assemble(("note: ", "dim"), note))
+    if plan.final_gate:
+        out.print()
+        out.rule(Text("After the last phase", style="bold"), align="left")
+        out.print(Text(f"  {plan.final_gate}", style="bold"), soft_wrap=True)
+    if plan.warnings or plan.blockers or plan.alternatives:
+        out.print()
+    for warning in plan.warnings:
+        out.print(Text.assemble(("warning: ", "yellow"), warning))
+    for blocker in plan.blockers:
+        out.print(Text.assemble(("BLOCKED ", "bold red"), f"{blocker.name}: {blocker.reason}"))
+        if blocker.hint:
+            out.print(Text.assemble(("  hint: ", "yellow"), blocker.hint))
+    for alt in plan.alternatives:
+        out.print(Text.assemble(("alternative: ", "cyan"), f"{alt.migration}: {alt.why}"))
+        out.print(Text(f"  {alt.command}", style="bold"), soft_wrap=True)
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {k}" for k, n in counts.items()) or "-"
+
+
+def render_markdown(plan: Plan) -> str:
+    """For a change ticket: plain GitHub-flavoured markdown, commands in code blocks."""
+    fleet = plan.fleet
+    out = [
+        f"## {plan.direction.capitalize()} plan: `{plan.group}` → {plan.to} ({plan.status})",
+        "",
+        f"- Fleet: {fleet.members} members ({_counts(fleet.families)}); {fleet.group_type} group; "
+        f"protocols {_counts(fleet.protocols)}; selected assignor `{fleet.selected_assignor or '-'}`; "
+        f"{fleet.static} static; detected state **{plan.from_}** (source: {fleet.source})",
+    ]
+    if plan.migration:
+        out += [f"- Path: **{plan.title}** (`{plan.migration}`)", "", plan.summary or ""]
+    if plan.preconditions:
+        out += ["", "### Preconditions", ""]
+        out += [f"- {c.status.upper()} `{c.name}`: {c.reason}" for c in plan.preconditions]
+    for phase in plan.phases:
+        out += [
+            "",
+            f"### Phase {phase.n}: {phase.title} ({phase.action}, {phase.status})",
+            "",
+            "Gate before it:",
+            "",
+            "```sh",
+            phase.gate,
+            "```",
+            "",
+        ]
+        out += [f"- {line}" for line in _config_lines(phase)]
+        out += [f"- Pause ({phase.pause}): {phase.pause_note}", f"- Rollback: {phase.rollback}"]
+        out += [f"- Note: {note}" for note in phase.notes]
+    if plan.final_gate:
+        out += ["", "### After the last phase", "", "```sh", plan.final_gate, "```"]
+    if plan.warnings:
+        out += ["", "### Warnings", ""] + [f"- {w}" for w in plan.warnings]
+    if plan.blockers:
+        out += ["", "### Blockers", ""]
+        out += [f"- **{b.name}**: {b.reason}" + (f" — {b.hint}" if b.hint else "") for b in plan.blockers]
+    if plan.alternatives:
+        out += ["", "### Alternatives", ""]
+        out += [f"- `{a.migration}`: {a.why}\n\n  ```sh\n  {a.command}\n  ```" for a in plan.alternatives]
+    return "\n".join(out) + "\n"
+
+
+def _plan_command(direction: Direction) -> click.Command:
+    verb = f"{direction}-plan"
+    targets = TARGETS[direction]
+
+    @click.command(verb)
+    @click.argument("group", required=False)
+    @click.option("--to", "to", type=click.Choice(targets), required=True, help="The protocol to end on.")
+    @click.option(
+        "--bootstrap-server",
+        "bootstrap",
+        envvar="KAFKA_BOOTSTRAP_SERVERS",
+        metavar="HOST:PORT",
+        help="Inspect the live group here (env KAFKA_BOOTSTRAP_SERVERS).",
+    )
+    @command_config_option()
+    @click.option(
+        "--fleet",
+        "fleet_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Plan offline from a fleet description (YAML/JSON) instead of a live group.",
+    )
+    @click.option(
+        "--migration",
+        "forced",
+        help="Use this migration (name or YAML file) instead of choosing one; blocked if it does not fit.",
+    )
+    @click.option(
+        "--manifests-topic", default=DEFAULT_MANIFEST_TOPIC, show_default=True, help="'' to read none."
+    )
+    @click.option("--timeout", type=click.FloatRange(min=1), default=15.0, show_default=True, help="Seconds.")
+    @click.option(
+        "--gate-timeout",
+        type=click.IntRange(min=1),
+        default=300,
+        show_default=True,
+        help="--timeout in the printed gate commands.",
+    )
+    @output_option(("table", "json", "markdown"))
+    @pass_ctx
+    def command(
+        ctx: Ctx,
+        group: str | None,
+        to: str,
+        bootstrap: str | None,
+        command_config: Path | None,
+        fleet_file: Path | None,
+        forced: str | None,
+        manifests_topic: str,
+        timeout: float,
+        gate_timeout: int,
+        output: str,
+    ) -> None:
+        migrations = _migrations(forced)  # a bad --migration fails before any cluster call
+        fleet = _fleet(ctx, group, bootstrap, command_config, fleet_file, manifests_topic, timeout)
+        gate = GateCommand(
+            bootstrap=bootstrap if fleet_file is None else None,
+            command_config=str(command_config) if command_config else None,
+            timeout_s=gate_timeout,
+        )
+        target: Target = to  # type: ignore[assignment]  # click.Choice narrowed it
+        plan = make_plan(fleet, direction, target, migrations, gate=gate, forced=forced is not None)
+        if output == "json":
+            click.echo(json.dumps(plan.model_dump(mode="json", by_alias=True), indent=2))
+        elif output == "markdown":
+            click.echo(render_markdown(plan), nl=False)
+        else:
+            render_table(ctx, plan)
+        if plan.blocked:
+            raise click.exceptions.Exit(1)
+
+    command.help = (
+        f"Plan the {direction} of GROUP to --to {'|'.join(targets)}: phases, config per client family, "
+        "the gate before each phase, pauses and rollbacks. Exit 0 with a plan, 1 when blocked."
+    )
+    return command
+
+
+upgrade_plan = _plan_command("upgrade")
+downgrade_plan = _plan_command("downgrade")

@@ -1,0 +1,243 @@
+"""What the planner plans for: a fleet description, from a live GroupSnapshot or from a file.
+
+The planner must work before a group exists (a change ticket written ahead of a deploy) and on a live
+group; both come down to the same facts per member: client family, member type, rebalance protocol,
+the assignor list when it is known, static or not. A live member's list is only *known* when it
+declared it (manifest): the wire carries the selected protocol only (FACTS.md), so `assignors=None`
+means "not visible", never "empty".
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from kafka_coop.errors import InvalidInput
+from kafka_coop.inspect._infer import COOPERATIVE_ASSIGNORS
+from kafka_coop.inspect._model import GroupSnapshot
+from kafka_coop.rollout._spec import JAVA_ASSIGNOR_CLASSES
+
+FleetFamily = Literal["librdkafka", "java", "unknown"]
+MemberKind = Literal["classic", "consumer", "unknown"]
+MemberProtocol = Literal["eager", "cooperative", "consumer", "unknown"]
+
+
+def protocol_of(assignors: tuple[str, ...]) -> Literal["eager", "cooperative"]:
+    """The protocol a classic member runs with this list: COOPERATIVE only if every assignor is."""
+    return "cooperative" if assignors and all(a in COOPERATIVE_ASSIGNORS for a in assignors) else "eager"
+
+
+def mixes_protocols(assignors: tuple[str, ...]) -> bool:
+    """True for a list librdkafka refuses at consumer creation (eager and cooperative assignors)."""
+    kinds = {a in COOPERATIVE_ASSIGNORS for a in assignors}
+    return len(kinds) > 1
+
+
+class FleetMember(BaseModel):
+    """One member (or `count` identical ones, in a fleet file)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = ""
+    family: FleetFamily
+    member_type: MemberKind = "classic"
+    protocol: MemberProtocol = "unknown"
+    assignors: tuple[str, ...] | None = None  # None: not visible (no manifest)
+    static: bool = False
+    assignment_user_data: bool | None = None  # None: not visible
+    count: int = Field(default=1, ge=1)
+    evidence: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.name or f"{self.count} x {self.family}"
+
+
+class BrokerInfo(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: str | None = None
+    version_source: str = ""
+    rebalance_protocols: tuple[str, ...] | None = None
+    migration_policy: Literal["bidirectional", "upgrade", "downgrade", "disabled"] | None = None
+    group_max_size: int | None = None
+    group_consumer_max_size: int | None = None
+
+
+class FleetDescription(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    group: str
+    source: Literal["live", "file"] = "file"
+    group_type: MemberKind = "classic"
+    state: str | None = None
+    selected_assignor: str | None = None
+    members: tuple[FleetMember, ...]
+    broker: BrokerInfo = BrokerInfo()
+
+    @property
+    def size(self) -> int:
+        return sum(m.count for m in self.members)
+
+    def families(self) -> Counter[str]:
+        counts: Counter[str] = Counter()
+        for m in self.members:
+            counts[m.family] += m.count
+        return counts
+
+    def protocols(self) -> Counter[str]:
+        counts: Counter[str] = Counter()
+        for m in self.members:
+            counts[m.protocol] += m.count
+        return counts
+
+
+def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
+    """A live group as the planner sees it; every fact keeps the source inspection gave it."""
+    members = []
+    for m in snap.members:
+        declared = m.assignors.source == "declared"
+        members.append(
+            FleetMember(
+                name=m.name,
+                family=m.client_family.value,
+                member_type=m.member_type.value,
+                protocol=m.rebalance_protocol.value,
+                assignors=m.assignors.value if declared else None,
+                static=m.instance_id is not None,
+                assignment_user_data=None if m.assignment_user_data is None else m.assignment_user_data > 0,
+                evidence=f"family {m.client_family.source}, protocol {m.rebalance_protocol.source}",
+            )
+        )
+    broker = snap.broker
+    version = broker.kafka_version.value if broker.kafka_version.source != "unknown" else None
+    return FleetDescription(
+        group=snap.group_id,
+        source="live",
+        group_type=snap.type,
+        state=snap.state,
+        selected_assignor=snap.assignor or None,
+        members=tuple(members),
+        broker=BrokerInfo(
+            version=version,
+            version_source=broker.kafka_version.signal,
+            rebalance_protocols=broker.rebalance_protocols,
+            migration_policy=broker.migration_policy
+            if broker.migration_policy in ("bidirectional", "upgrade", "downgrade", "disabled")
+            else None,
+            group_max_size=broker.group_max_size,
+            group_consumer_max_size=broker.group_consumer_max_size,
+        ),
+    )
+
+
+class _FileMember(BaseModel):
+    """A member entry as people write it in a fleet file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = ""
+    family: Literal["librdkafka", "java"]
+    count: int = Field(default=1, ge=1)
+    group_protocol: Literal["classic", "consumer"] = "classic"
+    assignors: tuple[str, ...] | None = None
+    static: bool = False
+    assignment_user_data: bool | None = None
+
+    @model_validator(mode="after")
+    def _valid_list(self) -> _FileMember:
+        if self.group_protocol == "consumer" and self.assignors:
+            raise ValueError("a group_protocol consumer member takes no assignors")
+        unknown = [a for a in self.assignors or () if a not in JAVA_ASSIGNOR_CLASSES]
+        if unknown:
+            raise ValueError(f"unknown assignor(s) {unknown}; known: {sorted(JAVA_ASSIGNOR_CLASSES)}")
+        if self.family == "librdkafka" and self.assignors and mixes_protocols(self.assignors):
+            raise ValueError(
+                f"librdkafka refuses the mixed list {list(self.assignors)} at consumer creation; "
+                "such a member cannot exist"
+            )
+        return self
+
+
+class _FleetFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    group: str
+    selected_assignor: str | None = None
+    broker: BrokerInfo = BrokerInfo()
+    members: list[_FileMember] = Field(min_length=1)
+
+
+def _member_from_file(entry: _FileMember) -> FleetMember:
+    if entry.group_protocol == "consumer":
+        protocol: MemberProtocol = "consumer"
+    elif entry.assignors:
+        protocol = protocol_of(entry.assignors)
+    else:
+        protocol = "unknown"
+    return FleetMember(
+        name=entry.name,
+        family=entry.family,
+        member_type=entry.group_protocol,
+        protocol=protocol,
+        assignors=entry.assignors,
+        static=entry.static,
+        assignment_user_data=entry.assignment_user_data,
+        count=entry.count,
+        evidence="fleet file",
+    )
+
+
+def _vote(members: list[FleetMember]) -> str | None:
+    """The classic coordinator's choice: the first assignor (in the first member's order) all support."""
+    lists = [m.assignors for m in members if m.member_type == "classic"]
+    if not lists or any(not a for a in lists):
+        return None
+    common = set.intersection(*(set(a) for a in lists if a))
+    first = lists[0] or ()
+    return next((a for a in first if a in common), None)
+
+
+def parse_fleet(text: str, source: str) -> FleetDescription:
+    """A fleet file (YAML or JSON): group, optional broker facts, members with counts."""
+    try:
+        data = yaml.safe_load(text) if not source.endswith(".json") else json.loads(text)
+    except (yaml.YAMLError, json.JSONDecodeError) as exc:
+        raise InvalidInput(f"{source} is not valid YAML/JSON: {exc}.") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{source} must hold one mapping (a fleet), not {type(data).__name__}.")
+    try:
+        parsed = _FleetFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise InvalidInput(
+            f"{source}: field {where}: {first['msg']}.",
+            hint="docs/planning.md describes the fleet file (group, broker, members with family and count).",
+        ) from None
+    members = [_member_from_file(m) for m in parsed.members]
+    consumer = any(m.member_type == "consumer" for m in members)
+    return FleetDescription(
+        group=parsed.group,
+        source="file",
+        group_type="consumer" if consumer else "classic",
+        state="stable",
+        selected_assignor=None if consumer else (parsed.selected_assignor or _vote(members)),
+        members=tuple(members),
+        broker=parsed.broker,
+    )
+
+
+def load_fleet(path: Path) -> FleetDescription:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInput(f"Fleet file {str(path)!r} does not exist.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"Fleet file {str(path)!r} cannot be read: {exc}.") from None
+    return parse_fleet(text, str(path))
