@@ -17,3 +17,25 @@ __all__ += ["Fleet", "FleetError", "Member", "MemberSpec", "read_events"]
 from kafka_coop.sandbox._produce import SteadyProducer  # noqa: E402
 
 __all__ += ["SteadyProducer"]
+
+from kafka_coop.sandbox._records import RecordAudit, audit, read_processed  # noqa: E402
+from kafka_coop.sandbox._rollout import (  # noqa: E402
+    GateFailed,
+    GateRun,
+    PhaseRun,
+    PlanRunner,
+    apply_config,
+    run_gate,
+)
+
+__all__ += [
+    "GateFailed",
+    "GateRun",
+    "PhaseRun",
+    "PlanRunner",
+    "RecordAudit",
+    "apply_config",
+    "audit",
+    "read_processed",
+    "run_gate",
+]

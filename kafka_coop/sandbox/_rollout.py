@@ -1,0 +1,176 @@
+"""Executing a Plan on a sandbox fleet, phase by phase, each behind the gate the plan printed.
+
+This is what a deploy pipeline does with `upgrade-plan --output json`: run the phase's gate command,
+go on only when it exits 0, apply the phase's config to every member, perform the action (rolling
+bounce, stop all, start all), and finally run the plan's final gate. The demo, the e2e tests and the
+benchmarks use it, so they exercise the very commands a user would copy.
+"""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel
+
+from kafka_coop.events import now_ms
+from kafka_coop.rollout import FamilyConfig, Plan, PlanPhase
+from kafka_coop.sandbox._fleet import DEFAULT_STOP_TIMEOUT_S, Fleet, FleetError, Member, MemberSpec
+
+FAMILY_OF_KIND = {"python": "librdkafka", "java": "java"}
+GATE_GRACE_S = 60.0
+
+
+class GateRun(BaseModel):
+    command: str
+    exit_code: int
+    seconds: float
+    output: str
+
+
+class PhaseRun(BaseModel):
+    n: int
+    title: str
+    action: str
+    started_ms: int
+    ended_ms: int
+    gate: GateRun | None
+
+
+class GateFailed(FleetError):
+    """The gate a plan printed did not pass: the phase must not start."""
+
+
+def apply_config(spec: MemberSpec, config: FamilyConfig) -> MemberSpec:
+    """The member spec a phase's config turns `spec` into (its name doubles as a static id)."""
+    member = config.member
+    properties = {k: v for k, v in spec.properties.items() if k not in member.remove}
+    changes: dict[str, object] = {"group_protocol": member.group_protocol, "properties": properties}
+    if member.group_protocol == "consumer":
+        changes["remote_assignor"] = member.remote_assignor
+    else:
+        changes["remote_assignor"] = None
+        if member.assignors:
+            changes["assignors"] = member.assignors
+    if member.static_membership and not spec.instance_id:
+        changes["instance_id"] = spec.name
+    return spec.replace(**changes)
+
+
+def gate_argv(command: str) -> list[str]:
+    """The printed `kafka-coop ...` command, run with this interpreter (no PATH lookup)."""
+    argv = shlex.split(command)
+    if not argv or argv[0] != "kafka-coop":
+        raise ValueError(f"not a kafka-coop command: {command!r}")
+    return [sys.executable, "-m", "kafka_coop.cli", *argv[1:]]
+
+
+def run_gate(command: str, *, extra: tuple[str, ...] = ()) -> GateRun:
+    """Run a printed gate; raise GateFailed (with its output) unless it exits 0."""
+    start = time.monotonic()
+    argv = gate_argv(command) + list(extra)
+    timeout = GATE_GRACE_S
+    if "--timeout" in argv:
+        timeout += float(argv[argv.index("--timeout") + 1])
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    run = GateRun(
+        command=command,
+        exit_code=proc.returncode,
+        seconds=round(time.monotonic() - start, 3),
+        output=(proc.stdout + proc.stderr)[-4000:],
+    )
+    if proc.returncode != 0:
+        raise GateFailed(f"Gate failed (exit {proc.returncode}): {command}", hint=run.output[-1500:])
+    return run
+
+
+class PlanRunner:
+    """Walks a Plan's phases on the members of `plan.group` in `fleet`."""
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        plan: Plan,
+        *,
+        gate_extra: tuple[str, ...] = (),
+        on_phase: Callable[[PlanPhase], None] | None = None,
+        on_member: Callable[[Member], None] | None = None,
+        on_gate: Callable[[GateRun], None] | None = None,
+        stable_timeout_s: float = 120.0,
+    ) -> None:
+        if plan.blocked:
+            raise FleetError(f"The plan for {plan.group} is blocked: {plan.blockers[0].reason}.")
+        self.fleet = fleet
+        self.plan = plan
+        self.group = plan.group
+        self.gate_extra = gate_extra
+        self.on_phase = on_phase
+        self.on_member = on_member
+        self.on_gate = on_gate
+        self.stable_timeout_s = stable_timeout_s
+
+    def _members(self) -> list[Member]:
+        return self.fleet.group_members(self.group)
+
+    def _reconfigure(self, phase: PlanPhase) -> Callable[[MemberSpec], MemberSpec]:
+        def change(spec: MemberSpec) -> MemberSpec:
+            config = phase.config.get(FAMILY_OF_KIND[spec.kind])  # type: ignore[call-overload]
+            if config is None:
+                raise FleetError(f"Phase {phase.n} has no config for {spec.kind} member {spec.name}.")
+            return apply_config(spec, config)
+
+        return change
+
+    def gate(self, command: str) -> GateRun:
+        run = run_gate(command, extra=self.gate_extra)
+        if self.on_gate is not None:
+            self.on_gate(run)
+        return run
+
+    def run_phase(self, phase: PlanPhase) -> PhaseRun:
+        gate = self.gate(phase.gate)
+        if self.on_phase is not None:
+            self.on_phase(phase)
+        started = now_ms()
+        action: Literal["none", "rolling-bounce", "stop-all", "start-all", "stop-all-start-all"] = (
+            phase.action
+        )
+        if action == "rolling-bounce":
+            self.fleet.rolling_bounce(
+                self.group,
+                reconfigure=self._reconfigure(phase),
+                timeout_s=self.stable_timeout_s,
+                on_member=self.on_member,
+            )
+        if action in ("stop-all", "stop-all-start-all"):
+            self.stop_group()
+        if action in ("start-all", "stop-all-start-all"):
+            change = self._reconfigure(phase)
+            members = self._members()
+            for member in members:
+                member.spec = change(member.spec)
+                member.start()
+            self.fleet.wait_stable(self.group, joined=members, timeout_s=self.stable_timeout_s)
+        return PhaseRun(
+            n=phase.n, title=phase.title, action=action, started_ms=started, ended_ms=now_ms(), gate=gate
+        )
+
+    def stop_group(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> None:
+        """Stop every member of the group at once, as `kubectl scale --replicas=0` would."""
+        members = [m for m in self._members() if m.alive]
+        for member in members:
+            if member.proc is not None:
+                member.proc.send_signal(signal.SIGTERM)
+        for member in members:
+            member.stop(timeout_s)
+
+    def run(self) -> list[PhaseRun]:
+        runs = [self.run_phase(p) for p in self.plan.phases if p.status != "done"]
+        if self.plan.final_gate:
+            self.gate(self.plan.final_gate)
+        return runs

@@ -1,0 +1,284 @@
+"""Plans executed end to end: the CLI prints a plan as JSON, the runner walks it behind its printed gates.
+
+Every test produces continuously, executes the plan phase by phase with the fleet runner (each phase
+only after the gate the plan printed exits 0), checks after each phase that the group looks as the plan
+said (type, selected assignor, the protocol each member's callbacks ran), and at the end that every
+produced record was processed: 0 lost.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from kafka_coop.admin import ClusterAdmin
+from kafka_coop.analytics import unavailability, unavailable_ms
+from kafka_coop.rollout import Plan, PlanPhase
+from kafka_coop.sandbox import (
+    Fleet,
+    GateFailed,
+    MemberSpec,
+    PhaseRun,
+    PlanRunner,
+    Sandbox,
+    SteadyProducer,
+    audit,
+    free_port,
+    read_processed,
+)
+from tests.conftest import CliResult
+
+PARTITIONS = 6
+RATE = 100.0
+
+
+def _plan(run_cli: Callable[..., CliResult], verb: str, group: str, to: str, bootstrap: str) -> Plan:
+    result = run_cli(verb, group, "--to", to, "--bootstrap-server", bootstrap, "-o", "json")
+    assert result.code == 0, result.stdout + result.stderr
+    return Plan.model_validate(result.json())
+
+
+def _assert_as_planned(admin: ClusterAdmin, fleet: Fleet, group: str, phase: PlanPhase) -> None:
+    expect = phase.expect
+    live = admin.describe_group(group)
+    if expect.empty:
+        assert not live.members, f"phase {phase.n}: group still has members"
+        return
+    if expect.group_type is not None:
+        assert live.type == expect.group_type, f"phase {phase.n}: group type {live.type}"
+    if expect.selected_assignor is not None and live.type == "classic":
+        assert live.assignor in expect.selected_assignor, f"phase {phase.n}: selected {live.assignor}"
+    if expect.rebalance_protocol is not None:
+        protocols = {
+            e["protocol"]
+            for m in fleet.group_members(group)
+            for e in m.events_since_start()
+            if e["kind"] in ("assigned", "revoked", "lost")
+        }
+        assert protocols == {expect.rebalance_protocol}, f"phase {phase.n}: callbacks ran {protocols}"
+
+
+def _walk(fleet: Fleet, admin: ClusterAdmin, plan: Plan) -> list[PhaseRun]:
+    runner = PlanRunner(fleet, plan)
+    runs = []
+    for phase in plan.phases:
+        if phase.status == "done":
+            continue
+        runs.append(runner.run_phase(phase))
+        _assert_as_planned(admin, fleet, plan.group, phase)
+    assert plan.final_gate is not None
+    runner.gate(plan.final_gate)
+    return runs
+
+
+def _assert_nothing_lost(fleet: Fleet, topic: str, producer: SteadyProducer, timeout_s: float = 60.0) -> None:
+    producer.stop()
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = audit(topic, producer.acked, read_processed(m.records_path for m in fleet.members.values()))
+        if result.lost == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(1.0)
+    assert result.produced > 0
+    assert result.lost == 0, f"{result.lost} records never processed, e.g. {result.lost_examples}"
+
+
+@pytest.fixture
+def produce(bootstrap: str) -> Iterator[Callable[[str], SteadyProducer]]:
+    started: list[SteadyProducer] = []
+
+    def start(topic: str) -> SteadyProducer:
+        producer = SteadyProducer(bootstrap, topic, PARTITIONS, rate=RATE).start()
+        started.append(producer)
+        return producer
+
+    yield start
+    for producer in started:
+        producer.stop()
+
+
+def _members(kind: str, group: str, topic: str, n: int, prefix: str, **kw: object) -> list[MemberSpec]:
+    return [
+        MemberSpec(name=f"{prefix}{i}", kind=kind, group=group, topics=(topic,), record_log=True, **kw)  # type: ignore[arg-type]
+        for i in range(n)
+    ]
+
+
+def test_java_fleet_walks_the_printed_two_bounce_upgrade_and_the_reverse_downgrade_losing_nothing(
+    fleet: Fleet,
+    admin: ClusterAdmin,
+    bootstrap: str,
+    manifests_topic: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+    produce: Callable[[str], SteadyProducer],
+) -> None:
+    topic, group = topic_factory(PARTITIONS), unique("plan-java")
+    producer = produce(topic)
+    members = fleet.add_many(_members("java", group, topic, 3, "j", assignors=("range",)))
+    fleet.wait_stable(group, joined=members)
+
+    up = _plan(run_cli, "upgrade-plan", group, "cooperative", bootstrap)
+    assert (up.migration, up.from_, up.status) == ("eager-to-cooperative", "eager", "ready")
+    assert [p.action for p in up.phases] == ["rolling-bounce", "rolling-bounce"]
+    _walk(fleet, admin, up)
+    assert admin.describe_group(group).assignor == "cooperative-sticky"
+
+    down = _plan(run_cli, "downgrade-plan", group, "eager", bootstrap)
+    assert (down.migration, down.from_) == ("cooperative-to-eager", "cooperative")
+    _walk(fleet, admin, down)
+    assert admin.describe_group(group).assignor == "range"
+    _assert_nothing_lost(fleet, topic, producer)
+
+
+def test_librdkafka_fleet_moves_live_to_kip848_and_back_to_classic_losing_nothing(
+    fleet: Fleet,
+    admin: ClusterAdmin,
+    bootstrap: str,
+    manifests_topic: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+    produce: Callable[[str], SteadyProducer],
+) -> None:
+    topic, group = topic_factory(PARTITIONS), unique("plan-848")
+    producer = produce(topic)
+    members = fleet.add_many(_members("python", group, topic, 3, "py", assignors=("range",)))
+    fleet.wait_stable(group, joined=members)
+
+    up = _plan(run_cli, "upgrade-plan", group, "consumer", bootstrap)
+    assert (up.migration, up.status) == ("classic-to-consumer", "ready")
+    assert {c.name: c.status for c in up.preconditions}["migration-policy"] == "pass"
+    _walk(fleet, admin, up)
+    assert admin.describe_group(group).type == "consumer"
+
+    down = _plan(run_cli, "downgrade-plan", group, "classic", bootstrap)
+    assert (down.migration, down.from_) == ("consumer-to-classic", "consumer")
+    _walk(fleet, admin, down)
+    final = admin.describe_group(group)
+    assert (final.type, final.assignor) == ("classic", "cooperative-sticky")
+    _assert_nothing_lost(fleet, topic, producer)
+
+
+def test_librdkafka_eager_fleet_is_offered_kip848_and_cuts_over_with_its_pause_measured(
+    fleet: Fleet,
+    admin: ClusterAdmin,
+    bootstrap: str,
+    manifests_topic: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+    produce: Callable[[str], SteadyProducer],
+) -> None:
+    topic, group = topic_factory(PARTITIONS), unique("plan-cutover")
+    producer = produce(topic)
+    members = fleet.add_many(_members("python", group, topic, 3, "py", assignors=("range",)))
+    fleet.wait_stable(group, joined=members)
+
+    plan = _plan(run_cli, "upgrade-plan", group, "cooperative", bootstrap)
+    assert plan.migration == "eager-to-cooperative-cutover"
+    assert any(w.startswith("eager-to-cooperative does not fit") and "librdkafka" in w for w in plan.warnings)
+    assert "classic-to-consumer" in [a.migration for a in plan.alternatives]
+    assert [p.pause for p in plan.phases] == ["full-stop", "full-stop"], "the pause is stated up front"
+
+    runs = _walk(fleet, admin, plan)
+    final = admin.describe_group(group)
+    assert final.assignor == "cooperative-sticky"
+    assert sorted(final.instance_ids) == ["py0", "py1", "py2"], "the cutover starts static members"
+    events = [e for m in fleet.members.values() for e in m.events()]
+    paused = unavailable_ms(unavailability(events), since_ms=runs[0].started_ms, until_ms=runs[-1].ended_ms)
+    assert paused > 0, "a full stop leaves partitions unowned, and the events show it"
+    print(f"cutover: {paused} partition-unavailable ms over {PARTITIONS} partitions")
+    _assert_nothing_lost(fleet, topic, producer)
+
+
+def test_mixed_java_and_librdkafka_fleet_gets_a_cutover_safe_for_both_and_it_runs(
+    fleet: Fleet,
+    admin: ClusterAdmin,
+    bootstrap: str,
+    manifests_topic: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+    produce: Callable[[str], SteadyProducer],
+) -> None:
+    topic, group = topic_factory(PARTITIONS), unique("plan-mixed")
+    producer = produce(topic)
+    members = fleet.add_many(
+        _members("java", group, topic, 2, "j", assignors=("range",))
+        + _members("python", group, topic, 2, "py", assignors=("range",))
+    )
+    fleet.wait_stable(group, joined=members)
+
+    plan = _plan(run_cli, "upgrade-plan", group, "cooperative", bootstrap)
+    assert plan.fleet.families == {"java": 2, "librdkafka": 2}
+    assert plan.migration == "eager-to-cooperative-cutover"
+    assert set(plan.phases[1].config) == {"java", "librdkafka"}
+    _walk(fleet, admin, plan)
+    assert admin.describe_group(group).assignor == "cooperative-sticky"
+    _assert_nothing_lost(fleet, topic, producer)
+
+
+def test_a_phase_run_early_is_stopped_by_its_gate_which_names_why(
+    fleet: Fleet,
+    bootstrap: str,
+    manifests_topic: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+) -> None:
+    topic, group = topic_factory(PARTITIONS), unique("plan-early")
+    members = fleet.add_many(_members("python", group, topic, 2, "py", assignors=("range",)))
+    fleet.wait_stable(group, joined=members)
+    plan = _plan(run_cli, "upgrade-plan", group, "cooperative", bootstrap)
+    start_all = plan.phases[1]
+    assert start_all.action == "start-all"
+
+    runner = PlanRunner(fleet, plan, gate_extra=("--timeout", "3"))
+    with pytest.raises(GateFailed) as failed:
+        runner.run_phase(start_all)  # phase 2 before phase 1 stopped anyone
+    assert "group-empty" in (failed.value.hint or "")
+    assert all(m.alive and m.starts == 1 for m in members), "a failed gate changes nothing"
+
+
+@pytest.fixture(scope="module")
+def policy_disabled_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    box = Sandbox(
+        dir=tmp_path_factory.mktemp("kafka-policy"),
+        port=free_port(),
+        config={"group.consumer.migration.policy": "disabled"},
+    )
+    box.start()
+    try:
+        yield box.bootstrap
+    finally:
+        box.stop()
+
+
+def test_broker_policy_disabled_blocks_the_kip848_path_with_that_reason(
+    policy_disabled_broker: str, tmp_path: Path, run_cli: Callable[..., CliResult]
+) -> None:
+    admin = ClusterAdmin(policy_disabled_broker)
+    admin.ensure_topic("orders", 2)
+    with Fleet(policy_disabled_broker, tmp_path / "fleet") as fleet:
+        member = fleet.add(MemberSpec(name="py0", kind="python", group="orders", topics=("orders",)))
+        fleet.wait_stable("orders", joined=[member])
+        result = run_cli(
+            "upgrade-plan",
+            "orders",
+            "--to",
+            "consumer",
+            "--bootstrap-server",
+            policy_disabled_broker,
+            "-o",
+            "json",
+        )
+    assert result.code == 1, "a blocked plan exits 1"
+    plan = Plan.model_validate(result.json())
+    assert plan.status == "blocked"
+    blocker = {b.name: b for b in plan.blockers}["migration-policy"]
+    assert "disabled" in blocker.reason
