@@ -1,0 +1,296 @@
+"""`run_report`: the imperative shell of `kafka-coop report`.
+
+Reads the sources, runs one engine, and publishes `summary.json`, `malformed.jsonl` (when any line was
+refused), `unowned.png` and, with Spark, the Parquet tables `intervals/` and `pauses/`. Everything is
+written into a temporary directory next to `out_dir` and moved in only when all of it succeeded, so a
+failed run never leaves half a report (an earlier report in `out_dir` is replaced file by file).
+
+Engines: `python` (the reference; reads files and `kafka://` topics with confluent-kafka), `spark`
+(PySpark, any `--master`), `auto`: python when every source is a local file and they total at most
+`AUTO_PYTHON_MAX_BYTES`, otherwise spark (falling back to python with a note when pyspark is missing
+and the inputs are local files).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from kafka_coop.analytics._intervals import unavailability
+from kafka_coop.analytics._model import Malformed, PhaseWindow, Summary
+from kafka_coop.analytics._phases import load_phases
+from kafka_coop.analytics._read import (
+    expand_paths,
+    is_kafka_source,
+    kafka_topic,
+    read_event_lines,
+    validate_line,
+)
+from kafka_coop.analytics._summary import pauses, summarize
+from kafka_coop.analytics._timeline import Step, deltas, levels
+from kafka_coop.errors import ClusterUnavailable, InvalidInput
+
+Engine = Literal["auto", "python", "spark"]
+ENGINES: Final = ("auto", "python", "spark")
+AUTO_PYTHON_MAX_BYTES: Final = 64 * 1024 * 1024
+SUMMARY_FILE: Final = "summary.json"
+MALFORMED_FILE: Final = "malformed.jsonl"
+PLOT_FILE: Final = "unowned.png"
+INTERVALS_TABLE: Final = "intervals"
+PAUSES_TABLE: Final = "pauses"
+PRODUCTS: Final = frozenset({SUMMARY_FILE, MALFORMED_FILE, PLOT_FILE, INTERVALS_TABLE, PAUSES_TABLE})
+MAX_MALFORMED_KEPT: Final = 10_000
+KAFKA_TIMEOUT_S: Final = 10.0
+SPARK_HINT: Final = "Install the Spark extra: pip install 'kafka-coop[spark]' (PySpark, Java 17+)."
+
+
+@dataclass
+class ReportResult:
+    summary: Summary
+    engine: str
+    out_dir: Path
+    paths: list[Path]
+    malformed: list[Malformed]  # the first MAX_MALFORMED_KEPT; summary.malformed counts all
+    elapsed_s: float
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class EngineOutcome:
+    """What an engine hands back to the shell (the Spark engine builds one too)."""
+
+    summary: Summary
+    malformed: list[Malformed]
+    unowned: list[Step]
+    paused: list[Step]
+
+
+def spark_available() -> bool:
+    return importlib.util.find_spec("pyspark") is not None
+
+
+def choose_engine(sources: Sequence[str], engine: Engine = "auto") -> str:
+    """The engine a run uses (see the module docstring for `auto`)."""
+    if engine == "python":
+        return "python"
+    if engine == "spark":
+        if not spark_available():
+            raise InvalidInput("The Spark engine needs pyspark, which is not installed.", hint=SPARK_HINT)
+        return "spark"
+    local = [s for s in sources if not is_kafka_source(s)]
+    if len(local) == len(sources):
+        size = sum(p.stat().st_size for p in expand_paths(local))
+        if size <= AUTO_PYTHON_MAX_BYTES or not spark_available():
+            return "python"
+    return "spark" if spark_available() else "python"
+
+
+def resolve_phases(phases: Sequence[PhaseWindow] | str | Path | None) -> list[PhaseWindow] | None:
+    if phases is None:
+        return None
+    if isinstance(phases, str | Path):
+        return load_phases(phases)
+    return list(phases)
+
+
+def check_kafka(bootstrap: str | None, topics: Sequence[str]) -> None:
+    """Fail fast, before any engine starts: exit 3 for an unreachable cluster, 2 for a missing topic."""
+    if not topics:
+        return
+    if not bootstrap:
+        raise InvalidInput(
+            "kafka:// sources need --bootstrap-server.", hint="Or set KAFKA_BOOTSTRAP_SERVERS."
+        )
+    from confluent_kafka import KafkaException
+
+    from kafka_coop.admin import ClusterAdmin
+
+    try:
+        metadata = ClusterAdmin(bootstrap).client.list_topics(timeout=KAFKA_TIMEOUT_S)
+    except KafkaException as exc:
+        raise ClusterUnavailable(
+            f"Could not reach the Kafka cluster at {bootstrap}: {exc.args[0]}.",
+            hint="Check --bootstrap-server and that the broker is running (`kafka-coop sandbox status`).",
+        ) from None
+    for topic in topics:
+        if topic not in metadata.topics:
+            raise InvalidInput(f"Topic {topic!r} does not exist on {bootstrap}.")
+
+
+def read_kafka_python(bootstrap: str, topic: str) -> tuple[list[dict[str, Any]], list[Malformed]]:
+    """Every retained record of `topic`, read once from the low to the high watermark (no group)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    from kafka_coop.admin import ClusterAdmin
+
+    meta = ClusterAdmin(bootstrap).client.list_topics(topic, timeout=KAFKA_TIMEOUT_S)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"kafka-coop-report-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": False,
+        }
+    )
+    events: list[dict[str, Any]] = []
+    malformed: list[Malformed] = []
+    try:
+        todo: dict[int, int] = {}
+        assignment = []
+        for p in sorted(meta.topics[topic].partitions):
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=KAFKA_TIMEOUT_S)
+            if high > low:
+                todo[p] = high
+                assignment.append(TopicPartition(topic, p, low))
+        consumer.assign(assignment)
+        deadline = time.monotonic() + 60 + sum(todo.values()) / 10_000
+        while todo:
+            if time.monotonic() > deadline:
+                raise ClusterUnavailable(f"Reading {topic} from {bootstrap} timed out.")
+            for msg in consumer.consume(num_messages=10_000, timeout=1.0):
+                if msg.error() is not None:
+                    continue
+                p, offset = msg.partition(), msg.offset()
+                if p is None or offset is None or p not in todo or offset >= todo[p]:
+                    continue
+                if offset + 1 >= todo[p]:
+                    del todo[p]
+                value = msg.value() or b""
+                result = validate_line(value.decode("utf-8", errors="replace"))
+                if isinstance(result, str):
+                    malformed.append(Malformed(path=f"kafka://{topic}/{p}", line=offset, reason=result))
+                else:
+                    events.append(result)
+    finally:
+        consumer.close()
+    return events, malformed
+
+
+def python_engine(
+    sources: Sequence[str], phases: list[PhaseWindow] | None, bootstrap: str | None
+) -> EngineOutcome:
+    files = [s for s in sources if not is_kafka_source(s)]
+    events, malformed = read_event_lines(files) if files else ([], [])
+    for source in sources:
+        if is_kafka_source(source):
+            assert bootstrap is not None  # check_kafka ran
+            more, bad = read_kafka_python(bootstrap, kafka_topic(source))
+            events.extend(more)
+            malformed.extend(bad)
+    summary = summarize(events, phases).model_copy(update={"malformed": len(malformed)})
+    intervals = unavailability(events)
+    return EngineOutcome(
+        summary=summary,
+        malformed=malformed,
+        unowned=levels(deltas((i.start_ms, i.end_ms) for i in intervals)),
+        paused=levels(deltas((p.start_ms, p.end_ms) for p in pauses(events))),
+    )
+
+
+def _publish(tmp: Path, out_dir: Path) -> list[Path]:
+    """Move every finished product from `tmp` into `out_dir`, replacing older ones of the same name."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fresh = {item.name for item in tmp.iterdir()}
+    for stale in PRODUCTS - fresh:  # an older report's malformed.jsonl must not outlive it
+        _remove(out_dir / stale)
+    paths = []
+    for item in sorted(tmp.iterdir()):
+        dest = out_dir / item.name
+        _remove(dest)
+        os.replace(item, dest)
+        paths.append(dest)
+    return paths
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def run_report(
+    sources: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    engine: Engine = "auto",
+    phases: Sequence[PhaseWindow] | str | Path | None = None,
+    bootstrap: str | None = None,
+    master: str | None = None,
+    plot: bool = True,
+) -> ReportResult:
+    """Read, compute, write. Raises InvalidInput (exit 2) for missing inputs or no events at all and
+    ClusterUnavailable (exit 3) for an unreachable bootstrap server; writes nothing in either case."""
+    began = time.monotonic()
+    texts = [str(s) for s in sources]
+    if not texts:
+        raise InvalidInput(
+            "Give at least one events source.", hint="Files, directories, globs or kafka://TOPIC."
+        )
+    windows = resolve_phases(phases)
+    local = [s for s in texts if not is_kafka_source(s)]
+    expand_paths(local)  # a missing file is exit 2 before anything starts
+    check_kafka(bootstrap, [kafka_topic(s) for s in texts if is_kafka_source(s)])
+    chosen = choose_engine(texts, engine)
+    target = Path(out_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    try:
+        if chosen == "spark":
+            from kafka_coop.analytics._spark import spark_engine
+
+            outcome = spark_engine(texts, tmp, phases=windows, master=master, bootstrap=bootstrap)
+        else:
+            outcome = python_engine(texts, windows, bootstrap)
+        summary = outcome.summary
+        if summary.events == 0:
+            where = ""
+            if outcome.malformed:
+                first = outcome.malformed[0]
+                where = (
+                    f" ({summary.malformed} malformed lines, the first at {first.path}:{first.line}:"
+                    f" {first.reason})"
+                )
+            raise InvalidInput(
+                f"The sources hold no valid rebalance events{where}.",
+                hint="Point at RebalanceEvent JSON lines (README 'Data contracts').",
+            )
+        (tmp / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        if outcome.malformed:
+            with (tmp / MALFORMED_FILE).open("w", encoding="utf-8") as fh:
+                fh.writelines(m.model_dump_json() + "\n" for m in outcome.malformed[:MAX_MALFORMED_KEPT])
+        if plot and summary.first_ts_ms is not None and summary.last_ts_ms is not None:
+            from kafka_coop.analytics._plot import render_png
+
+            title = (
+                f"{summary.events:,} events · {summary.partition_unavailable_ms_total:,} partition-ms "
+                f"unowned · {summary.pause_ms_total:,} member-ms paused"
+            )
+            png = render_png(
+                outcome.unowned,
+                outcome.paused,
+                summary.phases,
+                summary.first_ts_ms,
+                summary.last_ts_ms,
+                title,
+            )
+            (tmp / PLOT_FILE).write_bytes(png)
+        paths = _publish(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return ReportResult(
+        summary=summary,
+        engine=chosen,
+        out_dir=target,
+        paths=paths,
+        malformed=outcome.malformed[:MAX_MALFORMED_KEPT],
+        elapsed_s=round(time.monotonic() - began, 3),
+    )

@@ -1,0 +1,192 @@
+"""The pure-Python reference engine: events in, `Summary` out. It is the oracle the Spark engine is
+tested against, so every definition here is written to be computable with window functions too.
+
+Definitions (docs/report.md):
+
+* **Order.** Events are ordered by `(ts_ms, member, seq)`; out-of-order input across members gives the
+  same answer.
+* **Member.** `instance_id or client_id or member_id`: a static member keeps its name over restarts.
+* **Partition unavailability** (`_intervals.unavailability`): from `revoked`/`lost`/`closed` at the old
+  owner to `assigned` at the new one; an owner that vanished without an event counts from its last
+  event. A partition never reassigned inside the stream has no end, so it is not counted.
+* **Pause** of a member: it processes nothing because of a rebalance. It starts at a `revoked`/`lost`
+  event after which `owned` is empty (an eager revoke always empties it, so every eager rebalance
+  pauses every member; a cooperative member that keeps partitions is not paused) or at `started`, and
+  ends at the member's next `assigned` event with a non-empty `owned`. A pause still open when the
+  stream ends is not counted. `pause_ms_total` sums over members.
+* **Phases** are half-open windows `[start_ms, end_ms)`; intervals and pauses are clipped to them,
+  callbacks are counted where their `ts_ms` falls. Without phases the whole stream is one phase `all`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kafka_coop.analytics._intervals import Interval, _member, _ordered, unavailability
+from kafka_coop.analytics._model import (
+    ALL_PHASE,
+    MemberStat,
+    PartitionStat,
+    Pause,
+    PhaseStat,
+    PhaseWindow,
+    ProtocolStat,
+    Summary,
+)
+
+RELEASE_KINDS = frozenset({"revoked", "lost"})
+
+
+def member_name(event: Mapping[str, Any]) -> str:
+    """The name a member is reported under: `instance_id or client_id or member_id`."""
+    return _member(event)
+
+
+def callback_micros(callback_ms: float) -> int:
+    """`callback_ms` as whole microseconds, half-up: integer sums agree in any order (both engines)."""
+    return math.floor(float(callback_ms) * 1000 + 0.5)
+
+
+def pauses(events: Iterable[Mapping[str, Any]]) -> list[Pause]:
+    """Every closed pause of every member, in start order (definition in the module docstring)."""
+    open_: dict[str, tuple[int, str]] = {}
+    out: list[Pause] = []
+    for event in _ordered(events):
+        member, kind, ts = member_name(event), event["kind"], int(event["ts_ms"])
+        owned = event.get("owned") or ()
+        if kind == "assigned" and owned:
+            began = open_.pop(member, None)
+            if began is not None:
+                out.append(Pause(member, began[0], ts, began[1]))
+        elif kind == "started" or (kind in RELEASE_KINDS and not owned):
+            open_.setdefault(member, (ts, kind))
+    out.sort(key=lambda p: (p.start_ms, p.member))
+    return out
+
+
+def clip_ms(start_ms: int, end_ms: int, window: PhaseWindow) -> int:
+    """Milliseconds of `[start_ms, end_ms)` inside the window."""
+    return max(0, min(end_ms, window.end_ms) - max(start_ms, window.start_ms))
+
+
+def default_phases(first_ts_ms: int | None, last_ts_ms: int | None) -> list[PhaseWindow]:
+    """The whole stream as one phase `all` (end exclusive, so the last event is inside)."""
+    if first_ts_ms is None or last_ts_ms is None:
+        return []
+    return [PhaseWindow(name=ALL_PHASE, start_ms=first_ts_ms, end_ms=last_ts_ms + 1)]
+
+
+def _partitions(event: Mapping[str, Any]) -> list[tuple[str, int]]:
+    return [(str(t), int(p)) for t, p in event.get("partitions") or ()]
+
+
+def summarize(events: Iterable[Mapping[str, Any]], phases: Sequence[PhaseWindow] | None = None) -> Summary:
+    """Every figure of the report for one stream of (already validated) events."""
+    ordered = _ordered(events)
+    intervals = unavailability(ordered)
+    pause_list = pauses(ordered)
+    first = int(ordered[0]["ts_ms"]) if ordered else None
+    last = int(ordered[-1]["ts_ms"]) if ordered else None
+    windows = list(phases) if phases is not None else default_phases(first, last)
+    return Summary(
+        events=len(ordered),
+        malformed=0,
+        first_ts_ms=first,
+        last_ts_ms=last,
+        intervals=len(intervals),
+        partition_unavailable_ms_total=sum(i.duration_ms for i in intervals),
+        pauses=len(pause_list),
+        pause_ms_total=sum(p.duration_ms for p in pause_list),
+        partitions=_partition_stats(ordered, intervals),
+        members=_member_stats(ordered, pause_list),
+        rebalances=_protocol_stats(ordered),
+        phases=[_phase_stat(w, ordered, intervals, pause_list) for w in windows],
+    )
+
+
+def _partition_stats(events: list[Mapping[str, Any]], intervals: list[Interval]) -> list[PartitionStat]:
+    seen = {part for event in events for part in _partitions(event)}
+    ms: dict[tuple[str, int], int] = defaultdict(int)
+    count: dict[tuple[str, int], int] = defaultdict(int)
+    for i in intervals:
+        ms[(i.topic, i.partition)] += i.duration_ms
+        count[(i.topic, i.partition)] += 1
+    return [
+        PartitionStat(topic=t, partition=p, unavailable_ms=ms[(t, p)], intervals=count[(t, p)])
+        for t, p in sorted(seen | set(ms))
+    ]
+
+
+def _member_stats(events: list[Mapping[str, Any]], pause_list: list[Pause]) -> list[MemberStat]:
+    rows: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for event in events:
+        row = rows[member_name(event)]
+        kind, n, micros = (
+            event["kind"],
+            len(event.get("partitions") or ()),
+            callback_micros(event["callback_ms"]),
+        )
+        row["events"] += 1
+        row["rebalances"] += kind == "assigned"
+        row["revoked_partitions"] += n if kind == "revoked" else 0
+        row["lost_partitions"] += n if kind == "lost" else 0
+        row["callback_us_total"] += micros
+        row["callback_us_max"] = max(row["callback_us_max"], micros)
+    for p in pause_list:
+        rows[p.member]["pause_ms"] += p.duration_ms
+        rows[p.member]["pauses"] += 1
+    return [
+        MemberStat(
+            name=name,
+            events=row["events"],
+            pause_ms=row["pause_ms"],
+            pauses=row["pauses"],
+            rebalances=row["rebalances"],
+            revoked_partitions=row["revoked_partitions"],
+            lost_partitions=row["lost_partitions"],
+            callback_ms_total=row["callback_us_total"] / 1000,
+            callback_ms_max=row["callback_us_max"] / 1000,
+        )
+        for name, row in sorted(rows.items())
+    ]
+
+
+def _protocol_stats(events: list[Mapping[str, Any]]) -> dict[str, ProtocolStat]:
+    members: dict[str, set[str]] = defaultdict(set)
+    rows: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for event in events:
+        protocol, kind = str(event["protocol"]), event["kind"]
+        members[protocol].add(member_name(event))
+        row = rows[protocol]
+        n = len(event.get("partitions") or ())
+        row["events"] += kind in ("assigned", "revoked", "lost")
+        row["rebalances"] += kind == "assigned"
+        row["revoked"] += kind == "revoked"
+        row["lost"] += kind == "lost"
+        row["revoked_partitions"] += n if kind == "revoked" else 0
+        row["lost_partitions"] += n if kind == "lost" else 0
+    return {
+        protocol: ProtocolStat(members=len(members[protocol]), **rows[protocol]) for protocol in sorted(rows)
+    }
+
+
+def _phase_stat(
+    window: PhaseWindow,
+    events: list[Mapping[str, Any]],
+    intervals: list[Interval],
+    pause_list: list[Pause],
+) -> PhaseStat:
+    inside = [e for e in events if window.start_ms <= int(e["ts_ms"]) < window.end_ms]
+    return PhaseStat(
+        name=window.name,
+        start_ms=window.start_ms,
+        end_ms=window.end_ms,
+        events=len(inside),
+        partition_unavailable_ms=sum(clip_ms(i.start_ms, i.end_ms, window) for i in intervals),
+        pause_ms=sum(clip_ms(p.start_ms, p.end_ms, window) for p in pause_list),
+        rebalances=sum(e["kind"] == "assigned" for e in inside),
+        revoked_partitions=sum(len(e.get("partitions") or ()) for e in inside if e["kind"] == "revoked"),
+    )
