@@ -323,10 +323,16 @@ def family_config(family: Family, config: MemberConfig) -> FamilyConfig:
 
 def pause_note(phase: Phase, protocol_before: str | None, size: int, static: bool) -> str:
     if phase.pause == "full-stop":
-        return (
+        note = (
             f"Full stop: all {size} members are down from the first stop until the group is Stable on the "
             "new config; every partition is unowned for that whole time (kafka-coop report measures it)."
         )
+        if static and phase.action in ("stop-all", "stop-all-start-all"):
+            note += (
+                " Static members do not leave the group when they stop: it empties only when their "
+                "session.timeout.ms runs out (45 s by default), and the next gate waits for that."
+            )
+        return note
     if phase.pause == "none":
         return "No pause."
     if protocol_before == "eager":
@@ -518,6 +524,8 @@ def _phases(fleet: FleetDescription, fit: _Fit, gate: GateCommand) -> list[PlanP
         static = phase.config.get(
             "librdkafka", phase.config.get("java", MemberConfig())
         ).static_membership or (fleet.size > 0 and all(m.static for m in fleet.members))
+        if phase.action in ("stop-all", "stop-all-start-all"):
+            static = any(m.static for m in fleet.members)  # what delays the empty group is who stops
         out.append(
             PlanPhase(
                 n=phase.n,

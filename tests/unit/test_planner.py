@@ -216,3 +216,10 @@ def test_a_fleet_file_votes_the_selected_assignor_like_the_coordinator() -> None
     fleet = parse_fleet(text, "fleet.yaml")
     assert fleet.selected_assignor == "cooperative-sticky"
     assert fleet.size == 3
+
+
+def test_stopping_static_members_warns_that_the_group_empties_only_after_their_session_timeout() -> None:
+    fleet = _fleet(rdk("cooperative", static=True), selected="cooperative-sticky")
+    p = plan(fleet, "downgrade", "eager")
+    assert p.phases[0].action == "stop-all"
+    assert "session.timeout.ms" in p.phases[0].pause_note
