@@ -1,0 +1,152 @@
+"""Pure helpers of bench/rolling_bounce.py: record-log parsing, latency/duplicate/loss stats, ratios,
+the ownership gate and the unowned-partition timeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.rolling_bounce import (
+    SCENARIOS,
+    ProcessedRecord,
+    latest_owned,
+    ownership_settled,
+    parse_record_line,
+    percentile,
+    ratio,
+    read_record_logs,
+    record_stats,
+    reduction,
+    selected_scenarios,
+    split_pause,
+    unowned_steps,
+)
+
+
+def rec(partition: int, offset: int, produced: int, processed: int, topic: str = "t") -> ProcessedRecord:
+    return ProcessedRecord("c", topic, partition, offset, produced, processed)
+
+
+def test_parse_record_line_both_member_kinds_and_torn_lines() -> None:
+    assert parse_record_line("m1 t 3 17 1000 1250") == ProcessedRecord("m1", "t", 3, 17, 1000, 1250)
+    assert parse_record_line("m1 t 3 17 1000") is None  # torn by a kill
+    assert parse_record_line("m1 t x 17 1000 1250") is None
+    assert parse_record_line("") is None
+
+
+def test_read_record_logs_skips_missing_files_and_bad_lines(tmp_path: Path) -> None:
+    a = tmp_path / "a.txt"
+    a.write_text("m t 0 0 10 20\nm t 0 1 11 2")  # second line torn
+    records = read_record_logs([a, tmp_path / "missing.txt"])
+    assert records == [ProcessedRecord("m", "t", 0, 0, 10, 20)]
+
+
+def test_percentile_nearest_rank() -> None:
+    assert percentile([], 99) is None
+    assert percentile([5.0], 99) == 5.0
+    values = [float(v) for v in range(1, 101)]  # 1..100
+    assert percentile(values, 99) == 99.0
+    assert percentile(values, 50) == 50.0
+    assert percentile(values, 100) == 100.0
+    assert percentile(list(reversed(values)), 1) == 1.0
+
+
+def test_record_stats_latency_uses_first_delivery_and_window() -> None:
+    records = [
+        rec(0, 0, produced=100, processed=110),  # before the window
+        rec(0, 1, produced=200, processed=260),
+        rec(0, 1, produced=200, processed=900),  # redelivered after a rebalance: a duplicate
+        rec(1, 0, produced=300, processed=305),
+        rec(1, 1, produced=1000, processed=1001),  # after the window
+        rec(0, 0, produced=100, processed=120, topic="other"),  # another scenario's topic
+    ]
+    stats = record_stats(records, topic="t", acked={0: 2, 1: 2}, window=(150, 500))
+    assert stats.produced == 4
+    assert stats.processed == 4
+    assert stats.deliveries == 5
+    assert stats.duplicates == 1
+    assert stats.duplicated_records == 1
+    assert stats.lost == 0
+    assert stats.window_records == 2  # (0,1) and (1,0)
+    assert stats.latency_p50_ms == 5.0
+    assert stats.latency_p99_ms == 60.0  # first delivery, not the duplicate's 700
+    assert stats.latency_max_ms == 60.0
+
+
+def test_record_stats_counts_lost_and_triple_deliveries() -> None:
+    records = [rec(0, 0, 1, 2), rec(0, 0, 1, 3), rec(0, 0, 1, 4), rec(0, 2, 1, 5)]
+    stats = record_stats(records, topic="t", acked={0: 3, 1: 1}, window=(0, 10))
+    assert stats.duplicates == 2
+    assert stats.duplicated_records == 1
+    assert stats.lost == 2
+    assert stats.lost_examples == [(0, 1), (1, 0)]
+
+
+def test_record_stats_empty_window_has_no_latency() -> None:
+    stats = record_stats([rec(0, 0, 1, 2)], topic="t", acked={0: 1}, window=(100, 200))
+    assert stats.window_records == 0
+    assert stats.latency_p99_ms is None
+
+
+def test_ratio_and_reduction() -> None:
+    assert ratio(50.0, 200.0) == 0.25
+    assert ratio(5.0, 0.0) is None
+    assert reduction(37_138.0, 3_522.0) == pytest.approx(10.545, abs=1e-3)  # seeds/004's anchor
+    assert reduction(100.0, 0.0) is None
+
+
+def test_latest_owned_ignores_lifecycle_events() -> None:
+    assert latest_owned([]) is None
+    assert latest_owned([{"kind": "started", "owned": []}]) is None
+    events = [
+        {"kind": "started", "owned": []},
+        {"kind": "assigned", "owned": [["t", 0], ["t", 1]]},
+        {"kind": "revoked", "owned": [["t", 1]]},
+        {"kind": "closed", "owned": []},
+    ]
+    assert latest_owned(events) == frozenset({("t", 1)})
+
+
+def test_ownership_settled() -> None:
+    a, b = frozenset({("t", 0), ("t", 1)}), frozenset({("t", 2)})
+    assert ownership_settled({"a": a, "b": b}, 3)
+    assert not ownership_settled({"a": a, "b": b}, 4)  # a partition nobody owns
+    assert not ownership_settled({"a": a, "b": frozenset()}, 2)  # a member without partitions
+    assert not ownership_settled({"a": a, "b": None}, 2)  # a member not assigned yet
+    assert not ownership_settled({"a": a, "b": frozenset({("t", 1), ("t", 2)})}, 3)  # owned twice
+
+
+def test_unowned_steps() -> None:
+    steps = unowned_steps([(1000, 1500), (1200, 1500), (2000, 2100), (3000, 3000)], origin_ms=1000)
+    assert steps == [(0, 1), (200, 2), (500, 0), (1000, 1), (1100, 0)]
+    assert unowned_steps([], 0) == []
+
+
+def test_scenarios_and_baselines() -> None:
+    names = {s.name for s in SCENARIOS}
+    assert len(names) == len(SCENARIOS) == 15
+    for s in SCENARIOS:
+        assert s.baseline in names
+        if s.case == "bounce":
+            assert s.baseline.endswith("eager-dynamic") and s.baseline.startswith(s.name.split("-")[0])
+    assert [s.name for s in selected_scenarios("py-coop-static, slow-eager")] == [
+        "py-coop-static",
+        "slow-eager",
+    ]
+    assert selected_scenarios("all") == list(SCENARIOS)
+    with pytest.raises(ValueError, match="unknown scenario"):
+        selected_scenarios("nope")
+
+
+def test_split_pause_own_vs_collateral() -> None:
+    steps = [(["a"], 1000, 2000), (["b", "c"], 3000, 4000)]
+    pauses = [
+        ("a", 900, 1500),  # a's own restart, clipped to its step: 500
+        ("b", 1200, 1300),  # b paused while a restarted: collateral 100
+        ("b", 3100, 3600),  # b's own step: 500
+        ("c", 2500, 3200),  # starts between steps; 200 inside c's own step
+        ("a", 3500, 3600),  # a during b/c's step: collateral 100
+    ]
+    assert split_pause(pauses, steps) == (1200, 200)
+    assert split_pause([], steps) == (0, 0)
