@@ -97,7 +97,7 @@ def read_event_lines(sources: Iterable[str | Path]) -> tuple[list[dict[str, Any]
                 continue
             result = validate_line(line)
             if isinstance(result, str):
-                malformed.append(Malformed(path=str(path), line=number, reason=result))
+                malformed.append(Malformed(path=str(path.absolute()), line=number, reason=result))
             else:
                 events.append(result)
     return events, malformed

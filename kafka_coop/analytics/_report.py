@@ -157,15 +157,15 @@ def read_kafka_python(bootstrap: str, topic: str) -> tuple[list[dict[str, Any]],
             for msg in consumer.consume(num_messages=10_000, timeout=1.0):
                 if msg.error() is not None:
                     continue
-                p, offset = msg.partition(), msg.offset()
-                if p is None or offset is None or p not in todo or offset >= todo[p]:
+                part, offset = msg.partition(), msg.offset()
+                if part is None or offset is None or part not in todo or offset >= todo[part]:
                     continue
-                if offset + 1 >= todo[p]:
-                    del todo[p]
+                if offset + 1 >= todo[part]:
+                    del todo[part]
                 value = msg.value() or b""
                 result = validate_line(value.decode("utf-8", errors="replace"))
                 if isinstance(result, str):
-                    malformed.append(Malformed(path=f"kafka://{topic}/{p}", line=offset, reason=result))
+                    malformed.append(Malformed(path=f"kafka://{topic}/{part}", line=offset, reason=result))
                 else:
                     events.append(result)
     finally:

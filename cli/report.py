@@ -1,0 +1,182 @@
+"""`kafka-coop report`: rebalance analytics over event streams (files, directories, globs, kafka://TOPIC)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from kafka_coop.analytics import ENGINES, ReportResult
+
+from ._context import Ctx, bootstrap_option, output_option, pass_ctx
+
+TOP_MEMBERS = 15
+TOP_PARTITIONS = 10
+MALFORMED_SHOWN = 5
+
+
+def _ms(value: int) -> str:
+    return f"{value:,}"
+
+
+def render_report(ctx: Ctx, result: ReportResult) -> None:
+    s = result.summary
+    head = Table.grid(padding=(0, 2))
+    head.add_row("events", f"{s.events:,}", "malformed", f"{s.malformed:,}", "engine", result.engine)
+    head.add_row(
+        "unavailable",
+        f"{_ms(s.partition_unavailable_ms_total)} partition-ms in {s.intervals:,} intervals",
+        "paused",
+        f"{_ms(s.pause_ms_total)} member-ms in {s.pauses:,} pauses",
+        "took",
+        f"{result.elapsed_s:.1f} s",
+    )
+    ctx.out.print(head)
+
+    protocols = Table(title="rebalances by protocol", title_justify="left")
+    for column in ("protocol", "members", "callbacks", "rebalances", "revoked", "revoked partitions", "lost"):
+        protocols.add_column(column, justify="left" if column == "protocol" else "right")
+    for name, p in s.rebalances.items():
+        protocols.add_row(
+            name,
+            str(p.members),
+            f"{p.events:,}",
+            f"{p.rebalances:,}",
+            f"{p.revoked:,}",
+            f"{p.revoked_partitions:,}",
+            f"{p.lost:,}",
+        )
+    ctx.out.print(protocols)
+
+    phases = Table(title="phases", title_justify="left")
+    for column in (
+        "phase",
+        "secs",
+        "events",
+        "rebalances",
+        "revoked partitions",
+        "unavailable ms",
+        "pause ms",
+    ):
+        phases.add_column(column, justify="left" if column == "phase" else "right")
+    for ph in s.phases:
+        phases.add_row(
+            ph.name,
+            f"{(ph.end_ms - ph.start_ms) / 1000:,.1f}",
+            f"{ph.events:,}",
+            f"{ph.rebalances:,}",
+            f"{ph.revoked_partitions:,}",
+            _ms(ph.partition_unavailable_ms),
+            _ms(ph.pause_ms),
+        )
+    ctx.out.print(phases)
+
+    members = Table(
+        title=f"members by pause (top {min(TOP_MEMBERS, len(s.members))} of {len(s.members)})",
+        title_justify="left",
+    )
+    for column in ("member", "pause ms", "pauses", "rebalances", "revoked", "lost", "callback ms", "max cb"):
+        members.add_column(column, justify="left" if column == "member" else "right")
+    for m in sorted(s.members, key=lambda m: (-m.pause_ms, m.name))[:TOP_MEMBERS]:
+        members.add_row(
+            m.name,
+            _ms(m.pause_ms),
+            str(m.pauses),
+            str(m.rebalances),
+            str(m.revoked_partitions),
+            str(m.lost_partitions),
+            f"{m.callback_ms_total:,.1f}",
+            f"{m.callback_ms_max:,.1f}",
+        )
+    ctx.out.print(members)
+
+    worst = sorted((p for p in s.partitions if p.unavailable_ms), key=lambda p: -p.unavailable_ms)
+    if worst:
+        shown = min(TOP_PARTITIONS, len(worst))
+        parts = Table(
+            title=f"partitions by unavailability (top {shown} of {len(s.partitions)})", title_justify="left"
+        )
+        for column in ("partition", "unavailable ms", "intervals"):
+            parts.add_column(column, justify="left" if column == "partition" else "right")
+        for p in worst[:TOP_PARTITIONS]:
+            parts.add_row(f"{p.topic}-{p.partition}", _ms(p.unavailable_ms), str(p.intervals))
+        ctx.out.print(parts)
+    ctx.out.print(Text(f"wrote {', '.join(p.name for p in result.paths)} in {result.out_dir}", style="dim"))
+
+
+def report_malformed(ctx: Ctx, result: ReportResult) -> None:
+    """Refused lines go to stderr (never silently dropped), the full list to malformed.jsonl."""
+    count = result.summary.malformed
+    if not count:
+        return
+    ctx.err.print(
+        f"[yellow]{count:,} malformed lines were not counted[/yellow] "
+        f"(all listed in {result.out_dir / 'malformed.jsonl'}):",
+        highlight=False,
+    )
+    for m in result.malformed[:MALFORMED_SHOWN]:
+        ctx.err.print(f"  {m.path}:{m.line}: {m.reason}", highlight=False, markup=False)
+    if count > MALFORMED_SHOWN:
+        ctx.err.print(f"  … and {count - MALFORMED_SHOWN:,} more", highlight=False)
+
+
+@click.command()
+@click.argument("events", nargs=-1, required=True, metavar="EVENTS...")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Directory for summary.json, unowned.png, malformed.jsonl and (spark) Parquet tables.",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    default="auto",
+    show_default=True,
+    help="auto: python for local files up to 64 MiB, spark otherwise (and for kafka:// sources).",
+)
+@click.option("--master", default=None, metavar="URL", help="Spark master URL (default local[*]).")
+@click.option(
+    "--phases",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help='JSON [{"name", "start_ms", "end_ms"}, ...]; default: the whole stream is one phase "all".',
+)
+@bootstrap_option(required=False)
+@click.option("--no-plot", is_flag=True, help="Skip the PNG.")
+@output_option()
+@pass_ctx
+def report(
+    ctx: Ctx,
+    events: tuple[str, ...],
+    out_dir: Path,
+    engine: str,
+    master: str | None,
+    phases: Path | None,
+    bootstrap: str | None,
+    no_plot: bool,
+    output: str,
+) -> None:
+    """Rebalance analytics over RebalanceEvent JSON lines (files, directories, globs) or kafka://TOPIC:
+    per-partition unavailability, pause per member and phase, rebalances by protocol."""
+    from kafka_coop.analytics import run_report
+
+    ctx.progress(f"Reading {len(events)} source(s)…")
+    result = run_report(
+        list(events),
+        out_dir,
+        engine=engine,  # type: ignore[arg-type]  # click.Choice(ENGINES) narrows it
+        phases=phases,
+        bootstrap=bootstrap,
+        master=master,
+        plot=not no_plot,
+    )
+    report_malformed(ctx, result)
+    if output == "json":
+        ctx.emit_json(result.summary)
+    else:
+        render_report(ctx, result)

@@ -1,0 +1,136 @@
+"""The Kafka source for Spark (spark-sql-kafka) resolved once from Maven Central into the user cache.
+
+Resolution runs Apache Ivy's command line (the ivy jar PySpark ships) in a child process with its
+output captured, then the session gets plain `spark.jars`: no Ivy chatter on the user's terminal, no
+network after the first time, and only the jars PySpark does not already ship (the connector's own
+hadoop/scala/snappy copies would shadow PySpark's). `make setup` pre-fetches it (`jars` target).
+
+The connector version follows PySpark's; when that version is not on Maven Central (PySpark wheels can
+appear before the Maven artifacts), the newest earlier release we know works is used instead (tried in
+order; `KAFKA_COOP_SPARK_KAFKA_VERSION` forces one).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Final
+
+from kafka_coop.errors import InvalidInput
+from kafka_coop.sandbox._paths import cache_dir
+
+CONNECTOR: Final = ("org.apache.spark", "spark-sql-kafka-0-10_2.13")
+FALLBACK_VERSIONS: Final = ("4.2.0", "4.1.1")
+RESOLVE_TIMEOUT_S: Final = 600
+_VERSIONED = re.compile(r"^(?P<name>.+?)-(?P<version>\d[\w.+-]*)\.jar$")
+
+
+def pyspark_dir() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent
+
+
+def connector_versions() -> list[str]:
+    forced = os.environ.get("KAFKA_COOP_SPARK_KAFKA_VERSION")
+    if forced:
+        return [forced]
+    import pyspark
+
+    return list(dict.fromkeys([pyspark.__version__, *FALLBACK_VERSIONS]))
+
+
+def jar_dir(version: str) -> Path:
+    return cache_dir() / f"spark-kafka-{version}"
+
+
+def _artifact(jar: str) -> str:
+    match = _VERSIONED.match(jar)
+    return match.group("name") if match else jar
+
+
+def cached_kafka_jars() -> list[Path] | None:
+    """The connector jars if some candidate version was resolved before, else None (no network)."""
+    for version in connector_versions():
+        done = jar_dir(version) / ".complete"
+        if done.exists():
+            return [jar_dir(version) / name for name in done.read_text().split()]
+    return None
+
+
+def resolve_kafka_jars() -> list[Path]:
+    """Resolve (first time only) and return the jars the session adds for `kafka://` sources."""
+    cached = cached_kafka_jars()
+    if cached is not None:
+        return cached
+    java = shutil.which("java")
+    if java is None:
+        raise InvalidInput("Java was not found on PATH; Spark runs on a JVM.", hint="Install a JDK 17+.")
+    shipped_dir = pyspark_dir() / "jars"
+    ivy = next(iter(sorted(shipped_dir.glob("ivy-*.jar"))), None)
+    if ivy is None:
+        raise InvalidInput("This PySpark has no ivy jar to resolve the Kafka connector with.")
+    shipped = {_artifact(p.name) for p in shipped_dir.glob("*.jar")}
+    tried: list[str] = []
+    for version in connector_versions():
+        target = jar_dir(version)
+        staging = target.with_name(target.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        log = cache_dir() / f"spark-kafka-{version}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("w") as fh:
+            proc = subprocess.run(
+                [
+                    java,
+                    "-cp",
+                    str(ivy),
+                    "org.apache.ivy.Main",
+                    "-dependency",
+                    *CONNECTOR,
+                    version,
+                    "-confs",
+                    "default",
+                    "-cache",
+                    str(cache_dir() / "ivy" / "cache"),
+                    "-retrieve",
+                    str(staging / "[artifact]-[revision].[ext]"),
+                ],
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                timeout=RESOLVE_TIMEOUT_S,
+                check=False,
+            )
+        jars = sorted(p.name for p in staging.glob("*.jar")) if staging.exists() else []
+        if proc.returncode != 0 or not any(j.startswith(CONNECTOR[1]) for j in jars):
+            tried.append(version)
+            continue
+        for jar in jars:
+            if _artifact(jar) in shipped:
+                (staging / jar).unlink()
+        keep = sorted(p.name for p in staging.glob("*.jar"))
+        (staging / ".complete").write_text("\n".join(keep) + "\n")
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+        return [target / name for name in keep]
+    raise InvalidInput(
+        f"Could not fetch the Spark Kafka connector {CONNECTOR[1]} ({', '.join(tried)}) from Maven Central.",
+        hint=f"Check network access to repo1.maven.org; the log is in {cache_dir()}.",
+    )
+
+
+def main() -> None:
+    """`python -m kafka_coop.analytics._spark_jars`: pre-fetch for `make setup` (quiet if cached)."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        print("pyspark is not installed; skipping the Spark Kafka connector.")  # noqa: T201
+        return
+    jars = resolve_kafka_jars()
+    print(f"Spark Kafka connector: {jars[0].parent}")  # noqa: T201
+
+
+if __name__ == "__main__":
+    main()
