@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
 from rich.text import Text
 
-from kafka_coop.demo import DemoResult, run_demo
-from kafka_coop.sandbox import DEFAULT_PORT, Sandbox, free_port
+from kafka_coop.demo import DemoHooks, DemoResult, run_demo
+from kafka_coop.inspect import GroupSnapshot
+from kafka_coop.rollout import Plan, PlanPhase
+from kafka_coop.sandbox import DEFAULT_PORT, GateRun, Member, Sandbox, free_port
 from kafka_coop.sandbox._broker import port_is_free
 
 from ._context import Ctx, output_option, pass_ctx
+from .describe import render_snapshot
+from .plan import render_table
+
+if TYPE_CHECKING:
+    from kafka_coop.analytics import ReportResult
 
 _KIND_STYLE = {"assigned": "green", "revoked": "yellow", "lost": "bold red"}
 
@@ -32,19 +39,21 @@ def _event_line(event: dict[str, Any]) -> Text | None:
 
 def _summary(result: DemoResult) -> Table:
     table = Table(
-        title=f"Rebalance cost per phase ({result.members} members, {result.partitions} partitions)",
-        caption="unavailable ms: partition-milliseconds without an owner, summed over partitions",
+        title=f"Rebalance cost per step ({result.members} members, {result.partitions} partitions)",
+        caption="unavailable ms: partition-milliseconds without an owner; pause ms: member-milliseconds "
+        "processing nothing because of a rebalance (kafka-coop report's definitions)",
     )
-    table.add_column("phase", no_wrap=True)
-    for column in ("callbacks", "revoked", "unavailable ms", "secs"):
+    table.add_column("step", no_wrap=True)
+    for column in ("rebalances", "revoked", "unavailable ms", "pause ms", "secs"):
         table.add_column(column, justify="right", no_wrap=True)
-    for phase in result.phases:
+    for step in result.steps:
         table.add_row(
-            phase.name,
-            str(phase.rebalance_events),
-            str(phase.partitions_revoked),
-            f"{phase.partition_unavailable_ms:,}",
-            f"{phase.duration_s:.1f}",
+            step.name,
+            str(step.rebalances),
+            str(step.partitions_revoked),
+            f"{step.partition_unavailable_ms:,}",
+            f"{step.pause_ms:,}",
+            f"{step.duration_s:.1f}",
         )
     return table
 
@@ -57,15 +66,33 @@ def _summary(result: DemoResult) -> Table:
     metavar="HOST:PORT",
     help="Use this cluster instead of starting the sandbox.",
 )
+@click.option(
+    "--to",
+    "target",
+    type=click.Choice(["cooperative", "consumer"]),
+    default="cooperative",
+    show_default=True,
+    help="Walk the upgrade to cooperative (librdkafka: gated cutover) or to KIP-848 (live), and back.",
+)
 @click.option("--members", type=click.IntRange(2, 20), default=3, show_default=True)
 @click.option("--partitions", type=click.IntRange(1, 200), default=6, show_default=True)
+@click.option("--rate", type=click.FloatRange(1, 5000), default=100.0, show_default=True, help="Records/s.")
+@click.option("--report/--no-report", default=True, show_default=True, help="End with kafka-coop report.")
 @click.option("--keep-sandbox", is_flag=True, help="Leave the sandbox broker running afterwards.")
 @output_option()
 @pass_ctx
 def demo(
-    ctx: Ctx, bootstrap: str | None, members: int, partitions: int, keep_sandbox: bool, output: str
+    ctx: Ctx,
+    bootstrap: str | None,
+    target: str,
+    members: int,
+    partitions: int,
+    rate: float,
+    report: bool,
+    keep_sandbox: bool,
+    output: str,
 ) -> None:
-    """Start a sandbox Kafka and walk a real group from eager to cooperative rebalancing."""
+    """Start a sandbox Kafka, plan and walk a real fleet's protocol upgrade behind gates, and back."""
     box: Sandbox | None = None
     if bootstrap is None:
         existing = Sandbox().status()
@@ -78,24 +105,104 @@ def demo(
             with ctx.err.status("Starting the sandbox broker…"):
                 bootstrap = box.start().bootstrap
     workdir = Path(tempfile.mkdtemp(prefix="kafka-coop-demo-"))
+    table = output != "json"
+    say = ctx.err  # the walk narrates on stderr; results go to stdout
 
     def on_event(event: dict[str, Any]) -> None:
         line = _event_line(event)
-        if line is not None:
-            ctx.err.print(line, highlight=False)
+        if line is not None and table:
+            say.print(line, highlight=False)
 
-    def on_phase(_name: str, text: str) -> None:
-        ctx.err.rule(text)
+    def on_step(_name: str, text: str) -> None:
+        say.rule(Text(text, style="bold"))
 
+    def on_snapshot(snap: GroupSnapshot) -> None:
+        if table:
+            render_snapshot(Ctx(out=say, err=say), snap)
+
+    def on_plan(plan: Plan) -> None:
+        if table:
+            render_table(Ctx(out=say, err=say), plan)
+
+    def on_phase(phase: PlanPhase) -> None:
+        say.rule(f"Phase {phase.n}: {phase.title} [{phase.action}]", style="cyan")
+
+    def on_gate(run: GateRun) -> None:
+        say.print(
+            Text.assemble(("gate PASS ", "green"), f"in {run.seconds:.1f} s: ", (run.command, "dim")),
+            highlight=False,
+        )
+
+    def on_member(member: Member) -> None:
+        say.print(
+            Text(
+                f"  restarted {member.spec.name} ({member.spec.group_protocol}, "
+                f"{','.join(member.spec.assignors)})",
+                style="dim",
+            )
+        )
+
+    hooks = DemoHooks(
+        on_event=on_event,
+        on_step=on_step,
+        on_snapshot=on_snapshot,
+        on_plan=on_plan,
+        on_phase=on_phase,
+        on_gate=on_gate,
+        on_member=on_member,
+    )
     try:
         result = run_demo(
-            bootstrap, workdir, members=members, partitions=partitions, on_event=on_event, on_phase=on_phase
+            bootstrap,
+            workdir,
+            members=members,
+            partitions=partitions,
+            rate=rate,
+            target=target,  # type: ignore[arg-type]  # click.Choice
+            hooks=hooks,
         )
     finally:
         if box is not None and not keep_sandbox:
             box.stop()
+    done = _report(ctx, result) if report else None
     if output == "json":
-        ctx.emit_json(result)
+        data = result.model_dump(mode="json")
+        if done is not None:
+            data["report"] = {
+                "engine": done.engine,
+                "out_dir": str(done.out_dir),
+                "paths": [str(p) for p in done.paths],
+                "summary": done.summary.model_dump(mode="json"),
+            }
+        ctx.emit_json(data)
         return
     ctx.out.print(_summary(result))
-    ctx.out.print(f"Produced {result.produced:,} records during the walk. Member events and logs: {workdir}")
+    audit = result.records
+    ctx.out.print(
+        f"Records: {audit.produced:,} produced, {audit.processed:,} processed, {audit.lost} lost, "
+        f"{audit.duplicates:,} redelivered after rebalances.",
+        highlight=False,
+    )
+    if done is not None:
+        summary = done.summary
+        ctx.out.print(
+            f"Report ({done.engine} engine, {summary.events:,} events, {done.elapsed_s:.1f} s): "
+            f"{summary.partition_unavailable_ms_total:,} partition-unavailable ms, "
+            f"{summary.pause_ms_total:,} member pause ms in total; written to {done.out_dir} "
+            f"({', '.join(p.name for p in done.paths)})",
+            highlight=False,
+        )
+        ctx.out.print(
+            f"Re-run: kafka-coop report {result.workdir}/*.events.jsonl "
+            f"--phases {result.phases_file} --out DIR",
+            highlight=False,
+        )
+    ctx.out.print(f"Member events, logs and phases: {workdir}", highlight=False)
+
+
+def _report(ctx: Ctx, result: DemoResult) -> ReportResult:
+    """The walk's events through `kafka-coop report` (summary.json, Parquet, the unowned-partitions plot)."""
+    from kafka_coop.analytics import run_report
+
+    with ctx.err.status("kafka-coop report over the walk's events…"):
+        return run_report(result.event_files, Path(result.workdir) / "report", phases=result.phases_file)

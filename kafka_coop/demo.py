@@ -1,38 +1,74 @@
-"""The demo walk on a sandbox broker: a real group of CoopConsumer members rebalancing under load.
+"""The demo walk on a sandbox broker: a real fleet of CoopConsumer members, planned and gated like prod.
 
-Phases: start an eager fleet, rolling-bounce it (every bounce stops the whole group), cut over to
-cooperative-sticky with static ids (librdkafka has no live two-bounce path: stop all, start all),
-then rolling-bounce again. Each phase's cost comes from the members' own event streams.
+Steps: start an eager (range) fleet under continuous produce; rolling-bounce it once so the cost of
+eager rebalancing is on the record; inspect the group and print the upgrade plan kafka-coop makes for
+it; walk every phase behind the gate the plan printed; rolling-bounce again on the new protocol; plan
+and walk the reverse downgrade. Every step is a named time window, so the pause of each one comes
+from the members' own event streams (and `kafka-coop report` can recompute it from the files).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from kafka_coop.analytics import unavailability, unavailable_ms
+from kafka_coop.analytics import PhaseWindow, Summary, summarize
 from kafka_coop.events import now_ms
-from kafka_coop.sandbox import Fleet, MemberSpec, SteadyProducer, read_events
+from kafka_coop.inspect import GroupSnapshot, take_snapshot
+from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
+from kafka_coop.rollout import GateCommand, Plan, PlanPhase, all_migrations, fleet_from_snapshot, make_plan
+from kafka_coop.sandbox import (
+    Fleet,
+    GateRun,
+    Member,
+    MemberSpec,
+    PlanRunner,
+    RecordAudit,
+    SteadyProducer,
+    audit,
+    read_events,
+    read_processed,
+)
 
 DEMO_TOPIC = "kafka-coop-demo"
 DEMO_GROUP = "kafka-coop-demo"
+DemoTarget = Literal["cooperative", "consumer"]
+REVERSE: dict[str, tuple[Literal["eager", "classic"], str]] = {
+    "cooperative": ("eager", "downgrade-plan --to eager"),
+    "consumer": ("classic", "downgrade-plan --to classic"),
+}
 
 EventCallback = Callable[[dict[str, Any]], None]
-PhaseCallback = Callable[[str, str], None]
 
 
-class PhaseResult(BaseModel):
+class DemoHooks(BaseModel):
+    """What the caller wants to see as it happens (the CLI renders; tests may pass nothing)."""
+
+    model_config = {"arbitrary_types_allowed": True}
+
+    on_event: EventCallback | None = None
+    on_step: Callable[[str, str], None] | None = None
+    on_snapshot: Callable[[GroupSnapshot], None] | None = None
+    on_plan: Callable[[Plan], None] | None = None
+    on_phase: Callable[[PlanPhase], None] | None = None
+    on_gate: Callable[[GateRun], None] | None = None
+    on_member: Callable[[Member], None] | None = None
+
+
+class StepResult(BaseModel):
     name: str
     action: str
     started_ms: int
     ended_ms: int
-    rebalance_events: int
+    rebalances: int
     partitions_revoked: int
     partition_unavailable_ms: int
+    pause_ms: int
 
     @property
     def duration_s(self) -> float:
@@ -45,8 +81,13 @@ class DemoResult(BaseModel):
     topic: str
     members: int
     partitions: int
-    produced: int
-    phases: list[PhaseResult]
+    target: DemoTarget
+    plans: list[Plan]
+    steps: list[StepResult]
+    records: RecordAudit
+    workdir: str
+    event_files: list[str]
+    phases_file: str
 
 
 class EventTail:
@@ -65,19 +106,34 @@ class EventTail:
             self._offsets[path] = len(events)
 
 
-def _phase(name: str, action: str, since: int, events: list[dict[str, Any]]) -> PhaseResult:
-    ended = now_ms()
-    window = [e for e in events if since <= e["ts_ms"] <= ended]
-    intervals = unavailability(events)
-    return PhaseResult(
-        name=name,
-        action=action,
-        started_ms=since,
-        ended_ms=ended,
-        rebalance_events=sum(1 for e in window if e["kind"] in ("assigned", "revoked", "lost")),
-        partitions_revoked=sum(len(e["partitions"]) for e in window if e["kind"] in ("revoked", "lost")),
-        partition_unavailable_ms=unavailable_ms(intervals, since_ms=since, until_ms=ended),
-    )
+def step_results(windows: list[tuple[PhaseWindow, str]], summary: Summary) -> list[StepResult]:
+    by_name = {p.name: p for p in summary.phases}
+    out = []
+    for window, action in windows:
+        stat = by_name[window.name]
+        out.append(
+            StepResult(
+                name=window.name,
+                action=action,
+                started_ms=window.start_ms,
+                ended_ms=window.end_ms,
+                rebalances=stat.rebalances,
+                partitions_revoked=stat.revoked_partitions,
+                partition_unavailable_ms=stat.partition_unavailable_ms,
+                pause_ms=stat.pause_ms,
+            )
+        )
+    return out
+
+
+def _drain(fleet: Fleet, topic: str, producer: SteadyProducer, timeout_s: float = 30.0) -> RecordAudit:
+    """Let the members finish what was produced, then audit: 0 lost is the claim."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        records = audit(topic, producer.acked, read_processed(m.records_path for m in fleet.members.values()))
+        if records.lost == 0 or time.monotonic() > deadline:
+            return records
+        time.sleep(0.5)
 
 
 def run_demo(
@@ -87,63 +143,114 @@ def run_demo(
     members: int = 3,
     partitions: int = 6,
     rate: float = 100.0,
-    on_event: EventCallback | None = None,
-    on_phase: PhaseCallback | None = None,
+    target: DemoTarget = "cooperative",
+    hooks: DemoHooks | None = None,
 ) -> DemoResult:
+    hooks = hooks or DemoHooks()
     group = f"{DEMO_GROUP}-{int(time.time())}"
+    topic = f"{DEMO_TOPIC}-{int(time.time())}"
     fleet = Fleet(bootstrap, workdir)
-    fleet.admin.ensure_topic(DEMO_TOPIC, partitions)
-    tail = EventTail(lambda: [m.events_path for m in fleet.members.values()], on_event or (lambda _: None))
-    say: PhaseCallback = on_phase or (lambda _name, _text: None)
-    phases: list[PhaseResult] = []
+    fleet.admin.ensure_topic(topic, partitions)
+    fleet.admin.ensure_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG)
+    tail = EventTail(
+        lambda: [m.events_path for m in fleet.members.values()], hooks.on_event or (lambda _: None)
+    )
+    windows: list[tuple[PhaseWindow, str]] = []
+    plans: list[Plan] = []
+    migrations = [(spec.name, spec) for spec in all_migrations()]
 
-    def all_events() -> list[dict[str, Any]]:
-        return [e for m in fleet.members.values() for e in m.events()]
+    def say(name: str, text: str) -> None:
+        if hooks.on_step is not None:
+            hooks.on_step(name, text)
 
-    producer = SteadyProducer(bootstrap, DEMO_TOPIC, partitions, rate=rate).start()
+    def window(name: str, action: str, since: int) -> None:
+        tail()
+        windows.append((PhaseWindow(name=name, start_ms=since, end_ms=now_ms()), action))
+
+    def on_member(member: Member) -> None:
+        tail()
+        if hooks.on_member is not None:
+            hooks.on_member(member)
+
+    def plan(direction: Literal["upgrade", "downgrade"], to: Any) -> Plan:
+        snap = take_snapshot(fleet.admin, group, manifests_topic=DEFAULT_MANIFEST_TOPIC, with_lag=True)
+        if hooks.on_snapshot is not None:
+            hooks.on_snapshot(snap)
+        made = make_plan(
+            fleet_from_snapshot(snap),
+            direction,
+            to,
+            migrations,
+            gate=GateCommand(bootstrap=bootstrap, timeout_s=120),
+        )
+        if hooks.on_plan is not None:
+            hooks.on_plan(made)
+        plans.append(made)
+        return made
+
+    def walk(made: Plan, prefix: str) -> None:
+        runner = PlanRunner(fleet, made, on_phase=hooks.on_phase, on_member=on_member, on_gate=hooks.on_gate)
+        for phase in made.phases:
+            if phase.status == "done":
+                continue
+            since = now_ms()
+            runner.run_phase(phase)
+            window(f"{prefix}-{phase.n}", f"{made.migration} phase {phase.n}: {phase.action}", since)
+        if made.final_gate:
+            runner.gate(made.final_gate)
+
+    producer = SteadyProducer(bootstrap, topic, partitions, rate=rate).start()
     with fleet:
         since = now_ms()
-        say("start", f"Starting {members} eager (range) members")
+        say("start", f"Starting {members} eager (range) CoopConsumer members under {rate:.0f} records/s")
         started = fleet.add_many(
             MemberSpec(
-                name=f"member-{i}", kind="python", group=group, topics=(DEMO_TOPIC,), assignors=("range",)
+                name=f"member-{i}",
+                kind="python",
+                group=group,
+                topics=(topic,),
+                assignors=("range",),
+                record_log=True,
             )
             for i in range(members)
         )
         fleet.wait_stable(group, joined=started, on_poll=tail)
-        tail()
-        phases.append(_phase("start", "start all (eager)", since, all_events()))
+        window("start", "start all (eager)", since)
 
         since = now_ms()
         say("eager-bounce", "Rolling bounce under eager rebalancing: every restart stops every member")
-        fleet.rolling_bounce(group, on_member=tail)
-        tail()
-        phases.append(_phase("eager-bounce", "rolling bounce", since, all_events()))
+        fleet.rolling_bounce(group, on_member=on_member)
+        window("eager-bounce", "rolling bounce (eager)", since)
+
+        say("upgrade-plan", f"kafka-coop upgrade-plan {group} --to {target}")
+        walk(plan("upgrade", target), "upgrade")
 
         since = now_ms()
-        say("cutover", "Cutover to cooperative-sticky with static ids: stop all, start all")
-        fleet.stop_all()
-        for i, member in enumerate(fleet.group_members(group)):
-            member.spec = member.spec.replace(assignors=("cooperative-sticky",), instance_id=f"demo-{i}")
-        for member in fleet.group_members(group):
-            member.start()
-        fleet.wait_stable(group, joined=fleet.group_members(group), on_poll=tail)
-        tail()
-        phases.append(_phase("cutover", "stop all, start all (cooperative, static)", since, all_events()))
+        say("new-bounce", f"Rolling bounce on the new protocol ({target})")
+        fleet.rolling_bounce(group, on_member=on_member)
+        window(f"{target}-bounce", f"rolling bounce ({target})", since)
 
-        since = now_ms()
-        say("cooperative-bounce", "Rolling bounce under cooperative-sticky with static membership")
-        fleet.rolling_bounce(group, on_member=tail)
-        tail()
-        phases.append(_phase("cooperative-bounce", "rolling bounce", since, all_events()))
-    produced = producer.stop()
+        back, label = REVERSE[target]
+        say("downgrade-plan", f"kafka-coop {label}: the way back, gated the same way")
+        walk(plan("downgrade", back), "downgrade")
+        producer.stop()
+        records = _drain(fleet, topic, producer)
     tail()
+    events = [e for m in fleet.members.values() for e in m.events()]
+    summary = summarize(events, phases=[w for w, _ in windows])
+    phases_file = workdir / "phases.json"
+    phases_file.write_text(json.dumps([w.model_dump() for w, _ in windows], indent=2))
     return DemoResult(
         bootstrap=bootstrap,
         group=group,
-        topic=DEMO_TOPIC,
+        topic=topic,
         members=members,
         partitions=partitions,
-        produced=produced,
-        phases=phases,
+        target=target,
+        plans=plans,
+        steps=step_results(windows, summary),
+        records=records,
+        workdir=str(workdir),
+        event_files=[str(m.events_path) for m in fleet.members.values()],
+        phases_file=str(phases_file),
     )
