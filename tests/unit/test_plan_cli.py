@@ -1,0 +1,92 @@
+"""`upgrade-plan` / `downgrade-plan` offline (--fleet): formats, exit codes, one-sentence errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import CliResult
+
+MIXED = """
+group: orders
+broker: {version: "4.1", migration_policy: bidirectional, rebalance_protocols: [classic, consumer]}
+members:
+  - {family: java, count: 4, assignors: [range]}
+  - {family: librdkafka, count: 2, assignors: [range, roundrobin]}
+"""
+
+
+def _fleet(tmp_path: Path, text: str = MIXED) -> str:
+    path = tmp_path / "fleet.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_offline_plan_as_json_is_a_plan_with_a_gate_per_phase(
+    tmp_path: Path, run_cli: Callable[..., CliResult]
+) -> None:
+    result = run_cli("upgrade-plan", "--fleet", _fleet(tmp_path), "--to", "cooperative", "-o", "json")
+    assert result.code == 0
+    plan = result.json()
+    assert (plan["group"], plan["from"], plan["migration"]) == (
+        "orders",
+        "eager",
+        "eager-to-cooperative-cutover",
+    )
+    assert all(p["gate"].startswith("kafka-coop verify-group orders ") for p in plan["phases"])
+
+
+def test_markdown_output_is_ready_for_a_change_ticket(
+    tmp_path: Path, run_cli: Callable[..., CliResult]
+) -> None:
+    result = run_cli("upgrade-plan", "--fleet", _fleet(tmp_path), "--to", "consumer", "-o", "markdown")
+    assert result.code == 0
+    assert result.stdout.startswith("## Upgrade plan: `orders` → consumer (ready)")
+    assert "```sh\nkafka-coop verify-group orders --migration classic-to-consumer --phase 0" in result.stdout
+
+
+def test_a_blocked_plan_exits_1_and_says_why(tmp_path: Path, run_cli: Callable[..., CliResult]) -> None:
+    fleet = _fleet(tmp_path, MIXED.replace("bidirectional", "disabled"))
+    result = run_cli("upgrade-plan", "--fleet", fleet, "--to", "consumer")
+    assert result.code == 1
+    assert "BLOCKED migration-policy" in result.stdout
+
+
+def test_a_fleet_file_with_a_bad_field_is_exit_2_naming_file_and_field(
+    tmp_path: Path, run_cli: Callable[..., CliResult]
+) -> None:
+    fleet = _fleet(tmp_path, "group: g\nmembers:\n  - {family: go, count: 1}\n")
+    result = run_cli("upgrade-plan", "--fleet", fleet, "--to", "cooperative")
+    assert result.code == 2
+    assert "fleet.yaml: field members.0.family" in result.stderr
+    assert result.stdout == "", "nothing half-written on stdout"
+
+
+def test_a_missing_fleet_file_is_exit_2(tmp_path: Path, run_cli: Callable[..., CliResult]) -> None:
+    result = run_cli("downgrade-plan", "--fleet", str(tmp_path / "nope.yaml"), "--to", "eager")
+    assert result.code == 2
+    assert "does not exist" in result.stderr
+
+
+def test_neither_a_group_nor_a_fleet_is_a_usage_error(run_cli: Callable[..., CliResult]) -> None:
+    result = run_cli("upgrade-plan", "--to", "cooperative")
+    assert result.code == 2
+    assert "Give GROUP and --bootstrap-server" in result.stderr
+
+
+def test_a_downgrade_target_given_to_upgrade_plan_is_refused_by_the_choice(
+    run_cli: Callable[..., CliResult],
+) -> None:
+    result = run_cli("upgrade-plan", "g", "--to", "eager", "--bootstrap-server", "127.0.0.1:1")
+    assert result.code == 2
+    assert "'eager' is not one of" in result.stderr
+
+
+def test_an_unknown_forced_migration_is_exit_2_before_any_cluster_call(
+    run_cli: Callable[..., CliResult],
+) -> None:
+    result = run_cli(
+        "upgrade-plan", "g", "--to", "cooperative", "--migration", "nope", "--bootstrap-server", "127.0.0.1:1"
+    )
+    assert result.code == 2
+    assert "No migration named 'nope'" in result.stderr
