@@ -100,8 +100,8 @@ def render_report(ctx: Ctx, result: ReportResult) -> None:
         )
         for column in ("partition", "unavailable ms", "intervals"):
             parts.add_column(column, justify="left" if column == "partition" else "right")
-        for p in worst[:TOP_PARTITIONS]:
-            parts.add_row(f"{p.topic}-{p.partition}", _ms(p.unavailable_ms), str(p.intervals))
+        for part in worst[:TOP_PARTITIONS]:
+            parts.add_row(f"{part.topic}-{part.partition}", _ms(part.unavailable_ms), str(part.intervals))
         ctx.out.print(parts)
     ctx.out.print(Text(f"wrote {', '.join(p.name for p in result.paths)} in {result.out_dir}", style="dim"))
 
