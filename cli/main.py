@@ -1,55 +1,131 @@
-"""Entry point: the command group and the one place that turns errors into messages and exit codes."""
+"""Entry point: the command group and the one place that turns errors into messages and exit codes.
+
+Commands load lazily (click's documented LazyGroup pattern): the group knows each command's name and
+where it lives, and imports only the module of the command being run, so `kafka-coop describe` does not
+pay for rich tables of the demo, the sandbox or Spark. `kafka-coop --help` loads them all to list their
+short help; a command whose module is not installed (yet) is left out of the list and, when invoked, is
+one sentence and exit 2.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import Any
 
 import click
 
 from kafka_coop import __version__
 from kafka_coop.errors import KafkaCoopError
 
-from ._context import Ctx
-from .consume import consume
-from .demo import demo
-from .describe import describe
-from .sandbox import sandbox
-from .verify import verify_group
+# command name -> (module under kafka_coop.cli, attribute); the order is the order of `--help`.
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "sandbox": ("sandbox", "sandbox"),
+    "consume": ("consume", "consume"),
+    "describe": ("describe", "describe"),
+    "verify-group": ("verify", "verify_group"),
+    "upgrade-plan": ("plan", "upgrade_plan"),
+    "downgrade-plan": ("plan", "downgrade_plan"),
+    "report": ("report", "report"),
+    "demo": ("demo", "demo"),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+class CommandUnavailable(click.UsageError):
+    """A known command whose module is not part of this installation (exit 2)."""
+
+
+class LazyGroup(click.Group):
+    """A click Group that imports a command's module only when that command is looked up."""
+
+    def __init__(self, *args: Any, lazy_commands: dict[str, tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_commands = dict(lazy_commands)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        eager = [name for name in super().list_commands(ctx) if name not in self.lazy_commands]
+        return [*self.lazy_commands, *sorted(eager)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy_commands:
+            try:
+                return self.load(cmd_name)
+            except CommandUnavailable:
+                return None
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0]) if args else None
+        if name in self.lazy_commands:
+            return name, self.load(name), args[1:]  # raises CommandUnavailable with the reason
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Like click's, but a command whose module fails to import is listed as such, not fatal."""
+        rows: list[tuple[str, str]] = []
+        limit = formatter.width - 6 - max((len(n) for n in self.list_commands(ctx)), default=0)
+        for name in self.list_commands(ctx):
+            try:
+                command = self.get_command(ctx, name)
+            except Exception as exc:  # a half-written module must not take `--help` down with it
+                rows.append((name, f"(unavailable: {type(exc).__name__}: {exc})"))
+                continue
+            if command is None or command.hidden:
+                continue
+            rows.append((name, command.get_short_help_str(limit)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def load(self, cmd_name: str) -> click.Command:
+        """Import the module of `cmd_name` and return its command; CommandUnavailable if not installed."""
+        module_name, attribute = self.lazy_commands[cmd_name]
+        qualified = f"{__package__}.{module_name}"
+        try:
+            module = importlib.import_module(qualified)
+        except ModuleNotFoundError as exc:
+            if exc.name != qualified:
+                raise  # the module exists but one of its imports is missing: a real error
+            raise CommandUnavailable(
+                f"The {cmd_name!r} command is not available in this installation "
+                f"(module {qualified} is not installed)."
+            ) from None
+        command = getattr(module, attribute, None)
+        if not isinstance(command, click.Command):
+            raise CommandUnavailable(
+                f"The {cmd_name!r} command is not available in this installation "
+                f"({qualified} defines no command {attribute!r})."
+            )
+        return command
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy_commands=LAZY_COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
+)
 @click.version_option(__version__, prog_name="kafka-coop")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Safe, visible, measured consumer-group rebalancing for Kafka fleets."""
+    from ._context import Ctx
+
     ctx.ensure_object(Ctx)
 
 
-for _command in (sandbox, consume, describe, verify_group, demo):
-    cli.add_command(_command)
+def _error_console() -> Any:
+    from rich.console import Console
 
-
-_LATER_COMMANDS = [(".report", "report"), (".plan", "upgrade_plan"), (".plan", "downgrade_plan")]
-
-
-def _register_optional() -> None:
-    """Commands from later layers; imported here so `kafka-coop --help` lists everything."""
-    import importlib
-
-    for module, name in _LATER_COMMANDS:
-        try:
-            command = getattr(importlib.import_module(module, __package__), name)
-        except ModuleNotFoundError:
-            continue
-        cli.add_command(command)
+    return Console(stderr=True, soft_wrap=True)
 
 
 def main(argv: list[str] | None = None) -> None:
-    _register_optional()
-    console = Ctx().err
     try:
         result = cli.main(args=argv, prog_name="kafka-coop", standalone_mode=False)
     except KafkaCoopError as exc:
+        console = _error_console()
         console.print(f"[bold red]Error:[/bold red] {exc.message}", highlight=False)
         if exc.hint:
             console.print(f"[yellow]Hint:[/yellow] {exc.hint}", highlight=False)
@@ -57,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
             console.print(f"Log: {exc.log_path}", highlight=False)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
-        console.print("Aborted.")
+        _error_console().print("Aborted.")
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()

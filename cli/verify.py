@@ -5,19 +5,40 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
 from rich.text import Text
 
 from kafka_coop.errors import InvalidInput
-from kafka_coop.inspect import GroupSnapshot, take_snapshot
+from kafka_coop.inspect import GroupSnapshot, lag_sample, take_snapshot
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.rollout import GateReport, MigrationSpec, evaluate, load_migration, migration_names
 
 from ._context import Ctx, admin_for, bootstrap_option, command_config_option, output_option, pass_ctx
 
 STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red"}
+
+
+class LagWindow(click.ParamType):  # type: ignore[type-arg]  # generic only in some click versions
+    """`auto` (None: the window is the time gathering takes) or a number of seconds >= 0."""
+
+    name = "auto|SECONDS"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float | None:
+        if value is None or isinstance(value, float | int):
+            return None if value is None else float(value)
+        text = str(value).strip().lower()
+        if text == "auto":
+            return None
+        try:
+            seconds = float(text)
+        except ValueError:
+            self.fail(f"{value!r} is neither 'auto' nor a number of seconds.", param, ctx)
+        if seconds < 0:
+            self.fail(f"{value!r} is negative.", param, ctx)
+        return seconds
 
 
 def migration_from_plan(path: Path) -> MigrationSpec:
@@ -98,10 +119,14 @@ def _summary(report: GateReport) -> str:
 )
 @click.option(
     "--lag-window",
-    type=click.FloatRange(min=0.0),
-    default=1.0,
+    type=LagWindow(),
+    default="auto",
     show_default=True,
-    help="Seconds between the two lag samples of lag-not-growing (0: one sample).",
+    help="lag-not-growing compares the lag read when the command starts with the lag read after "
+    "everything else was gathered. auto: the window is however long gathering took (no waiting); "
+    "SECONDS: at least that long (waits only for what gathering did not cover); 0: one sample, "
+    "no trend. The check's reason states the window used. Offsets move in steps of the members' "
+    "commit interval (5 s by default), so a window of several seconds, or --wait, sees a real trend.",
 )
 @click.option("--strict", is_flag=True, help="Treat warnings as failures.")
 @click.option("--manifests-topic", default=DEFAULT_MANIFEST_TOPIC, show_default=True, help="'' to read none.")
@@ -119,7 +144,7 @@ def verify_group(
     wait: bool,
     timeout: float,
     interval: float,
-    lag_window: float,
+    lag_window: float | None,
     strict: bool,
     manifests_topic: str,
     output: str,
@@ -138,20 +163,28 @@ def verify_group(
         spec.phase(phase)  # the one sentence about which phases exist
     admin, conf = admin_for(bootstrap, command_config)
 
-    def look(with_broker: bool = True) -> GroupSnapshot:
+    def look(lag_not_before: float | None = None) -> GroupSnapshot:
         return take_snapshot(
-            admin, group, conf=conf, manifests_topic=manifests_topic or None, with_broker=with_broker
+            admin,
+            group,
+            conf=conf,
+            manifests_topic=manifests_topic or None,
+            lag_not_before=lag_not_before,
         )
 
     deadline = time.monotonic() + timeout
     previous: GroupSnapshot | None = None
-    if lag_window > 0:
-        previous = look(with_broker=False)
-        time.sleep(lag_window)
+    lag_not_before: float | None = None
+    if lag_window is None or lag_window > 0:
+        # The first lag sample now; the first look reads lag again last, so the window spans the
+        # whole gathering (and at least --lag-window seconds when given), measured, not assumed.
+        previous = lag_sample(admin, group)
+        lag_not_before = time.monotonic() + (lag_window or 0.0)
     attempt = 0
     while True:
         attempt += 1
-        snap = look()
+        snap = look(lag_not_before)
+        lag_not_before = None  # later rounds compare with the previous round, --interval apart
         report = evaluate(snap, spec=spec, phase=phase, expect_members=expect_members, previous=previous)
         if not wait or not report.failed(strict) or time.monotonic() + interval > deadline:
             break

@@ -34,6 +34,7 @@ _TYPES: dict[Any, GroupType] = {ConsumerGroupType.CLASSIC: "classic", ConsumerGr
 TopicPartitionKey = tuple[str, int]
 
 _AUTH_ERRORS = frozenset({KafkaError.GROUP_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED})
+_TOPIC_AUTH_ERRORS = frozenset({KafkaError.TOPIC_AUTHORIZATION_FAILED})
 _TRANSIENT_ERRORS = frozenset(
     {
         KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
@@ -226,21 +227,37 @@ class ClusterAdmin:
 
     def offsets(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> list[PartitionOffsets]:
         """Committed offset and log end offset of every partition the group has committed."""
+        try:
+            return self._offsets(group, timeout_s)
+        except KafkaException as exc:
+            raise _unreachable(self.bootstrap, exc.args[0] if exc.args else exc) from None
+
+    def offsets_if_allowed(
+        self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S
+    ) -> list[PartitionOffsets] | None:
+        """Like `offsets`, but None when the principal may not read them (the caller says why its own
+        way, e.g. with describe_group's "not authorized" sentence); unreachable is still an error."""
+        try:
+            return self._offsets(group, timeout_s)
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args else exc
+            if isinstance(err, KafkaError) and err.code() in _AUTH_ERRORS | _TOPIC_AUTH_ERRORS:
+                return None
+            raise _unreachable(self.bootstrap, err) from None
+
+    def _offsets(self, group: str, timeout_s: float) -> list[PartitionOffsets]:
         from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
         from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
 
-        try:
-            request = [ConsumerGroupTopicPartitions(group)]
-            futures = self.client.list_consumer_group_offsets(request, request_timeout=timeout_s)
-            committed = futures[group].result()
-            parts = [tp for tp in committed.topic_partitions if tp.error is None]
-            if not parts:
-                return []
-            specs = {TopicPartition(tp.topic, tp.partition): OffsetSpec.latest() for tp in parts}  # type: ignore[no-untyped-call]
-            ends = self.client.list_offsets(specs, request_timeout=timeout_s)
-            end_of = {(tp.topic, tp.partition): f.result().offset for tp, f in ends.items()}
-        except KafkaException as exc:
-            raise _unreachable(self.bootstrap, exc.args[0] if exc.args else exc) from None
+        request = [ConsumerGroupTopicPartitions(group)]
+        futures = self.client.list_consumer_group_offsets(request, request_timeout=timeout_s)
+        committed = futures[group].result()
+        parts = [tp for tp in committed.topic_partitions if tp.error is None]
+        if not parts:
+            return []
+        specs = {TopicPartition(tp.topic, tp.partition): OffsetSpec.latest() for tp in parts}  # type: ignore[no-untyped-call]
+        ends = self.client.list_offsets(specs, request_timeout=timeout_s)
+        end_of = {(tp.topic, tp.partition): f.result().offset for tp, f in ends.items()}
         return sorted(
             (
                 PartitionOffsets(

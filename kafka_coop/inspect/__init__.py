@@ -1,6 +1,6 @@
 """Group inspection: one look at a live group (GroupSnapshot) with the source of every inferred fact."""
 
-from kafka_coop.inspect._gather import list_groups, read_manifests, take_snapshot
+from kafka_coop.inspect._gather import ReadToEnd, lag_sample, list_groups, read_manifests, take_snapshot
 from kafka_coop.inspect._infer import (
     COOPERATIVE_ASSIGNORS,
     EAGER_ONLY_ASSIGNORS,
@@ -34,11 +34,13 @@ __all__ = [
     "MemberSnapshot",
     "MemberType",
     "PartitionLag",
+    "ReadToEnd",
     "RebalanceProtocol",
     "Source",
     "broker_facts",
     "infer_generation",
     "infer_members",
+    "lag_sample",
     "list_groups",
     "match_manifests",
     "read_manifests",

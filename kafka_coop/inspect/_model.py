@@ -8,9 +8,11 @@ gates treat `unknown` as not proven.
 
 from __future__ import annotations
 
-from typing import Generic, Literal, TypeVar
+import base64
+import binascii
+from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
 
 from kafka_coop.manifest import Manifest
 from kafka_coop.protocol import ConsumerProtocolSubscription
@@ -51,6 +53,30 @@ class MemberSnapshot(BaseModel):
     subscription_error: str | None = None
     assignment_user_data: int | None = None  # bytes of userData in its assignment (blocks KIP-848)
     manifest: Manifest | None = None
+
+    @field_serializer("subscription", when_used="json")
+    def _subscription_json(self, sub: ConsumerProtocolSubscription | None) -> dict[str, Any] | None:
+        """userData is opaque bytes (Java's sticky assignors put binary in it): base64 in JSON."""
+        if sub is None:
+            return None
+        out = sub.model_dump(mode="python")
+        out["owned_partitions"] = [list(tp) for tp in sub.owned_partitions]
+        out["topics"] = list(sub.topics)
+        if sub.user_data is not None:
+            out["user_data"] = base64.b64encode(sub.user_data).decode("ascii")
+        return out
+
+    @field_validator("subscription", mode="before")
+    @classmethod
+    def _subscription_from_json(cls, value: Any) -> Any:
+        """The inverse of the JSON form: a base64 `user_data` string back to its bytes."""
+        if isinstance(value, dict) and isinstance(value.get("user_data"), str):
+            try:
+                raw = base64.b64decode(value["user_data"], validate=True)
+            except (binascii.Error, ValueError):
+                return value
+            return {**value, "user_data": raw}
+        return value
 
     @property
     def name(self) -> str:
