@@ -9,6 +9,7 @@ one sentence and exit 2.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 from typing import Any
@@ -121,6 +122,18 @@ def _error_console() -> Any:
     return Console(stderr=True, soft_wrap=True)
 
 
+def _exit(code: int) -> None:
+    """Exit without a last garbage collection over every object the imports made.
+
+    Interpreter shutdown runs a full collection over pydantic's schemas, rich's tables and the rest
+    of what was imported: ~0.15 s of a 1 s `describe`. The command is done and its clients closed by
+    then; freezing moves the survivors out of the collector's sight (atexit handlers, weakref
+    finalizers and reference counting still run as usual).
+    """
+    gc.freeze()
+    sys.exit(code)
+
+
 def main(argv: list[str] | None = None) -> None:
     try:
         result = cli.main(args=argv, prog_name="kafka-coop", standalone_mode=False)
@@ -131,14 +144,14 @@ def main(argv: list[str] | None = None) -> None:
             console.print(f"[yellow]Hint:[/yellow] {exc.hint}", highlight=False)
         if exc.log_path:
             console.print(f"Log: {exc.log_path}", highlight=False)
-        sys.exit(exc.exit_code)
+        _exit(exc.exit_code)
     except click.exceptions.Abort:
         _error_console().print("Aborted.")
-        sys.exit(130)
+        _exit(130)
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
+        _exit(exc.exit_code)
     except KeyboardInterrupt:
-        sys.exit(130)
+        _exit(130)
     # click returns ctx.exit(code)'s code when not in standalone mode
-    sys.exit(result if isinstance(result, int) else 0)
+    _exit(result if isinstance(result, int) else 0)
