@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 from rich.table import Table
-from rich.text import Text
+from rich.text import Span, Text
 
 from kafka_coop.admin import ListedGroup, LiveGroup
 from kafka_coop.errors import InvalidInput
@@ -81,16 +81,26 @@ def aligned_table(columns: tuple[str, ...], rows: list[list[Text]], gap: int = 2
     header = [Text(c, style="bold") for c in columns]
     widths = [max(cell.cell_len for cell in column) for column in zip(header, *rows, strict=True)]
     lines = [header, [Text("─" * w, style="dim") for w in widths], *rows]
-    out = Text()
+    parts: list[str] = []
+    spans: list[Span] = []
+    pos = 0
     for n, line in enumerate(lines):
         if n:
-            out.append("\n")
+            parts.append("\n")
+            pos += 1
         last = len(line) - 1
         for i, (cell, width) in enumerate(zip(line, widths, strict=True)):
-            out.append_text(cell)
+            plain = cell.plain
+            if cell.style:
+                spans.append(Span(pos, pos + len(plain), cell.style))
+            spans.extend(Span(pos + s.start, pos + s.end, s.style) for s in cell.spans)
+            parts.append(plain)
+            pos += len(plain)
             if i < last:
-                out.append(" " * (width - cell.cell_len + gap))
-    return out
+                pad = " " * (width - cell.cell_len + gap)
+                parts.append(pad)
+                pos += len(pad)
+    return Text("".join(parts), spans=spans)
 
 
 def member_table(snap: GroupSnapshot) -> Text:

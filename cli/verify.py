@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kafka_coop.errors import InvalidInput
-from kafka_coop.inspect import GroupSnapshot, lag_sample, take_snapshot
+from kafka_coop.inspect import GroupSnapshot, snapshot_with_lag_trend, take_snapshot
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.rollout import GateReport, MigrationSpec, evaluate, load_migration, migration_names
 
@@ -163,28 +163,27 @@ def verify_group(
         spec.phase(phase)  # the one sentence about which phases exist
     admin, conf = admin_for(bootstrap, command_config)
 
-    def look(lag_not_before: float | None = None) -> GroupSnapshot:
-        return take_snapshot(
-            admin,
-            group,
-            conf=conf,
-            manifests_topic=manifests_topic or None,
-            lag_not_before=lag_not_before,
-        )
+    def look() -> GroupSnapshot:
+        return take_snapshot(admin, group, conf=conf, manifests_topic=manifests_topic or None)
 
     deadline = time.monotonic() + timeout
     previous: GroupSnapshot | None = None
-    lag_not_before: float | None = None
-    if lag_window is None or lag_window > 0:
-        # The first lag sample now; the first look reads lag again last, so the window spans the
-        # whole gathering (and at least --lag-window seconds when given), measured, not assumed.
-        previous = lag_sample(admin, group)
-        lag_not_before = time.monotonic() + (lag_window or 0.0)
     attempt = 0
     while True:
         attempt += 1
-        snap = look(lag_not_before)
-        lag_not_before = None  # later rounds compare with the previous round, --interval apart
+        if attempt == 1 and (lag_window is None or lag_window > 0):
+            # The first lag sample goes out with the look's other reads, the second is read after all
+            # of them answered (and at least --lag-window seconds later when given): the window is
+            # measured, and the check's reason states it.
+            previous, snap = snapshot_with_lag_trend(
+                admin,
+                group,
+                min_window_s=lag_window or 0.0,
+                conf=conf,
+                manifests_topic=manifests_topic or None,
+            )
+        else:
+            snap = look()  # later rounds compare with the previous round, --interval apart
         report = evaluate(snap, spec=spec, phase=phase, expect_members=expect_members, previous=previous)
         if not wait or not report.failed(strict) or time.monotonic() + interval > deadline:
             break

@@ -1,6 +1,13 @@
 """Group inspection: one look at a live group (GroupSnapshot) with the source of every inferred fact."""
 
-from kafka_coop.inspect._gather import ReadToEnd, lag_sample, list_groups, read_manifests, take_snapshot
+from kafka_coop.inspect._gather import (
+    ReadToEnd,
+    lag_sample,
+    list_groups,
+    read_manifests,
+    snapshot_with_lag_trend,
+    take_snapshot,
+)
 from kafka_coop.inspect._infer import (
     COOPERATIVE_ASSIGNORS,
     EAGER_ONLY_ASSIGNORS,
@@ -44,6 +51,7 @@ __all__ = [
     "list_groups",
     "match_manifests",
     "read_manifests",
+    "snapshot_with_lag_trend",
     "take_snapshot",
     "version_at_least",
 ]

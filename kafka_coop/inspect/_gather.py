@@ -20,7 +20,7 @@ from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, Manifest, parse_manifest
 R = TypeVar("R")
 
 MANIFEST_READ_TIMEOUT_S = 5.0
-GATHER_THREADS = 5
+GATHER_THREADS = 6
 
 
 class ReadToEnd:
@@ -180,9 +180,78 @@ def take_snapshot(
     the window between two samples is measured, not assumed. `timings`, when given, receives the
     seconds each read took (and `total`), for benchmarks.
     """
+    return _look(
+        admin,
+        group,
+        conf=conf,
+        manifests_topic=manifests_topic,
+        with_lag=with_lag,
+        with_broker=with_broker,
+        timeout_s=timeout_s,
+        lag_not_before=lag_not_before,
+        timings=timings,
+    )[1]
+
+
+def snapshot_with_lag_trend(
+    admin: ClusterAdmin,
+    group: str,
+    *,
+    min_window_s: float = 0.0,
+    conf: Mapping[str, str] | None = None,
+    manifests_topic: str | None = DEFAULT_MANIFEST_TOPIC,
+    timeout_s: float = 10.0,
+    timings: dict[str, float] | None = None,
+) -> tuple[GroupSnapshot | None, GroupSnapshot]:
+    """(first lag sample, snapshot) for a lag trend in one look (verify-group's lag window).
+
+    The first sample (`lag_sample`) goes out with the snapshot's other reads; the snapshot's own lag
+    is read after all of them answered, the first sample included, and no sooner than `min_window_s`
+    after that first answer. The window is whatever lies between the two answers (`taken_ms` of
+    each), at least `min_window_s`; nothing is slept beyond what gathering did not cover.
+    """
+    return _look(
+        admin,
+        group,
+        conf=conf,
+        manifests_topic=manifests_topic,
+        with_lag=True,
+        with_broker=True,
+        timeout_s=timeout_s,
+        lag_not_before=None,
+        timings=timings,
+        first_lag_window_s=min_window_s,
+    )
+
+
+def _look(
+    admin: ClusterAdmin,
+    group: str,
+    *,
+    conf: Mapping[str, str] | None,
+    manifests_topic: str | None,
+    with_lag: bool,
+    with_broker: bool,
+    timeout_s: float,
+    lag_not_before: float | None,
+    timings: dict[str, float] | None,
+    first_lag_window_s: float | None = None,
+) -> tuple[GroupSnapshot | None, GroupSnapshot]:
     start = time.perf_counter()
-    lag_last = with_lag and lag_not_before is not None
+    trend = first_lag_window_s is not None
+    lag_last = with_lag and (lag_not_before is not None or trend)
     with ThreadPoolExecutor(max_workers=GATHER_THREADS, thread_name_prefix="kafka-coop-look") as pool:
+        first_f = (
+            pool.submit(
+                _timed(
+                    timings,
+                    "lag_first",
+                    lambda: (lag_sample(admin, group, timeout_s=timeout_s), time.monotonic()),
+                )
+            )
+            if trend
+            else None
+        )
         live_f = pool.submit(
             _timed(timings, "describe", lambda: admin.describe_group(group, timeout_s=timeout_s))
         )
@@ -249,7 +318,11 @@ def take_snapshot(
         taken_ms = None
         if offsets_f is not None and exists:
             lag = _lag(offsets_f.result())
-        elif lag_last and exists:
+        first: GroupSnapshot | None = None
+        if first_f is not None:
+            first, first_at = first_f.result()
+            lag_not_before = first_at + (first_lag_window_s or 0.0)
+        if lag_last and exists:
             assert lag_not_before is not None
             wait = lag_not_before - time.monotonic()
             if wait > 0:
@@ -263,7 +336,7 @@ def take_snapshot(
         notes.append("a rebalance is in progress: member metadata may be from the previous generation")
     if timings is not None:
         timings["total"] = time.perf_counter() - start
-    return GroupSnapshot(
+    return first, GroupSnapshot(
         group_id=group,
         taken_ms=taken_ms if taken_ms is not None else now_ms(),
         exists=exists,

@@ -330,3 +330,46 @@ def test_the_snapshot_json_round_trips_and_carries_broker_facts(
     assert snap.broker.migration_policy == "bidirectional"
     assert snap.broker.rebalance_protocols is not None and "consumer" in snap.broker.rebalance_protocols
     assert snap.broker.group_max_size is not None
+
+
+def test_verify_lag_window_is_measured_and_stated(
+    fleet: Fleet,
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+) -> None:
+    """Default: two lag samples, the window is the gathering (no sleep); --lag-window S: at least S."""
+    import re
+
+    from confluent_kafka import Producer
+
+    topic = topic_factory(2)
+    group = unique("lagwin")
+    fleet.add(MemberSpec(name="w0", kind="java", group=group, topics=(topic,), assignors=("range",)))
+    fleet.wait_stable(group, members=1)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(20):
+        producer.produce(topic, b"x", partition=i % 2)
+    producer.flush(10)
+    admin = ClusterAdmin(bootstrap)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(admin.offsets(group)) < 2:
+        time.sleep(0.5)  # the member commits what it processed about once a second
+
+    def lag_reason(*extra: str) -> tuple[str, float]:
+        start = time.monotonic()
+        result = run_cli("verify-group", group, "--bootstrap-server", bootstrap, *extra, "-o", "json")
+        elapsed = time.monotonic() - start
+        assert result.code == 0, result.stderr
+        return next(c["reason"] for c in result.json()["checks"] if c["name"] == "lag-not-growing"), elapsed
+
+    reason, _ = lag_reason()
+    match = re.fullmatch(r"lag (\d+) -> (\d+) in (\d+\.\d) s", reason)
+    assert match, reason  # two samples, the measured window stated
+    reason, elapsed = lag_reason("--lag-window", "1.5")
+    match = re.fullmatch(r"lag (\d+) -> (\d+) in (\d+\.\d) s", reason)
+    assert match and float(match.group(3)) >= 1.5, reason
+    assert elapsed >= 1.5
+    reason, _ = lag_reason("--lag-window", "0")
+    assert reason.endswith("(one sample)"), reason
