@@ -147,7 +147,10 @@ BY_NAME = {s.name: s for s in SCENARIOS}
 # Broker settings beyond the sandbox's: only the floor of the KIP-848 session timeout is lowered, so the
 # slow-restart case can give its group a 6 s session like the classic members get; the default (45 s)
 # and everything else stay as shipped.
-BROKER_CONFIG = {"group.consumer.min.session.timeout.ms": "6000"}
+BROKER_CONFIG = {
+    "group.consumer.min.session.timeout.ms": "6000",
+    "group.consumer.min.heartbeat.interval.ms": "1000",
+}
 BROKER_START_TIMEOUT_S = 300.0
 
 
