@@ -61,6 +61,9 @@ _RESERVED = frozenset(
 Progress = Callable[[str], None]
 
 
+WARM_ATTEMPT_S = 5.0
+
+
 class SandboxState(BaseModel):
     """What `status` reports; persisted as sandbox.json next to the broker's data."""
 
@@ -406,9 +409,18 @@ class Sandbox:
         """
         from kafka_coop.admin import ClusterAdmin
 
-        ClusterAdmin(self.bootstrap).describe_group(
-            "_kafka_coop_sandbox_probe", timeout_s=max(5.0, deadline - time.monotonic())
-        )
+        # Short attempts, retried: one long request can hang on a coordinator lookup that failed while
+        # __consumer_offsets was still being created (seen on a loaded machine: one request, no retry,
+        # timed out after minutes although the coordinator had loaded in milliseconds).
+        admin = ClusterAdmin(self.bootstrap)
+        while True:
+            try:
+                admin.describe_group("_kafka_coop_sandbox_probe", timeout_s=WARM_ATTEMPT_S)
+                return
+            except ClusterUnavailable:
+                if time.monotonic() + WARM_ATTEMPT_S > deadline:
+                    raise
+                admin = ClusterAdmin(self.bootstrap)  # a fresh client: no cached coordinator state
 
     def _wait_ready(self, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
