@@ -21,6 +21,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 jars: $(STAMP)
 	$(BIN)/kafka-coop sandbox prepare
+	$(BIN)/python -m kafka_coop.analytics._spark_jars
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

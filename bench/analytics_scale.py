@@ -1,0 +1,187 @@
+"""Analytics at scale: `kafka-coop report --engine spark` over 10 M RebalanceEvents on local[2].
+
+Generates N events as JSONL files in a temporary directory (`write_jsonl`: one simulated shard of
+N/files events, every file that shard under its own prefix, i.e. independent fleets side by side),
+then runs `run_report(engine="spark", master=local[2])` with a fresh SparkSession, as a user's
+`kafka-coop report` does: parse and validate every line, intervals and pauses with window functions,
+Parquet tables, summary, plot.
+
+Figures: the wall time of that report (JVM start included; target < 120 s), the same without the
+session start, and events/s. Correctness: the Python reference engine summarizes one shard file, and
+the Spark summary must hold exactly that shard's per-member and per-partition figures under its
+prefix, and every total, per-protocol and per-phase figure times the file count.
+
+Run: `.venv/bin/python -m bench --only analytics_scale` -> bench/results/analytics-scale.json/.png
+(`--quick` for 200 k events; `--param events=2000000` to override).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import JsonValue
+
+from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result
+
+NAME = "analytics-scale"
+TITLE = "Analytics at scale: kafka-coop report, Spark engine, local[2]"
+TARGET_S = 120.0
+DEFAULTS: dict[str, Any] = {
+    "events": 10_000_000,
+    "files": 40,
+    "members": 30,
+    "partitions": 24,
+    "seed": 42,
+    "master": "local[2]",
+}
+QUICK: dict[str, Any] = {"events": 200_000, "files": 4}
+
+
+def _check(spark: Any, shard: Any, files: int) -> list[str]:
+    """Differences between the Spark summary and `files` copies of the Python shard summary."""
+    problems: list[str] = []
+    prefix = "s0-"
+    for field in ("events", "intervals", "partition_unavailable_ms_total", "pauses", "pause_ms_total"):
+        if getattr(spark, field) != files * getattr(shard, field):
+            problems.append(f"{field}: spark {getattr(spark, field)} != {files} x {getattr(shard, field)}")
+    if [m for m in spark.members if m.name.startswith(prefix)] != shard.members:
+        problems.append("members of shard 0 differ")
+    if [p for p in spark.partitions if p.topic.startswith(prefix)] != shard.partitions:
+        problems.append("partitions of shard 0 differ")
+    for protocol, stat in shard.rebalances.items():
+        scaled = {k: files * v for k, v in stat.model_dump().items()}
+        if spark.rebalances[protocol].model_dump() != scaled:
+            problems.append(f"rebalances[{protocol}] differ")
+    for got, want in zip(spark.phases, shard.phases, strict=True):
+        scaled = {
+            k: v if k in ("name", "start_ms", "end_ms") else files * v for k, v in want.model_dump().items()
+        }
+        if got.model_dump() != scaled:
+            problems.append(f"phase {want.name} differs")
+    return problems
+
+
+def run(args: BenchArgs) -> BenchResult:
+    import pyspark
+
+    from kafka_coop.analytics import read_event_lines, run_report, summarize, write_jsonl
+    from kafka_coop.analytics._spark import stop_session
+
+    params = {**DEFAULTS, **(QUICK if args.quick else {})}
+    params = {key: args.param(key, value) for key, value in params.items()}
+    n, files = int(params["events"]), int(params["files"])
+    result = new_result(NAME, TITLE, {**params, "pyspark": pyspark.__version__})
+    runs: list[dict[str, JsonValue]] = []
+    with tempfile.TemporaryDirectory(prefix="kafka-coop-bench-analytics-") as tmp:
+        root = Path(tmp)
+        t0 = time.perf_counter()
+        paths = write_jsonl(
+            root / "events",
+            n,
+            files=files,
+            seed=int(params["seed"]),
+            members=int(params["members"]),
+            partitions=int(params["partitions"]),
+        )
+        generate_s = time.perf_counter() - t0
+        input_bytes = sum(p.stat().st_size for p in paths)
+        print(f"  generated {n:,} events, {input_bytes / 1e9:.2f} GB in {generate_s:.1f} s", flush=True)
+
+        t0 = time.perf_counter()
+        shard_events, shard_bad = read_event_lines([paths[0]])
+        shard = summarize(shard_events)
+        python_s = time.perf_counter() - t0
+        print(f"  python engine on one shard ({len(shard_events):,} events): {python_s:.1f} s", flush=True)
+
+        stop_session()  # a fresh JVM, as a user's command gets
+        from kafka_coop.analytics import _spark
+
+        t0 = time.perf_counter()
+        _spark.get_session(str(params["master"]))
+        session_s = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        report = run_report([root / "events"], root / "out", engine="spark", master=str(params["master"]))
+        job_s = time.perf_counter() - t1
+        wall_s = session_s + job_s
+        stop_session()
+        print(f"  spark: session {session_s:.1f} s + report {job_s:.1f} s", flush=True)
+        problems = _check(report.summary, shard, files) if n % files == 0 else ["uneven shards: not checked"]
+        if shard_bad or report.summary.malformed:
+            problems.append("generated lines were refused")
+        runs.append(
+            {
+                "events": n,
+                "files": files,
+                "input_bytes": input_bytes,
+                "generate_s": round(generate_s, 3),
+                "python_shard_events": len(shard_events),
+                "python_shard_s": round(python_s, 3),
+                "spark_session_s": round(session_s, 3),
+                "spark_report_s": round(job_s, 3),
+                "spark_wall_s": round(wall_s, 3),
+                "intervals": report.summary.intervals,
+                "pauses": report.summary.pauses,
+                "partition_unavailable_ms_total": report.summary.partition_unavailable_ms_total,
+                "pause_ms_total": report.summary.pause_ms_total,
+                "summary_matches_python": not problems,
+                "problems": list(problems),
+            }
+        )
+    result.runs = runs
+    result.samples = {
+        "stage_s": Series(unit="s", values=[generate_s, python_s, session_s, job_s]),
+    }
+    result.parameters["stages"] = ["generate", "python one shard", "spark session", "spark report"]
+    result.figures = {
+        "wall_s": Figure(
+            value=round(wall_s, 2),
+            unit="s",
+            description=f"kafka-coop report --engine spark on {n:,} events, {params['master']}, "
+            "SparkSession start included",
+            target=TARGET_S,
+            better="lower",
+        ),
+        "report_s": Figure(value=round(job_s, 2), unit="s", description="the same without the session start"),
+        "events_per_s": Figure(value=round(n / wall_s), unit="events/s", description="events / wall_s"),
+        "matches_python": Figure(
+            value=1.0 if not problems else 0.0,
+            unit="bool",
+            description="Spark summary == Python reference on a shard (scaled by the file count)",
+            target=1.0,
+            better="higher",
+        ),
+    }
+    if problems:
+        result.notes.append("MISMATCH: " + "; ".join(problems))
+    result.notes.append(
+        f"input: {files} files, {input_bytes / 1e9:.2f} GB of JSONL; generation ({generate_s:.0f} s) and the "
+        "Python check are not part of any time figure"
+    )
+    return result.finish()
+
+
+def plot(result: BenchResult, fig: Any) -> None:
+    ax = fig.add_subplot(1, 1, 1)
+    stages = result.parameters.get("stages")
+    labels = [str(s) for s in stages] if isinstance(stages, list) else []
+    values = result.samples["stage_s"].values
+    bars = ax.barh(labels, values, color=["tab:gray", "tab:green", "tab:orange", "tab:blue"])
+    ax.bar_label(bars, labels=[f"{v:.1f} s" for v in values], padding=3, fontsize=8)
+    wall = result.figures["wall_s"]
+    ax.axvline(TARGET_S, color="tab:red", linestyle="--", label=f"target {TARGET_S:.0f} s (session + report)")
+    ax.set_xlabel("seconds")
+    ax.set_title(
+        f"{result.parameters['events']} events: Spark wall {wall.value:.1f} s, "
+        f"{result.figures['events_per_s'].value:,.0f} events/s",
+        fontsize=9,
+    )
+    ax.invert_yaxis()
+    ax.legend(loc="lower right", fontsize=8)
+    ax.grid(axis="x", alpha=0.3)
+
+
+if __name__ == "__main__":
+    main_for(run, plot)
