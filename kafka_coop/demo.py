@@ -30,9 +30,8 @@ from kafka_coop.sandbox import (
     PlanRunner,
     RecordAudit,
     SteadyProducer,
-    audit,
+    audit_when_drained,
     read_events,
-    read_processed,
 )
 
 DEMO_TOPIC = "kafka-coop-demo"
@@ -124,16 +123,6 @@ def step_results(windows: list[tuple[PhaseWindow, str]], summary: Summary) -> li
             )
         )
     return out
-
-
-def _drain(fleet: Fleet, topic: str, producer: SteadyProducer, timeout_s: float = 30.0) -> RecordAudit:
-    """Let the members finish what was produced, then audit: 0 lost is the claim."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        records = audit(topic, producer.acked, read_processed(m.records_path for m in fleet.members.values()))
-        if records.lost == 0 or time.monotonic() > deadline:
-            return records
-        time.sleep(0.5)
 
 
 def run_demo(
@@ -234,7 +223,9 @@ def run_demo(
         say("downgrade-plan", f"kafka-coop {label}: the way back, gated the same way")
         walk(plan("downgrade", back), "downgrade")
         producer.stop()
-        records = _drain(fleet, topic, producer)
+        records = audit_when_drained(
+            topic, producer.acked, lambda: [m.records_path for m in fleet.members.values()]
+        )
     tail()
     events = [e for m in fleet.members.values() for e in m.events()]
     summary = summarize(events, phases=[w for w, _ in windows])

@@ -18,7 +18,7 @@ from kafka_coop.sandbox._produce import SteadyProducer  # noqa: E402
 
 __all__ += ["SteadyProducer"]
 
-from kafka_coop.sandbox._records import RecordAudit, audit, read_processed  # noqa: E402
+from kafka_coop.sandbox._records import RecordAudit, audit, audit_when_drained, read_processed  # noqa: E402
 from kafka_coop.sandbox._rollout import (  # noqa: E402
     GateFailed,
     GateRun,
@@ -36,6 +36,7 @@ __all__ += [
     "RecordAudit",
     "apply_config",
     "audit",
+    "audit_when_drained",
     "read_processed",
     "run_gate",
 ]

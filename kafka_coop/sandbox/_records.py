@@ -8,8 +8,9 @@ loss; a produced offset nobody processed is a loss.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -53,3 +54,20 @@ def audit(topic: str, acked: Mapping[int, int], processed: Counter[tuple[str, in
         lost=len(lost),
         lost_examples=lost[:10],
     )
+
+
+def audit_when_drained(
+    topic: str,
+    acked: Mapping[int, int],
+    logs: Callable[[], Iterable[Path]],
+    *,
+    timeout_s: float = 30.0,
+    interval_s: float = 0.5,
+) -> RecordAudit:
+    """Audit once the members caught up with what was produced (or the timeout ran out, then as is)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = audit(topic, acked, read_processed(logs()))
+        if result.lost == 0 or time.monotonic() > deadline:
+            return result
+        time.sleep(interval_s)

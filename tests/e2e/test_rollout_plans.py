@@ -8,7 +8,6 @@ produced record was processed: 0 lost.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -25,9 +24,8 @@ from kafka_coop.sandbox import (
     PlanRunner,
     Sandbox,
     SteadyProducer,
-    audit,
+    audit_when_drained,
     free_port,
-    read_processed,
 )
 from tests.conftest import CliResult
 
@@ -76,12 +74,9 @@ def _walk(fleet: Fleet, admin: ClusterAdmin, plan: Plan) -> list[PhaseRun]:
 
 def _assert_nothing_lost(fleet: Fleet, topic: str, producer: SteadyProducer, timeout_s: float = 60.0) -> None:
     producer.stop()
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = audit(topic, producer.acked, read_processed(m.records_path for m in fleet.members.values()))
-        if result.lost == 0 or time.monotonic() > deadline:
-            break
-        time.sleep(1.0)
+    result = audit_when_drained(
+        topic, producer.acked, lambda: [m.records_path for m in fleet.members.values()], timeout_s=timeout_s
+    )
     assert result.produced > 0
     assert result.lost == 0, f"{result.lost} records never processed, e.g. {result.lost_examples}"
 
