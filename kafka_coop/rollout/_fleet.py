@@ -84,17 +84,18 @@ class FleetDescription(BaseModel):
     def size(self) -> int:
         return sum(m.count for m in self.members)
 
-    def families(self) -> Counter[str]:
+    def count_by(self, field: Literal["family", "protocol", "member_type"]) -> Counter[str]:
+        """Members per value of one field (a fleet-file entry counts `count` times)."""
         counts: Counter[str] = Counter()
         for m in self.members:
-            counts[m.family] += m.count
+            counts[str(getattr(m, field))] += m.count
         return counts
 
+    def families(self) -> Counter[str]:
+        return self.count_by("family")
+
     def protocols(self) -> Counter[str]:
-        counts: Counter[str] = Counter()
-        for m in self.members:
-            counts[m.protocol] += m.count
-        return counts
+        return self.count_by("protocol")
 
 
 def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:

@@ -421,22 +421,15 @@ def _facts(fleet: FleetDescription) -> RequirementFacts:
 
 
 def _summary(fleet: FleetDescription) -> FleetSummary:
-    def counts(key: str) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for m in fleet.members:
-            value = str(getattr(m, key))
-            out[value] = out.get(value, 0) + m.count
-        return out
-
     return FleetSummary(
         source=fleet.source,
         group_type=fleet.group_type,
         state=fleet.state,
         selected_assignor=fleet.selected_assignor,
         members=fleet.size,
-        families=counts("family"),
-        protocols=counts("protocol"),
-        member_types=counts("member_type"),
+        families=dict(fleet.count_by("family")),
+        protocols=dict(fleet.count_by("protocol")),
+        member_types=dict(fleet.count_by("member_type")),
         static=sum(m.count for m in fleet.members if m.static),
         lists_declared=sum(m.count for m in fleet.members if m.assignors is not None),
     )

@@ -285,11 +285,13 @@ class Fleet:
         member.spec = member.spec.replace(**changes)
         return member.spec
 
-    def stop_all(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> None:
-        for member in self.members.values():
+    def stop_all(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S, *, group: str | None = None) -> None:
+        """SIGTERM every member (of `group`, if given) at once, then wait for each, as a scale-to-0 does."""
+        members = list(self.members.values()) if group is None else self.group_members(group)
+        for member in members:
             if member.alive and member.proc is not None:
                 member.proc.send_signal(signal.SIGTERM)
-        for member in self.members.values():
+        for member in members:
             member.stop(timeout_s)
 
     def wait_stable(

@@ -9,7 +9,6 @@ benchmarks use it, so they exercise the very commands a user would copy.
 from __future__ import annotations
 
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ from pydantic import BaseModel
 
 from kafka_coop.events import now_ms
 from kafka_coop.rollout import FamilyConfig, Plan, PlanPhase
-from kafka_coop.sandbox._fleet import DEFAULT_STOP_TIMEOUT_S, Fleet, FleetError, Member, MemberSpec
+from kafka_coop.sandbox._fleet import Fleet, FleetError, Member, MemberSpec
 
 FAMILY_OF_KIND = {"python": "librdkafka", "java": "java"}
 GATE_GRACE_S = 60.0
@@ -148,7 +147,7 @@ class PlanRunner:
                 on_member=self.on_member,
             )
         if action in ("stop-all", "stop-all-start-all"):
-            self.stop_group()
+            self.fleet.stop_all(group=self.group)
         if action in ("start-all", "stop-all-start-all"):
             change = self._reconfigure(phase)
             members = self._members()
@@ -159,15 +158,6 @@ class PlanRunner:
         return PhaseRun(
             n=phase.n, title=phase.title, action=action, started_ms=started, ended_ms=now_ms(), gate=gate
         )
-
-    def stop_group(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> None:
-        """Stop every member of the group at once, as `kubectl scale --replicas=0` would."""
-        members = [m for m in self._members() if m.alive]
-        for member in members:
-            if member.proc is not None:
-                member.proc.send_signal(signal.SIGTERM)
-        for member in members:
-            member.stop(timeout_s)
 
     def run(self) -> list[PhaseRun]:
         runs = [self.run_phase(p) for p in self.plan.phases if p.status != "done"]
