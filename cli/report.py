@@ -77,10 +77,21 @@ def render_report(ctx: Ctx, result: ReportResult) -> None:
         title=f"members by pause (top {min(TOP_MEMBERS, len(s.members))} of {len(s.members)})",
         title_justify="left",
     )
-    for column in ("member", "pause ms", "pauses", "rebalances", "revoked", "lost", "callback ms", "max cb"):
-        members.add_column(column, justify="left" if column == "member" else "right")
-    for m in sorted(s.members, key=lambda m: (-m.pause_ms, m.name))[:TOP_MEMBERS]:
+    for column in (
+        "group",
+        "member",
+        "pause ms",
+        "pauses",
+        "rebalances",
+        "revoked",
+        "lost",
+        "callback ms",
+        "max cb",
+    ):
+        members.add_column(column, justify="left" if column in ("group", "member") else "right")
+    for m in sorted(s.members, key=lambda m: (-m.pause_ms, m.group, m.name))[:TOP_MEMBERS]:
         members.add_row(
+            m.group,
             m.name,
             _ms(m.pause_ms),
             str(m.pauses),
@@ -98,10 +109,12 @@ def render_report(ctx: Ctx, result: ReportResult) -> None:
         parts = Table(
             title=f"partitions by unavailability (top {shown} of {len(s.partitions)})", title_justify="left"
         )
-        for column in ("partition", "unavailable ms", "intervals"):
-            parts.add_column(column, justify="left" if column == "partition" else "right")
+        for column in ("group", "partition", "unavailable ms", "intervals"):
+            parts.add_column(column, justify="left" if column in ("group", "partition") else "right")
         for part in worst[:TOP_PARTITIONS]:
-            parts.add_row(f"{part.topic}-{part.partition}", _ms(part.unavailable_ms), str(part.intervals))
+            parts.add_row(
+                part.group, f"{part.topic}-{part.partition}", _ms(part.unavailable_ms), str(part.intervals)
+            )
         ctx.out.print(parts)
     ctx.out.print(Text(f"wrote {', '.join(p.name for p in result.paths)} in {result.out_dir}", style="dim"))
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from typing import Final, Literal
+from typing import Annotated, Final, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 EVENT_VERSION: Final = 1
 
@@ -19,8 +19,11 @@ Protocol = Literal["eager", "cooperative", "consumer"]
 EventKind = Literal["assigned", "revoked", "lost", "started", "closed"]
 REBALANCE_KINDS: frozenset[str] = frozenset({"assigned", "revoked", "lost"})
 
-TopicPartition = tuple[str, int]
-CommittedOffset = tuple[str, int, int]
+# Integers are 64-bit and callback times finite: what every reader (Python, Spark, Java) can hold.
+Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+CallbackMs = Annotated[float, Field(ge=0, le=1e12, allow_inf_nan=False)]
+TopicPartition = tuple[str, Int64]
+CommittedOffset = tuple[str, Int64, Int64]
 
 
 class RebalanceEvent(BaseModel):
@@ -29,8 +32,8 @@ class RebalanceEvent(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     v: Literal[1] = EVENT_VERSION
-    ts_ms: int
-    seq: int
+    ts_ms: Int64
+    seq: Int64
     group: str
     member_id: str
     instance_id: str | None
@@ -39,7 +42,7 @@ class RebalanceEvent(BaseModel):
     kind: EventKind
     partitions: tuple[TopicPartition, ...]
     owned: tuple[TopicPartition, ...]
-    callback_ms: float
+    callback_ms: CallbackMs
     committed: tuple[CommittedOffset, ...] | None = None
     error: str | None = None
 

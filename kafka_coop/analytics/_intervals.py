@@ -1,5 +1,9 @@
 """Per-partition unavailability: from the moment a partition leaves its owner to its next assignment.
 
+Everything is scoped by consumer group: a partition is `(group, topic, partition)` and a member is
+`(group, name)`, because two groups reading the same topic own its partitions independently (a
+cluster's fleets usually do), and one process may run members of several groups under one client id.
+
 A partition is unavailable from `revoked`/`lost` at its owner until some member reports it `assigned`.
 A member that vanished without an event (SIGKILL) still "owns" its partitions in the stream; when
 another member is assigned one of them, the gap counts from the vanished owner's last event, which is
@@ -13,11 +17,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-Partition = tuple[str, int]
+PartitionKey = tuple[str, str, int]  # (group, topic, partition)
+MemberKey = tuple[str, str]  # (group, name)
 
 
 @dataclass(frozen=True, slots=True)
 class Interval:
+    group: str
     topic: str
     partition: int
     start_ms: int
@@ -35,21 +41,32 @@ def _member(event: Mapping[str, Any]) -> str:
     return str(event.get("instance_id") or event.get("client_id") or event["member_id"])
 
 
+def member_key(event: Mapping[str, Any]) -> MemberKey:
+    """Who an event belongs to: its group and `instance_id or client_id or member_id`."""
+    return str(event["group"]), _member(event)
+
+
+def order_key(event: Mapping[str, Any]) -> tuple[int, str, int, str]:
+    """The total order of events: wall clock, member name, the member's `seq`, then `member_id` (two
+    incarnations of one static member, or members sharing a client id, never tie by input order)."""
+    return int(event["ts_ms"]), _member(event), int(event["seq"]), str(event["member_id"])
+
+
 def _ordered(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return sorted(events, key=lambda e: (e["ts_ms"], _member(e), e["seq"]))
+    return sorted(events, key=order_key)
 
 
 def unavailability(events: Iterable[Mapping[str, Any]]) -> list[Interval]:
     """Every interval during which a partition had no owner, in start order."""
-    owner: dict[Partition, str] = {}
-    released: dict[Partition, tuple[int, str, str]] = {}  # partition -> (since, from, cause)
-    last_seen: dict[str, int] = {}
+    owner: dict[PartitionKey, str] = {}
+    released: dict[PartitionKey, tuple[int, str, str]] = {}  # partition -> (since, from, cause)
+    last_seen: dict[MemberKey, int] = {}
     out: list[Interval] = []
     for event in _ordered(events):
-        member = _member(event)
+        group, member = member_key(event)
         ts = int(event["ts_ms"])
         kind = event["kind"]
-        parts = [(str(t), int(p)) for t, p in event.get("partitions") or ()]
+        parts = [(group, str(t), int(p)) for t, p in event.get("partitions") or ()]
         if kind in ("revoked", "lost"):
             for part in parts:
                 if owner.get(part) == member:
@@ -60,17 +77,17 @@ def unavailability(events: Iterable[Mapping[str, Any]]) -> list[Interval]:
                 gap = released.pop(part, None)
                 previous = owner.get(part)
                 if gap is None and previous is not None and previous != member:
-                    gap = (last_seen.get(previous, ts), previous, "vanished")
+                    gap = (last_seen.get((group, previous), ts), previous, "vanished")
                 if gap is not None:
                     since, source, cause = gap
-                    out.append(Interval(part[0], part[1], since, ts, source, member, cause))
+                    out.append(Interval(group, part[1], part[2], since, ts, source, member, cause))
                 owner[part] = member
         elif kind == "closed":
-            for part in [p for p, m in owner.items() if m == member]:
+            for part in [p for p, m in owner.items() if m == member and p[0] == group]:
                 del owner[part]
                 released[part] = (ts, member, "revoked")
-        last_seen[member] = ts
-    out.sort(key=lambda i: (i.start_ms, i.topic, i.partition))
+        last_seen[(group, member)] = ts
+    out.sort(key=lambda i: (i.start_ms, i.group, i.topic, i.partition))
     return out
 
 

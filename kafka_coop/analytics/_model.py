@@ -44,6 +44,9 @@ class Malformed(BaseModel):
 
 
 class PartitionStat(BaseModel):
+    """One partition of one group (two groups reading a topic own its partitions independently)."""
+
+    group: str
     topic: str
     partition: int
     unavailable_ms: int
@@ -51,9 +54,10 @@ class PartitionStat(BaseModel):
 
 
 class MemberStat(BaseModel):
-    """One member, named by `instance_id or client_id or member_id` (a static member keeps its name
-    across restarts, so its pause spans the restart)."""
+    """One member of one group, named by `instance_id or client_id or member_id` (a static member
+    keeps its name across restarts, so its pause spans the restart)."""
 
+    group: str
     name: str
     events: int
     pause_ms: int
@@ -68,7 +72,7 @@ class MemberStat(BaseModel):
 class ProtocolStat(BaseModel):
     """Rebalance callbacks of the members that ran one protocol."""
 
-    members: int
+    members: int  # distinct (group, name)
     events: int  # assigned + revoked + lost callbacks
     rebalances: int  # assigned callbacks
     revoked: int
@@ -110,6 +114,7 @@ class Summary(BaseModel):
 class Pause:
     """A member processing nothing because of a rebalance, `[start_ms, end_ms)`."""
 
+    group: str
     member: str
     start_ms: int
     end_ms: int

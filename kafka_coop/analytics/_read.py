@@ -83,7 +83,8 @@ def validate_line(text: str) -> dict[str, Any] | str:
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    with path.open("r", encoding="utf-8", errors="replace", newline=None) as fh:
+    # utf-8-sig: a byte-order mark opening the file is not part of line 1 (Hadoop's reader drops it too)
+    with path.open("r", encoding="utf-8-sig", errors="replace", newline=None) as fh:
         yield from enumerate(fh, start=1)
 
 

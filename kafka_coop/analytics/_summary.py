@@ -3,8 +3,10 @@ tested against, so every definition here is written to be computable with window
 
 Definitions (docs/report.md):
 
-* **Order.** Events are ordered by `(ts_ms, member, seq)`; out-of-order input across members gives the
-  same answer.
+* **Order.** Events are ordered by `(ts_ms, member, seq, member_id)`; out-of-order input across members
+  gives the same answer.
+* **Scope.** Everything is per consumer group: a partition is `(group, topic, partition)`, a member is
+  `(group, name)`. Two groups reading one topic do not see each other's assignments.
 * **Member.** `instance_id or client_id or member_id`: a static member keeps its name over restarts.
 * **Partition unavailability** (`_intervals.unavailability`): from `revoked`/`lost`/`closed` at the old
   owner to `assigned` at the new one; an owner that vanished without an event counts from its last
@@ -25,7 +27,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kafka_coop.analytics._intervals import Interval, _member, _ordered, unavailability
+from kafka_coop.analytics._intervals import Interval, _member, _ordered, member_key, unavailability
 from kafka_coop.analytics._model import (
     ALL_PHASE,
     MemberStat,
@@ -52,18 +54,18 @@ def callback_micros(callback_ms: float) -> int:
 
 def pauses(events: Iterable[Mapping[str, Any]]) -> list[Pause]:
     """Every closed pause of every member, in start order (definition in the module docstring)."""
-    open_: dict[str, tuple[int, str]] = {}
+    open_: dict[tuple[str, str], tuple[int, str]] = {}
     out: list[Pause] = []
     for event in _ordered(events):
-        member, kind, ts = member_name(event), event["kind"], int(event["ts_ms"])
+        key, kind, ts = member_key(event), event["kind"], int(event["ts_ms"])
         owned = event.get("owned") or ()
         if kind == "assigned" and owned:
-            began = open_.pop(member, None)
+            began = open_.pop(key, None)
             if began is not None:
-                out.append(Pause(member, began[0], ts, began[1]))
+                out.append(Pause(key[0], key[1], began[0], ts, began[1]))
         elif kind == "started" or (kind in RELEASE_KINDS and not owned):
-            open_.setdefault(member, (ts, kind))
-    out.sort(key=lambda p: (p.start_ms, p.member))
+            open_.setdefault(key, (ts, kind))
+    out.sort(key=lambda p: (p.start_ms, p.group, p.member))
     return out
 
 
@@ -79,8 +81,9 @@ def default_phases(first_ts_ms: int | None, last_ts_ms: int | None) -> list[Phas
     return [PhaseWindow(name=ALL_PHASE, start_ms=first_ts_ms, end_ms=last_ts_ms + 1)]
 
 
-def _partitions(event: Mapping[str, Any]) -> list[tuple[str, int]]:
-    return [(str(t), int(p)) for t, p in event.get("partitions") or ()]
+def _partitions(event: Mapping[str, Any]) -> list[tuple[str, str, int]]:
+    group = str(event["group"])
+    return [(group, str(t), int(p)) for t, p in event.get("partitions") or ()]
 
 
 def summarize(events: Iterable[Mapping[str, Any]], phases: Sequence[PhaseWindow] | None = None) -> Summary:
@@ -109,21 +112,21 @@ def summarize(events: Iterable[Mapping[str, Any]], phases: Sequence[PhaseWindow]
 
 def _partition_stats(events: list[Mapping[str, Any]], intervals: list[Interval]) -> list[PartitionStat]:
     seen = {part for event in events for part in _partitions(event)}
-    ms: dict[tuple[str, int], int] = defaultdict(int)
-    count: dict[tuple[str, int], int] = defaultdict(int)
+    ms: dict[tuple[str, str, int], int] = defaultdict(int)
+    count: dict[tuple[str, str, int], int] = defaultdict(int)
     for i in intervals:
-        ms[(i.topic, i.partition)] += i.duration_ms
-        count[(i.topic, i.partition)] += 1
+        ms[(i.group, i.topic, i.partition)] += i.duration_ms
+        count[(i.group, i.topic, i.partition)] += 1
     return [
-        PartitionStat(topic=t, partition=p, unavailable_ms=ms[(t, p)], intervals=count[(t, p)])
-        for t, p in sorted(seen | set(ms))
+        PartitionStat(group=g, topic=t, partition=p, unavailable_ms=ms[(g, t, p)], intervals=count[(g, t, p)])
+        for g, t, p in sorted(seen | set(ms))
     ]
 
 
 def _member_stats(events: list[Mapping[str, Any]], pause_list: list[Pause]) -> list[MemberStat]:
-    rows: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    rows: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for event in events:
-        row = rows[member_name(event)]
+        row = rows[member_key(event)]
         kind, n, micros = (
             event["kind"],
             len(event.get("partitions") or ()),
@@ -136,10 +139,11 @@ def _member_stats(events: list[Mapping[str, Any]], pause_list: list[Pause]) -> l
         row["callback_us_total"] += micros
         row["callback_us_max"] = max(row["callback_us_max"], micros)
     for p in pause_list:
-        rows[p.member]["pause_ms"] += p.duration_ms
-        rows[p.member]["pauses"] += 1
+        rows[(p.group, p.member)]["pause_ms"] += p.duration_ms
+        rows[(p.group, p.member)]["pauses"] += 1
     return [
         MemberStat(
+            group=group,
             name=name,
             events=row["events"],
             pause_ms=row["pause_ms"],
@@ -150,16 +154,16 @@ def _member_stats(events: list[Mapping[str, Any]], pause_list: list[Pause]) -> l
             callback_ms_total=row["callback_us_total"] / 1000,
             callback_ms_max=row["callback_us_max"] / 1000,
         )
-        for name, row in sorted(rows.items())
+        for (group, name), row in sorted(rows.items())
     ]
 
 
 def _protocol_stats(events: list[Mapping[str, Any]]) -> dict[str, ProtocolStat]:
-    members: dict[str, set[str]] = defaultdict(set)
+    members: dict[str, set[tuple[str, str]]] = defaultdict(set)
     rows: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for event in events:
         protocol, kind = str(event["protocol"]), event["kind"]
-        members[protocol].add(member_name(event))
+        members[protocol].add(member_key(event))
         row = rows[protocol]
         n = len(event.get("partitions") or ())
         row["events"] += kind in ("assigned", "revoked", "lost")
