@@ -1,4 +1,9 @@
-"""The Kafka source for Spark (spark-sql-kafka) resolved once from Maven Central into the user cache.
+"""The jars the Spark session adds: our line decoder, and the Kafka source (spark-sql-kafka).
+
+The decoder (`java/EventDecoder.java`) is compiled on first use against the jars of the installed
+PySpark and packed into a jar in the user cache (`spark.jars` ships it to executors on a cluster).
+
+The Kafka source is resolved once from Maven Central into the user cache.
 
 Resolution runs Apache Ivy's command line (the ivy jar PySpark ships) in a child process with its
 output captured, then the session gets plain `spark.jars`: no Ivy chatter on the user's terminal, no
@@ -16,9 +21,12 @@ import os
 import re
 import shutil
 import subprocess
+import zipfile
+from importlib import resources
 from pathlib import Path
 from typing import Final
 
+from kafka_coop._javac import compile_java
 from kafka_coop.errors import InvalidInput
 from kafka_coop.sandbox._paths import cache_dir
 
@@ -41,6 +49,30 @@ def connector_versions() -> list[str]:
     import pyspark
 
     return list(dict.fromkeys([pyspark.__version__, *FALLBACK_VERSIONS]))
+
+
+DECODER_CLASS: Final = "kafkacoop.EventDecoder"
+DECODER_JAR: Final = "kafka-coop-decoder.jar"
+
+
+def decoder_jar() -> Path:
+    """The event decoder's jar, compiled against this PySpark's jars the first time."""
+    source = (resources.files("kafka_coop.analytics") / "java" / "EventDecoder.java").read_text()
+    classes = compile_java(
+        source,
+        "EventDecoder.java",
+        f"{pyspark_dir() / 'jars'}/*",
+        cache_dir() / "spark-decoder",
+        what="the Spark engine's event decoder",
+    )
+    jar = classes / DECODER_JAR
+    if not jar.exists():
+        staging = classes / f".{DECODER_JAR}.partial"
+        with zipfile.ZipFile(staging, "w") as out:
+            for path in sorted(classes.rglob("*.class")):
+                out.write(path, path.relative_to(classes).as_posix())
+        os.replace(staging, jar)
+    return jar
 
 
 def jar_dir(version: str) -> Path:
@@ -122,12 +154,13 @@ def resolve_kafka_jars() -> list[Path]:
 
 
 def main() -> None:
-    """`python -m kafka_coop.analytics._spark_jars`: pre-fetch for `make setup` (quiet if cached)."""
+    """`python -m kafka_coop.analytics._spark_jars`: build and pre-fetch for `make setup`."""
     try:
         import pyspark  # noqa: F401
     except ImportError:
         print("pyspark is not installed; skipping the Spark Kafka connector.")  # noqa: T201
         return
+    print(f"Spark event decoder: {decoder_jar()}")  # noqa: T201
     jars = resolve_kafka_jars()
     print(f"Spark Kafka connector: {jars[0].parent}")  # noqa: T201
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.sql import functions as F
 
 from kafka_coop.analytics import (
     PhaseWindow,
@@ -23,7 +24,9 @@ from kafka_coop.analytics import (
     run_report,
     summarize,
 )
-from kafka_coop.analytics._spark import get_session, stop_session
+from kafka_coop.analytics._columnar import decode_event
+from kafka_coop.analytics._read import validate_line
+from kafka_coop.analytics._spark import DECODE, get_session, stop_session
 from kafka_coop.events import RebalanceEvent
 from kafka_coop.sinks import KafkaTopicSink
 from tests.conftest import CliResult
@@ -68,6 +71,117 @@ def write(path: Path, events: list[dict[str, Any]], extra: list[str] | None = No
 
 def spark_report(tmp_path: Path, sources: list[Any], **kwargs: Any) -> Any:
     return run_report(sources, tmp_path / "out", engine="spark", master=MASTER, **kwargs)
+
+
+GOOD = {
+    "v": 1,
+    "ts_ms": 1700000000123,
+    "seq": 4,
+    "group": "g",
+    "member_id": "m-1",
+    "instance_id": None,
+    "client_id": "c",
+    "protocol": "cooperative",
+    "kind": "assigned",
+    "partitions": [["t", 0], ["u", 7]],
+    "owned": [["t", 0]],
+    "callback_ms": 12.0625,
+    "committed": None,
+    "error": None,
+}
+BIG = str(2**63)
+
+
+def variant(old: str, new: str) -> str:
+    line = json.dumps(GOOD)
+    assert old in line, old
+    return line.replace(old, new, 1)
+
+
+TRICKY_LINES = [
+    json.dumps(GOOD),
+    json.dumps({k: v for k, v in GOOD.items() if k not in ("v", "committed", "error")}),
+    variant('"v": 1', '"v": true'),
+    variant('"v": 1', '"v": 1.0'),
+    variant('"v": 1', '"v": 2'),
+    variant('"v": 1', '"v": null'),
+    variant('"v": 1', '"v": "1"'),
+    variant('"ts_ms": 1700000000123', '"ts_ms": "5"'),
+    variant('"ts_ms": 1700000000123', '"ts_ms": 5.0'),
+    variant('"ts_ms": 1700000000123', '"ts_ms": 5e2'),
+    variant('"ts_ms": 1700000000123', f'"ts_ms": {BIG}'),
+    variant('"ts_ms": 1700000000123', '"ts_ms": -0'),
+    variant('"seq": 4', '"seq": true'),
+    variant('"group": "g"', '"group": 5'),
+    variant('"group": "g"', '"group": null'),
+    variant('"group": "g"', r'"group": "\ud83d\ude00"'),
+    variant('"group": "g"', r'"group": "\ud800"'),
+    variant('"group"', r'"gr\u006fup"'),
+    variant('"instance_id": null', '"instance_id": ""'),
+    variant('"instance_id": null', '"instance_id": "pod-3"'),
+    variant('"instance_id": null', '"instance_id": 5'),
+    variant('"client_id": "c"', '"client_id": ""'),
+    variant('"protocol": "cooperative"', '"protocol": "Cooperative"'),
+    variant('"kind": "assigned"', '"kind": "exploded"'),
+    variant('"partitions": [["t", 0], ["u", 7]]', '"partitions": null'),
+    variant('"partitions": [["t", 0], ["u", 7]]', '"partitions": {}'),
+    variant('"partitions": [["t", 0], ["u", 7]]', '"partitions": [["t"]]'),
+    variant('"partitions": [["t", 0], ["u", 7]]', '"partitions": [["t", 0, 1]]'),
+    variant('"partitions": [["t", 0], ["u", 7]]', '"partitions": [[5, 0]]'),
+    variant('"partitions": [["t", 0], ["u", 7]]', '"partitions": [["t", "0"]]'),
+    variant('"partitions": [["t", 0], ["u", 7]]', '"partitions": [["t", 0.0]]'),
+    variant('"partitions": [["t", 0], ["u", 7]]', '"partitions": [["t", true]]'),
+    variant('"partitions": [["t", 0], ["u", 7]]', f'"partitions": [["t", {BIG}]]'),
+    variant('"partitions": [["t", 0], ["u", 7]]', '"partitions": [["t", 0], ["t", 0]]'),
+    variant('"owned": [["t", 0]]', '"owned": [1]'),
+    variant('"committed": null', '"committed": [["t", 0]]'),
+    variant('"committed": null', '"committed": [["t", 0, "x"]]'),
+    variant('"committed": null', '"committed": [["t", 0, 9]]'),
+    variant('"callback_ms": 12.0625', '"callback_ms": "1"'),
+    variant('"callback_ms": 12.0625', '"callback_ms": -1'),
+    variant('"callback_ms": 12.0625', '"callback_ms": 1e13'),
+    variant('"callback_ms": 12.0625', '"callback_ms": NaN'),
+    variant('"callback_ms": 12.0625', '"callback_ms": Infinity'),
+    variant('"callback_ms": 12.0625', '"callback_ms": 3'),
+    variant('"callback_ms": 12.0625', '"callback_ms": 0.0005'),
+    variant('"error": null', '"error": 5'),
+    variant('"error": null', '"error": {"a": 1}'),
+    variant('"error": null', '"error": "boom"'),
+    variant('"error": null', '"error": null, "colour": "red"'),
+    variant('"seq": 4', '"seq": "x", "seq": 4'),
+    variant('"seq": 4', '"seq": 4, "seq": "x"'),
+    json.dumps(GOOD) + " x",
+    json.dumps(GOOD) + json.dumps(GOOD),
+    "  " + json.dumps(GOOD) + " \t ",
+    json.dumps(GOOD)[:60],
+    "[1, 2, 3]",
+    "5",
+    "null",
+    "{}",
+    '"text"',
+    "",
+    "   ",
+    "\t",
+]
+
+
+def test_the_decoder_refuses_exactly_the_lines_the_python_reader_refuses() -> None:
+    """The JVM decoder and the Python reader (pydantic, strict) agree line by line: same verdict, and
+    for an event the same decoded values (member name, partitions, callback microseconds)."""
+    spark = get_session(MASTER)
+    frame = spark.createDataFrame([(line,) for line in TRICKY_LINES], "value string")
+    rows = frame.select(F.call_function(DECODE, F.col("value")).alias("d")).select("d.*").collect()
+    for line, row in zip(TRICKY_LINES, rows, strict=True):
+        if not line.strip():
+            assert row["reason"] == "", line
+            continue
+        verdict = validate_line(line)
+        if isinstance(verdict, str):
+            assert row["reason"], f"the decoder took a line the reader refuses ({verdict}): {line}"
+        else:
+            assert row["reason"] is None, f"the decoder refused a valid line ({row['reason']}): {line}"
+            decoded = {k: v for k, v in row.asDict().items() if k != "reason"}
+            assert decoded == decode_event(verdict), line
 
 
 def test_hand_written_streams_and_malformed_lines_give_the_reference_summary(tmp_path: Path) -> None:

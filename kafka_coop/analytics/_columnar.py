@@ -1,0 +1,571 @@
+"""The report's definitions as whole-array operations: the core each Spark task runs on its share of
+the groups, written independently of the reference loop (`_intervals`, `_summary`) so that each checks
+the other in tests.
+
+Input is a table of decoded events (`EVENT_COLUMNS`, what `EventDecoder` yields and `table_from_events`
+builds from dicts); output is an `Analysis`: the interval and pause tables and every figure of the
+summary as mergeable partial records. Groups never span two calls (the Spark job partitions by group),
+so per-member and per-partition records are final and the rest are sums, minima and maxima.
+
+How the reference's sequential state becomes array operations:
+
+* Events are sorted by `(group, ts_ms, member, seq, member_id)`, the reference's order within a group;
+  each event's position in it is its global rank `i`.
+* Partition rows (one per `[topic, partition]` of an assigned/revoked/lost delta) are sorted by
+  `(group, topic, partition, i)`. An assigned row starts a *segment* owned by its member; the owner's
+  first revoked/lost row inside the segment releases the partition. A `closed` event of the owner
+  releases it too: the first `closed` of that member after the assignment is found by binary search
+  over `(member, i)` keys. The next segment's assigned row ends the gap that started at the release,
+  or, when there was none and the member changed, at the old owner's last event before it (a second
+  binary search over every event of that member).
+* Pauses: per member, events are numbered by how many pause-ending events precede them; a group's
+  first pause-starting event and the event that ends the group bound one pause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kafka_coop.analytics._intervals import _member
+from kafka_coop.analytics._model import (
+    MemberStat,
+    PartitionStat,
+    PhaseStat,
+    PhaseWindow,
+    ProtocolStat,
+    Summary,
+)
+from kafka_coop.analytics._summary import callback_micros, default_phases
+
+KINDS: Final = ("assigned", "revoked", "lost", "started", "closed")
+PROTOCOLS: Final = ("eager", "cooperative", "consumer")
+ASSIGNED, REVOKED, LOST, STARTED, CLOSED = range(5)
+
+Ints = npt.NDArray[np.int64]
+Bools = npt.NDArray[np.bool_]
+
+EVENT_SCHEMA: Final = pa.schema(
+    [
+        ("group", pa.string()),
+        ("member", pa.string()),  # instance_id or client_id or member_id
+        ("member_id", pa.string()),
+        ("ts", pa.int64()),
+        ("seq", pa.int64()),
+        ("kind", pa.int8()),  # index into KINDS
+        ("protocol", pa.int8()),  # index into PROTOCOLS
+        ("topics", pa.list_(pa.string())),  # the delta, topic of each pair
+        ("parts", pa.list_(pa.int64())),  # the delta, partition of each pair
+        ("n_owned", pa.int32()),
+        ("cb_us", pa.int64()),  # callback_ms as whole microseconds, half-up
+    ]
+)
+EVENT_COLUMNS: Final = tuple(EVENT_SCHEMA.names)
+
+INTERVAL_SCHEMA: Final = pa.schema(
+    [
+        ("group", pa.string()),
+        ("topic", pa.string()),
+        ("partition", pa.int64()),
+        ("start_ms", pa.int64()),
+        ("end_ms", pa.int64()),
+        ("from_member", pa.string()),
+        ("to_member", pa.string()),
+        ("cause", pa.string()),
+    ]
+)
+PAUSE_SCHEMA: Final = pa.schema(
+    [
+        ("group", pa.string()),
+        ("member", pa.string()),
+        ("start_ms", pa.int64()),
+        ("end_ms", pa.int64()),
+        ("cause", pa.string()),
+    ]
+)
+
+# Partial records, one flat shape for every kind (Spark returns them as rows of RECORD_SCHEMA).
+RECORD_SCHEMA: Final = pa.schema(
+    [
+        ("rec", pa.string()),  # head | member | partition | protocol | phase | malformed
+        ("group", pa.string()),
+        ("name", pa.string()),  # member name, protocol name or phase index (as text)
+        ("topic", pa.string()),
+        ("partition", pa.int64()),
+        ("events", pa.int64()),
+        ("malformed", pa.int64()),
+        ("first_ts", pa.int64()),
+        ("last_ts", pa.int64()),
+        ("pause_ms", pa.int64()),
+        ("pauses", pa.int64()),
+        ("rebalances", pa.int64()),
+        ("revoked", pa.int64()),
+        ("lost", pa.int64()),
+        ("revoked_partitions", pa.int64()),
+        ("lost_partitions", pa.int64()),
+        ("members", pa.int64()),
+        ("callback_us_total", pa.int64()),
+        ("callback_us_max", pa.int64()),
+        ("unavailable_ms", pa.int64()),
+        ("intervals", pa.int64()),
+        ("path", pa.string()),
+        ("pid", pa.int64()),
+        ("row", pa.int64()),
+        ("line", pa.int64()),
+        ("reason", pa.string()),
+    ]
+)
+Record = dict[str, Any]
+
+
+@dataclass
+class Analysis:
+    """One call's results: tables to write and partial records to merge (`summary_of`)."""
+
+    intervals: pa.Table
+    pauses: pa.Table
+    records: list[Record] = field(default_factory=list)
+
+
+# --- building the input ---------------------------------------------------------------------------------
+def decode_event(event: Mapping[str, Any]) -> dict[str, Any]:
+    """What the decoder makes of one valid event (the reference's definitions of member and callback)."""
+    parts = event.get("partitions") or ()
+    return {
+        "group": str(event["group"]),
+        "member": _member(event),
+        "member_id": str(event["member_id"]),
+        "ts": int(event["ts_ms"]),
+        "seq": int(event["seq"]),
+        "kind": KINDS.index(event["kind"]),
+        "protocol": PROTOCOLS.index(event["protocol"]),
+        "topics": [str(t) for t, _ in parts],
+        "parts": [int(p) for _, p in parts],
+        "n_owned": len(event.get("owned") or ()),
+        "cb_us": callback_micros(event["callback_ms"]),
+    }
+
+
+def table_from_events(events: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """Decoded events as the table `analyse` takes (tests and small inputs; Spark decodes in the JVM)."""
+    return pa.Table.from_pylist([decode_event(e) for e in events], schema=EVENT_SCHEMA)
+
+
+# --- helpers ----------------------------------------------------------------------------------------------
+def _ranked(column: pa.ChunkedArray | pa.Array) -> tuple[Ints, list[str]]:
+    """Codes whose order is the strings' order (UTF-8 byte order = code point order, as Python sorts),
+    and the distinct strings in that order."""
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    encoded = array.dictionary_encode()
+    order = pc.sort_indices(encoded.dictionary).to_numpy()
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    codes = rank[encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
+    return codes, encoded.dictionary.take(pa.array(order)).to_pylist()
+
+
+def _np(column: pa.ChunkedArray) -> Ints:
+    values: Ints = np.asarray(column.to_numpy(), dtype=np.int64)
+    return values
+
+
+def _strings(codes: Ints, names: Sequence[str]) -> pa.Array:
+    """Codes as a dictionary-encoded string column (Parquet and Spark read it as strings)."""
+    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(names, pa.string()))
+
+
+def _starts(keys: Ints) -> Bools:
+    """True where a run of equal keys begins (keys sorted)."""
+    out = np.ones(len(keys), dtype=bool)
+    out[1:] = keys[1:] != keys[:-1]
+    return out
+
+
+def _event_order(table: pa.Table, g: Ints, m: Ints, ts: Ints, seq: Ints) -> Ints:
+    """Positions in `(group, ts_ms, member, seq, member_id)` order. member_id is ranked only when two
+    events really tie on the rest (rare: it costs a dictionary of every member_id)."""
+    order = np.lexsort((seq, m, ts, g))
+    a, b = order[1:], order[:-1]
+    if ((g[a] == g[b]) & (ts[a] == ts[b]) & (m[a] == m[b]) & (seq[a] == seq[b])).any():
+        mid, _ = _ranked(table["member_id"])
+        order = np.lexsort((mid, seq, m, ts, g))
+    return order
+
+
+def _stable_order(codes: Ints) -> Ints:
+    """Positions sorted by code, ties in position order (radix sort when the codes fit 16 bits)."""
+    if len(codes) and int(codes.max()) < 2**16:
+        return np.argsort(codes.astype(np.uint16), kind="stable")
+    return np.argsort(codes, kind="stable")
+
+
+def _partition_order(group: Ints, topic: Ints, partition: Ints, n_groups: int, n_topics: int) -> Ints:
+    """Partition rows (given in rank order) sorted by (group, topic, partition), rank order kept: one
+    stable sort of a combined key when it fits 63 bits, else a lexsort."""
+    if not len(partition):
+        return np.zeros(0, dtype=np.int64)
+    low, high = int(partition.min()), int(partition.max())
+    span = high - low + 1
+    if n_groups * n_topics * span < 2**62:
+        key = (group * n_topics + topic) * span + (partition - low)
+        return np.argsort(key, kind="stable")
+    return np.lexsort((np.arange(len(partition)), partition, topic, group))
+
+
+def _clip_sum(start: Ints, end: Ints, window: PhaseWindow) -> int:
+    return int(np.maximum(0, np.minimum(end, window.end_ms) - np.maximum(start, window.start_ms)).sum())
+
+
+# --- the analysis ------------------------------------------------------------------------------------------
+def analyse(table: pa.Table, windows: Sequence[PhaseWindow] = ()) -> Analysis:
+    """Intervals, pauses and partial records for decoded events whose groups are all here."""
+    n = table.num_rows
+    if n == 0:
+        return Analysis(INTERVAL_SCHEMA.empty_table(), PAUSE_SCHEMA.empty_table(), [])
+    g, group_names = _ranked(table["group"])
+    m, member_names = _ranked(table["member"])
+    ts_in, seq = _np(table["ts"]), _np(table["seq"])
+    order = _event_order(table, g, m, ts_in, seq)
+    g, m = g[order], m[order]
+    ts = ts_in[order]
+    kind = _np(table["kind"])[order]
+    protocol = _np(table["protocol"])[order]
+    n_owned = _np(table["n_owned"])[order]
+    cb_us = _np(table["cb_us"])[order]
+
+    # members: (group, name) -> dense id, ids in (group, name) order
+    member_keys, mem = np.unique(g * len(member_names) + m, return_inverse=True)
+    mem = mem.astype(np.int64)
+    mem_group, mem_name = member_keys // len(member_names), member_keys % len(member_names)
+    by_member = _stable_order(mem)  # rows by member, then rank
+    by_member_keys = mem * n + np.arange(n, dtype=np.int64)
+    member_keys_sorted = by_member_keys[by_member]
+
+    # partition rows: every [topic, partition] of every event, sorted by (group, topic, partition, rank)
+    take = pa.array(order)
+    parts_col = table["parts"].take(take).combine_chunks()
+    lengths = pc.list_value_length(parts_col).to_numpy(zero_copy_only=False).astype(np.int64)
+    ev = pc.list_parent_indices(parts_col).to_numpy().astype(np.int64)  # ascending rank
+    pnum = pc.list_flatten(parts_col).to_numpy().astype(np.int64)
+    if len(ev):
+        tcode, topic_names = _ranked(pc.list_flatten(table["topics"].take(take).combine_chunks()))
+    else:
+        tcode, topic_names = np.zeros(0, dtype=np.int64), []
+    rows = _partition_order(g[ev], tcode, pnum, len(group_names), len(topic_names))
+    pg, tcode, pnum, ev = g[ev][rows], tcode[rows], pnum[rows], ev[rows]
+    new_part = np.ones(len(ev), dtype=bool)
+    new_part[1:] = (pg[1:] != pg[:-1]) | (tcode[1:] != tcode[:-1]) | (pnum[1:] != pnum[:-1])
+    part_of_row = np.cumsum(new_part) - 1
+    part_group, part_topic, part_num = pg[new_part], tcode[new_part], pnum[new_part]
+
+    iv = _intervals(ev, part_of_row, kind, mem, ts, by_member_keys, member_keys_sorted)
+    pause = _pauses(by_member, mem, kind, n_owned, ts)
+
+    intervals = pa.table(
+        {
+            "group": _strings(part_group[iv.part], group_names),
+            "topic": _strings(part_topic[iv.part], topic_names),
+            "partition": pa.array(part_num[iv.part], pa.int64()),
+            "start_ms": pa.array(iv.start, pa.int64()),
+            "end_ms": pa.array(iv.end, pa.int64()),
+            "from_member": _strings(mem_name[iv.source], member_names),
+            "to_member": _strings(mem_name[iv.target], member_names),
+            "cause": _strings(iv.cause, INTERVAL_CAUSES),
+        }
+    )
+    pauses = pa.table(
+        {
+            "group": _strings(mem_group[pause.member], group_names),
+            "member": _strings(mem_name[pause.member], member_names),
+            "start_ms": pa.array(pause.start, pa.int64()),
+            "end_ms": pa.array(pause.end, pa.int64()),
+            "cause": _strings(pause.cause, KINDS),
+        }
+    )
+
+    records: list[Record] = [
+        {"rec": "head", "events": n, "first_ts": int(ts.min()), "last_ts": int(ts.max())}
+    ]
+    n_members = len(member_keys)
+    is_a, is_r, is_l = kind == ASSIGNED, kind == REVOKED, kind == LOST
+    counts = {
+        "events": np.bincount(mem, minlength=n_members),
+        "rebalances": np.bincount(mem[is_a], minlength=n_members),
+        "revoked_partitions": np.bincount(mem[is_r], weights=lengths[is_r], minlength=n_members),
+        "lost_partitions": np.bincount(mem[is_l], weights=lengths[is_l], minlength=n_members),
+        "callback_us_total": np.bincount(mem, weights=cb_us, minlength=n_members),
+        "pause_ms": np.bincount(pause.member, weights=pause.end - pause.start, minlength=n_members),
+        "pauses": np.bincount(pause.member, minlength=n_members),
+    }
+    member_starts = np.flatnonzero(_starts(mem[by_member]))
+    cb_max = np.maximum.reduceat(cb_us[by_member], member_starts)
+    for i in range(n_members):
+        record: Record = {
+            "rec": "member",
+            "group": group_names[mem_group[i]],
+            "name": member_names[mem_name[i]],
+        }
+        record.update({k: round(float(v[i])) for k, v in counts.items()})
+        record["callback_us_max"] = int(cb_max[i])
+        records.append(record)
+
+    n_parts = len(part_group)
+    part_ms = np.bincount(iv.part, weights=iv.end - iv.start, minlength=n_parts)
+    part_n = np.bincount(iv.part, minlength=n_parts)
+    records.extend(
+        {
+            "rec": "partition",
+            "group": group_names[part_group[i]],
+            "topic": topic_names[part_topic[i]],
+            "partition": int(part_num[i]),
+            "unavailable_ms": round(float(part_ms[i])),
+            "intervals": int(part_n[i]),
+        }
+        for i in range(n_parts)
+    )
+
+    rebalance_kind = kind <= LOST
+    for code in np.unique(protocol):
+        mine = protocol == code
+        records.append(
+            {
+                "rec": "protocol",
+                "name": PROTOCOLS[int(code)],
+                "members": len(np.unique(mem[mine])),
+                "events": int((mine & rebalance_kind).sum()),
+                "rebalances": int((mine & is_a).sum()),
+                "revoked": int((mine & is_r).sum()),
+                "lost": int((mine & is_l).sum()),
+                "revoked_partitions": int(lengths[mine & is_r].sum()),
+                "lost_partitions": int(lengths[mine & is_l].sum()),
+            }
+        )
+
+    for index, window in enumerate(windows):
+        inside = (ts >= window.start_ms) & (ts < window.end_ms)
+        records.append(
+            {
+                "rec": "phase",
+                "name": str(index),
+                "events": int(inside.sum()),
+                "rebalances": int((inside & is_a).sum()),
+                "revoked_partitions": int(lengths[inside & is_r].sum()),
+                "unavailable_ms": _clip_sum(iv.start, iv.end, window),
+                "pause_ms": _clip_sum(pause.start, pause.end, window),
+            }
+        )
+    return Analysis(intervals, pauses, records)
+
+
+INTERVAL_CAUSES: Final = ("revoked", "lost", "vanished")
+
+
+@dataclass(frozen=True)
+class _Gaps:
+    part: Ints  # partition index
+    source: Ints  # member id of the old owner
+    target: Ints  # member id of the new owner
+    start: Ints
+    end: Ints
+    cause: Ints  # index into INTERVAL_CAUSES
+
+
+@dataclass(frozen=True)
+class _Pauses:
+    member: Ints  # member id
+    start: Ints
+    end: Ints
+    cause: Ints  # index into KINDS
+
+
+def _intervals(
+    ev: Ints,
+    part_of_row: Ints,
+    kind: Ints,
+    mem: Ints,
+    ts: Ints,
+    by_member_keys: Ints,
+    member_keys_sorted: Ints,
+) -> _Gaps:
+    """Unavailability intervals from partition rows sorted by (partition, rank) (module docstring)."""
+    n = len(kind)
+    keep = kind[ev] <= LOST  # assigned / revoked / lost rows; started/closed partitions only count as seen
+    ev, part = ev[keep], part_of_row[keep]
+    count = len(ev)
+    if count == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return _Gaps(empty, empty, empty, empty, empty, empty)
+    index = np.arange(count, dtype=np.int64)
+    first_row = np.maximum.accumulate(np.where(_starts(part), index, 0))
+    is_a = kind[ev] == ASSIGNED
+    last_a = np.maximum.accumulate(np.where(is_a, index, -1))
+    last_a[last_a < first_row] = -1  # no assignment yet in this partition
+    member = mem[ev]
+    owner = np.where(last_a >= 0, member[np.maximum(last_a, 0)], -1)
+    release_rows = np.flatnonzero(~is_a & (last_a >= 0) & (member == owner))
+    release_seg = last_a[release_rows]
+    first_release = _starts(release_seg)
+    release_of = np.full(count, -1, dtype=np.int64)  # assigned row -> its segment's first release row
+    release_of[release_seg[first_release]] = release_rows[first_release]
+
+    assigned = np.flatnonzero(is_a)
+    following = np.full(len(assigned), -1, dtype=np.int64)
+    following[:-1] = assigned[1:]
+    has_next = following >= 0
+    has_next[has_next] = part[following[has_next]] == part[assigned[has_next]]
+    seg, nxt = assigned[has_next], following[has_next]
+    owner_of, taker, seg_event, next_event = member[seg], member[nxt], ev[seg], ev[nxt]
+    release_row = release_of[seg]
+    release_event = np.where(release_row >= 0, ev[np.maximum(release_row, 0)], n)
+
+    # the owner's first `closed` after its assignment, before the next assignment and any release
+    closed_keys = np.sort(by_member_keys[kind == CLOSED])
+    closed_event = np.full(len(seg), n, dtype=np.int64)
+    if len(closed_keys):
+        at = np.searchsorted(closed_keys, owner_of * n + seg_event, side="right")
+        found = closed_keys[np.minimum(at, len(closed_keys) - 1)]
+        ok = (at < len(closed_keys)) & (found // n == owner_of)
+        closed_event[ok] = found[ok] - owner_of[ok] * n
+    by_close = (closed_event < next_event) & (closed_event < release_event)
+    released = by_close | (release_row >= 0)
+    start_event = np.minimum(np.where(by_close, closed_event, release_event), n - 1)
+    start = ts[start_event]
+    cause = np.where(~by_close & (kind[start_event] == LOST), 1, 0)
+
+    # no release and a new owner: the old owner vanished; count from its last event before the taker's
+    vanished = ~released & (owner_of != taker)
+    if vanished.any():
+        base = owner_of[vanished] * n
+        at = np.searchsorted(member_keys_sorted, base + next_event[vanished], side="left") - 1
+        start[vanished] = ts[member_keys_sorted[at] - base]
+        cause[vanished] = 2
+    out = released | vanished
+    return _Gaps(
+        part=part[seg][out],
+        source=owner_of[out],
+        target=taker[out],
+        start=start[out],
+        end=ts[next_event][out],
+        cause=cause[out],
+    )
+
+
+def _pauses(by_member: Ints, mem: Ints, kind: Ints, n_owned: Ints, ts: Ints) -> _Pauses:
+    """Pauses per member (module docstring); `cause` indexes KINDS."""
+    k, owned, who, when = kind[by_member], n_owned[by_member], mem[by_member], ts[by_member]
+    is_end = (k == ASSIGNED) & (owned > 0)
+    is_start = (k == STARTED) | (((k == REVOKED) | (k == LOST)) & (owned == 0))
+    ends_before = np.cumsum(is_end) - is_end
+    first_of_member = np.maximum.accumulate(np.where(_starts(who), np.arange(len(who)), 0))
+    ends_before = ends_before - ends_before[first_of_member]
+    key = who * (len(who) + 1) + ends_before  # nondecreasing along the rows
+    start_rows = np.flatnonzero(is_start)
+    first = _starts(key[start_rows])
+    start_rows, start_keys = start_rows[first], key[start_rows][first]
+    end_rows = np.flatnonzero(is_end)
+    at = np.searchsorted(start_keys, key[end_rows])
+    ok = at < len(start_keys)
+    ok[ok] = start_keys[at[ok]] == key[end_rows[ok]]
+    begin, finish = start_rows[at[ok]], end_rows[ok]
+    return _Pauses(member=who[finish], start=when[begin], end=when[finish], cause=k[begin])
+
+
+# --- merging partial records into the summary ----------------------------------------------------------
+def summary_of(
+    records: Iterable[Mapping[str, Any]], windows: Sequence[PhaseWindow] | None, malformed: int = 0
+) -> Summary:
+    """The Summary from every call's records (in any order); `windows` None means the one phase `all`.
+    Refused lines are `malformed` plus what head records count."""
+    events, first, last = 0, None, None
+    members: list[MemberStat] = []
+    partitions: list[PartitionStat] = []
+    protocols: dict[str, dict[str, int]] = {}
+    phases: dict[int, dict[str, int]] = {}
+    for r in records:
+        rec = r["rec"]
+        if rec == "head":
+            events += int(r.get("events") or 0)
+            malformed += int(r.get("malformed") or 0)
+            if r.get("first_ts") is not None:
+                first = r["first_ts"] if first is None else min(first, r["first_ts"])
+                last = r["last_ts"] if last is None else max(last, r["last_ts"])
+        elif rec == "member":
+            members.append(
+                MemberStat(
+                    group=r["group"],
+                    name=r["name"],
+                    events=r["events"],
+                    pause_ms=r["pause_ms"],
+                    pauses=r["pauses"],
+                    rebalances=r["rebalances"],
+                    revoked_partitions=r["revoked_partitions"],
+                    lost_partitions=r["lost_partitions"],
+                    callback_ms_total=r["callback_us_total"] / 1000,
+                    callback_ms_max=r["callback_us_max"] / 1000,
+                )
+            )
+        elif rec == "partition":
+            partitions.append(
+                PartitionStat(
+                    group=r["group"],
+                    topic=r["topic"],
+                    partition=r["partition"],
+                    unavailable_ms=r["unavailable_ms"],
+                    intervals=r["intervals"],
+                )
+            )
+        elif rec == "protocol":
+            row = protocols.setdefault(r["name"], dict.fromkeys(ProtocolStat.model_fields, 0))
+            for key in row:
+                row[key] += int(r[key])
+        elif rec == "phase":
+            acc = phases.setdefault(int(r["name"]), {})
+            for key in ("events", "rebalances", "revoked_partitions", "unavailable_ms", "pause_ms"):
+                acc[key] = acc.get(key, 0) + int(r[key])
+    members.sort(key=lambda s: (s.group, s.name))
+    partitions.sort(key=lambda s: (s.group, s.topic, s.partition))
+    unavailable = sum(p.unavailable_ms for p in partitions)
+    paused = sum(s.pause_ms for s in members)
+    if windows is None:  # the whole stream: every figure falls inside [first, last + 1)
+        windows = default_phases(first, last)
+        phases = {
+            0: {
+                "events": events,
+                "rebalances": sum(p["rebalances"] for p in protocols.values()),
+                "revoked_partitions": sum(p["revoked_partitions"] for p in protocols.values()),
+                "unavailable_ms": unavailable,
+                "pause_ms": paused,
+            }
+        }
+    return Summary(
+        events=events,
+        malformed=malformed,
+        first_ts_ms=first,
+        last_ts_ms=last,
+        intervals=sum(p.intervals for p in partitions),
+        partition_unavailable_ms_total=unavailable,
+        pauses=sum(s.pauses for s in members),
+        pause_ms_total=paused,
+        partitions=partitions,
+        members=members,
+        rebalances={name: ProtocolStat(**protocols[name]) for name in sorted(protocols)},
+        phases=[
+            PhaseStat(
+                name=w.name,
+                start_ms=w.start_ms,
+                end_ms=w.end_ms,
+                events=phases.get(i, {}).get("events", 0),
+                partition_unavailable_ms=phases.get(i, {}).get("unavailable_ms", 0),
+                pause_ms=phases.get(i, {}).get("pause_ms", 0),
+                rebalances=phases.get(i, {}).get("rebalances", 0),
+                revoked_partitions=phases.get(i, {}).get("revoked_partitions", 0),
+            )
+            for i, w in enumerate(windows)
+        ],
+    )
