@@ -6,10 +6,9 @@ import signal
 import time
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
-from rich.text import Text
 
 from kafka_coop.events import RebalanceEvent
 from kafka_coop.settings import ConsumerSettings
@@ -17,7 +16,16 @@ from kafka_coop.sinks import JsonlSink
 
 from ._context import Ctx, KeyValue, bootstrap_option, pass_ctx
 
+if TYPE_CHECKING:
+    from rich.text import Text
+
 REBALANCE_CHOICES = ("eager-range", "eager-roundrobin", "cooperative-sticky", "consumer")
+# librdkafka (sparse connections) waits reconnect.backoff.ms / 2 between picking brokers to connect to,
+# and it drops the bootstrap connection once it has learned the real brokers: with the 100 ms default, a
+# starting member sits ~50 ms without any connection before it can ask for its coordinator. 20 ms makes
+# that pause 11 ms (librdkafka's floor); reconnect backoff still grows exponentially up to
+# reconnect.backoff.max.ms (10 s) for a broker that stays down. --conf or --command-config override it.
+JOIN_RECONNECT_BACKOFF_MS = "20"
 _KIND_STYLE = {
     "assigned": "green",
     "revoked": "yellow",
@@ -28,6 +36,8 @@ _KIND_STYLE = {
 
 
 def _render_event(event: RebalanceEvent) -> Text:
+    from rich.text import Text  # only when events are printed: --quiet members never import rich
+
     parts = ", ".join(f"{t}-{p}" for t, p in event.partitions) or "-"
     text = Text()
     text.append(f"{event.kind:<8}", style=_KIND_STYLE.get(event.kind, ""))
@@ -134,7 +144,7 @@ def consume(
     from kafka_coop.consumer import CoopConsumer
     from kafka_coop.identity import resolve_instance_id
 
-    conf: dict[str, Any] = {}
+    conf: dict[str, Any] = {"reconnect.backoff.ms": JOIN_RECONNECT_BACKOFF_MS}
     if command_config is not None:
         conf.update(ConsumerSettings.read_properties(command_config))
     conf.update(

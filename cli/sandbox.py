@@ -10,7 +10,7 @@ from rich.table import Table
 
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION, DEFAULT_PORT, Sandbox, SandboxState
 from kafka_coop.sandbox._jars import resolve_kafka_jars
-from kafka_coop.sandbox._java import java_member_classpath
+from kafka_coop.sandbox._java import java_member_archive, java_member_classpath
 
 from ._context import Ctx, KeyValue, output_option, pass_ctx
 
@@ -95,10 +95,13 @@ def prepare(ctx: Ctx, kafka_version: str) -> None:
     with ctx.err.status(f"Resolving Apache Kafka {kafka_version} from Maven Central (first time only)…"):
         lib = resolve_kafka_jars(kafka_version)
         classpath = java_member_classpath(kafka_version)
+    with ctx.err.status("Training the Java member's class-data-sharing archive (first time only)…"):
+        archive = java_member_archive(kafka_version)
     ctx.err.print(
-        f"Kafka {kafka_version} jars in {lib}; Java member ready ({time.monotonic() - began:.1f}s)."
+        f"Kafka {kafka_version} jars in {lib}; Java member ready"
+        f"{'' if archive is None else ' with its AppCDS archive'} ({time.monotonic() - began:.1f}s)."
     )
-    click.echo(classpath.split(":", 1)[0])
+    click.echo(Path(classpath.split(":", 1)[0]).parent)
 
 
 @sandbox.command()

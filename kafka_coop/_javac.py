@@ -9,8 +9,10 @@ directory keyed by that hash; a half-finished compile never becomes visible (sta
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 from kafka_coop.errors import InvalidInput
@@ -51,3 +53,15 @@ def compile_java(source: str, file_name: str, classpath: str, out_root: Path, *,
     shutil.rmtree(classes, ignore_errors=True)
     staging.rename(classes)
     return classes
+
+
+def jar_of(classes: Path, name: str) -> Path:
+    """`classes` packed into `classes/name` once (spark.jars ships jars; AppCDS archives only jars)."""
+    jar = classes / name
+    if not jar.exists():
+        staging = classes / f".{name}.partial"
+        with zipfile.ZipFile(staging, "w", zipfile.ZIP_DEFLATED) as out:
+            for path in sorted(classes.rglob("*.class")):
+                out.write(path, path.relative_to(classes).as_posix())
+        os.replace(staging, jar)
+    return jar

@@ -101,9 +101,16 @@ class CoopConsumer:
         self._sink = as_sink(events)
         rendered = self.settings.render()
         self._client_id = rendered.get("client.id", "rdkafka")
-        if duplicate_check != "off" and self.settings.instance_id:
-            self._check_duplicate(rendered, duplicate_check)
+        # The client first, then the duplicate check: librdkafka finds the cluster and the group coordinator
+        # in its own threads while the check waits for its describe, and it sends no JoinGroup (or KIP-848
+        # heartbeat) before `subscribe`, so the check still runs before this member joins.
         self._consumer = Consumer({**rendered, "logger": self._log})
+        if duplicate_check != "off" and self.settings.instance_id:
+            try:
+                self._check_duplicate(rendered, duplicate_check)
+            except BaseException:
+                self._consumer.close()
+                raise
         self._ownership = Ownership(self.protocol)
         self._stamp = EventStamp(
             self.settings.group_id, self._client_id, self.settings.instance_id, self.protocol

@@ -21,12 +21,11 @@ import os
 import re
 import shutil
 import subprocess
-import zipfile
 from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from kafka_coop._javac import compile_java
+from kafka_coop._javac import compile_java, jar_of
 from kafka_coop.errors import InvalidInput
 from kafka_coop.sandbox._paths import cache_dir
 
@@ -65,14 +64,7 @@ def decoder_jar() -> Path:
         cache_dir() / "spark-decoder",
         what="the Spark engine's event decoder",
     )
-    jar = classes / DECODER_JAR
-    if not jar.exists():
-        staging = classes / f".{DECODER_JAR}.partial"
-        with zipfile.ZipFile(staging, "w") as out:
-            for path in sorted(classes.rglob("*.class")):
-                out.write(path, path.relative_to(classes).as_posix())
-        os.replace(staging, jar)
-    return jar
+    return jar_of(classes, DECODER_JAR)
 
 
 def jar_dir(version: str) -> Path:
