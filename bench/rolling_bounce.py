@@ -72,6 +72,10 @@ PartitionKey = tuple[str, int]
 
 TARGET_COOP_STATIC_REDUCTION = 20.0  # eager dynamic pause / cooperative static pause
 TARGET_KIP848_VS_COOP = 1.0  # KIP-848 static pause / cooperative static pause
+# Both sit at the restart floor, ~10x below everything else: one run each is within noise of the other,
+# so they run `floor_repeats` times, interleaved, and the figures use each one's median total pause.
+FLOOR_PAIR = ("py-coop-static", "py-consumer-static")
+DEFAULT_HEARTBEAT_MS = 3000  # librdkafka's and the Java client's heartbeat.interval.ms
 
 DEFAULTS: dict[str, int | float | str] = {
     "members": 10,
@@ -85,6 +89,7 @@ DEFAULTS: dict[str, int | float | str] = {
     "slow_heartbeat_ms": 2000,
     "slow_downtime_s": 8.0,
     "slow_members": 3,  # members restarted slowly, one at a time (not all 10: time budget)
+    "floor_repeats": 3,
     "gate_timeout_s": 240.0,
     "drain_timeout_s": 60.0,
     "scenarios": "all",
@@ -96,6 +101,7 @@ QUICK: dict[str, int | float | str] = {
     "warmup_s": 2.0,
     "cooldown_s": 1.0,
     "slow_members": 1,
+    "floor_repeats": 1,
     "scenarios": "py-eager-dynamic,py-coop-static,py-consumer-static,java-coop-static,scaleout-consumer,"
     "slow-coop",
 }
@@ -108,6 +114,7 @@ class Scenario:
     protocol: Protocol
     static: bool
     case: Case = "bounce"
+    heartbeat_ms: int | None = None  # the client's heartbeat.interval.ms when not its default (3000)
 
     @property
     def baseline(self) -> str:
@@ -121,7 +128,8 @@ class Scenario:
         membership = "static" if self.static else "dynamic"
         proto = {"eager": "eager", "cooperative": "coop", "consumer": "KIP-848"}[self.protocol]
         if self.case == "bounce":
-            return f"{self.family} {proto} {membership}"
+            beat = f" hb {self.heartbeat_ms / 1000:g} s" if self.heartbeat_ms else ""
+            return f"{self.family} {proto} {membership}{beat}"
         return f"{'scale-out' if self.case == 'scale_out' else 'slow restart'} {proto}"
 
 
@@ -130,6 +138,8 @@ SCENARIOS: tuple[Scenario, ...] = (  # run order: each target pair back to back,
     Scenario("py-coop-static", "python", "cooperative", True),
     Scenario("py-consumer-static", "python", "consumer", True),
     Scenario("py-eager-static", "python", "eager", True),
+    # the heartbeat model's check (decomposition notes): eager dynamic with a 1 s heartbeat
+    Scenario("py-eager-dynamic-hb1s", "python", "eager", False, heartbeat_ms=1000),
     Scenario("py-coop-dynamic", "python", "cooperative", False),
     Scenario("java-eager-dynamic", "java", "eager", False),
     Scenario("java-coop-static", "java", "cooperative", True),
@@ -398,6 +408,8 @@ def member_specs(
         scn.protocol
     ]
     props: dict[str, str] = {}
+    if scn.heartbeat_ms is not None:
+        props["heartbeat.interval.ms"] = str(scn.heartbeat_ms)
     if scn.case == "slow_restart" and scn.protocol != "consumer":
         props = {
             "session.timeout.ms": str(params["slow_session_ms"]),
@@ -492,7 +504,9 @@ def _drain(paths: list[Path], topic: str, produced: int, timeout_s: float) -> bo
     return False
 
 
-def run_scenario(scn: Scenario, bootstrap: str, workdir: Path, params: Mapping[str, Any]) -> dict[str, Any]:
+def run_scenario(
+    scn: Scenario, bootstrap: str, workdir: Path, params: Mapping[str, Any], repeat: int = 0
+) -> dict[str, Any]:
     from kafka_coop.sandbox import Fleet, SteadyProducer
 
     tag = uuid.uuid4().hex[:6]
@@ -500,7 +514,7 @@ def run_scenario(scn: Scenario, bootstrap: str, workdir: Path, params: Mapping[s
     members, partitions = int(params["members"]), int(params["partitions"])
     gate_timeout = float(params["gate_timeout_s"])
     load_start = _load()
-    fleet_dir = workdir / scn.name
+    fleet_dir = workdir / (f"{scn.name}-r{repeat}" if repeat else scn.name)
     steps: list[dict[str, Any]] = []
     with Fleet(bootstrap, fleet_dir) as fleet:
         fleet.admin.ensure_topic(topic, partitions)
@@ -572,6 +586,7 @@ def run_scenario(scn: Scenario, bootstrap: str, workdir: Path, params: Mapping[s
     stats = record_stats(records, topic=topic, acked=acked, window=(t0, t1))
     return {
         "scenario": scn.name,
+        "repeat": repeat,
         "label": scn.label,
         "family": scn.family,
         "protocol": scn.protocol,
@@ -635,6 +650,28 @@ def _broker(tmp: Path) -> Iterator[Any]:
         box.stop()
 
 
+def schedule(scenarios: Sequence[Scenario], floor_repeats: int) -> list[tuple[Scenario, int]]:
+    """Run order with repeat numbers: the floor pair's extra repeats follow its first run, interleaved
+    (coop, KIP-848, coop, KIP-848, ...), so drifting load hits both alike."""
+    names = {s.name for s in scenarios}
+    out: list[tuple[Scenario, int]] = []
+    for scn in scenarios:
+        out.append((scn, 0))
+        if scn.name == FLOOR_PAIR[-1] and set(FLOOR_PAIR) <= names:
+            for repeat in range(1, floor_repeats):
+                out.extend((BY_NAME[name], repeat) for name in FLOOR_PAIR)
+    return out
+
+
+def median_pause(runs: Sequence[Mapping[str, Any]], name: str) -> float | None:
+    """The median total pause of a scenario's runs (one run: its pause)."""
+    values = sorted(float(r["pause_ms"]) for r in runs if r["scenario"] == name)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
 def selected_scenarios(spec: str) -> list[Scenario]:
     if spec.strip() in ("", "all"):
         return list(SCENARIOS)
@@ -670,11 +707,11 @@ def run(args: BenchArgs) -> BenchResult:
     runs: list[dict[str, Any]] = []
     failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="kafka-coop-rb-") as tmp, _broker(Path(tmp)) as kafka:
-        for scn in scenarios:
+        for scn, repeat in schedule(scenarios, int(params["floor_repeats"])):
             t = time.monotonic()
-            print(f"  {scn.name} ...", flush=True)
+            print(f"  {scn.name}{f' (repeat {repeat})' if repeat else ''} ...", flush=True)
             try:
-                run_ = run_scenario(scn, kafka.bootstrap, Path(tmp), params)
+                run_ = run_scenario(scn, kafka.bootstrap, Path(tmp), params, repeat)
             except Exception as exc:  # one broken scenario must not lose the others
                 failures.append(f"{scn.name}: {exc}")
                 print(f"  {scn.name} FAILED: {exc}", flush=True)
@@ -703,14 +740,14 @@ def run(args: BenchArgs) -> BenchResult:
 
 
 def summarize_runs(result: BenchResult, runs: list[dict[str, Any]]) -> BenchResult:
-    by_name = {r["scenario"]: r for r in runs}
+    by_name = {r["scenario"]: r for r in runs if not r.get("repeat")}
     for r in runs:
         base = by_name.get(r["baseline"])
         r["unavailable_ratio_vs_baseline"] = (
             ratio(r["unavailable_ms"], base["unavailable_ms"]) if base else None
         )
         r["pause_ratio_vs_baseline"] = ratio(r["pause_ms"], base["pause_ms"]) if base else None
-    names = [r["scenario"] for r in runs]
+    names = [r["scenario"] + (f"#{r['repeat']}" if r.get("repeat") else "") for r in runs]
     result.samples = {
         "pause_ms": Series(unit="ms", values=[float(r["pause_ms"]) for r in runs]),
         "unavailable_ms": Series(unit="ms", values=[float(r["unavailable_ms"]) for r in runs]),
@@ -722,28 +759,31 @@ def summarize_runs(result: BenchResult, runs: list[dict[str, Any]]) -> BenchResu
         "collateral_pause_ms": Series(unit="ms", values=[float(r["collateral_pause_ms"]) for r in runs]),
     }
     result.notes.extend(decomposition_notes(runs))
+    result.notes.extend(heartbeat_model_notes(runs))
     result.parameters["sample_order"] = list(names)
     figs: dict[str, Figure] = {}
     for family, prefix in (("python", "py"), ("java", "java")):
-        eager, coop = by_name.get(f"{prefix}-eager-dynamic"), by_name.get(f"{prefix}-coop-static")
-        if eager and coop:
-            red = reduction(eager["pause_ms"], coop["pause_ms"])
+        eager, coop = by_name.get(f"{prefix}-eager-dynamic"), median_pause(runs, f"{prefix}-coop-static")
+        if eager and coop is not None:
+            red = reduction(eager["pause_ms"], coop)
             if red is not None:
                 figs[f"{prefix}_coop_static_pause_reduction"] = Figure(
                     value=round(red, 2),
                     unit="x",
-                    description=f"{family}: eager dynamic total pause / cooperative static total pause",
+                    description=f"{family}: eager dynamic total pause / cooperative static total pause"
+                    + (" (median of its runs)" if prefix == "py" else ""),
                     target=TARGET_COOP_STATIC_REDUCTION,
                     better="higher",
                 )
-    kip, coop = by_name.get("py-consumer-static"), by_name.get("py-coop-static")
-    if kip and coop:
-        rat = ratio(kip["pause_ms"], coop["pause_ms"])
+    kip, coop_floor = median_pause(runs, "py-consumer-static"), median_pause(runs, "py-coop-static")
+    if kip is not None and coop_floor is not None:
+        rat = ratio(kip, coop_floor)
         if rat is not None:
             figs["kip848_static_vs_coop_static_pause"] = Figure(
                 value=round(rat, 3),
                 unit="ratio",
-                description="python: KIP-848 static total pause / cooperative static total pause",
+                description="python: KIP-848 static / cooperative static total pause, medians of "
+                f"{sum(r['scenario'] == 'py-coop-static' for r in runs)} interleaved runs each",
                 target=TARGET_KIP848_VS_COOP,
                 better="lower",
             )
@@ -755,6 +795,8 @@ def summarize_runs(result: BenchResult, runs: list[dict[str, Any]]) -> BenchResu
         better="lower",
     )
     for r in runs:
+        if r.get("repeat"):
+            continue  # repeats feed the medians and the notes; the per-scenario figures are the first run
         n = r["scenario"]
         rec = r["records"]
         headline = r["case"] == "bounce"
@@ -801,8 +843,9 @@ def decomposition_notes(runs: Sequence[Mapping[str, Any]]) -> list[str]:
     notes = []
     for r in runs:
         steps = len(r["steps"]) or 1
+        name = f"{r['scenario']} #{r['repeat']}" if r.get("repeat") else r["scenario"]
         notes.append(
-            f"{r['scenario']}: pause {r['pause_ms']:,} ms = own {r['own_pause_ms']:,} ms "
+            f"{name}: pause {r['pause_ms']:,} ms = own {r['own_pause_ms']:,} ms "
             f"({r['own_pause_ms'] / steps / 1000:.1f} s per restarted member) + collateral "
             f"{r['collateral_pause_ms']:,} ms ({r['collateral_pause_ms'] / steps / 1000:.1f} s per step); "
             f"{r['rebalances']} assigned callbacks; load {r['load_avg_1m_start']} -> {r['load_avg_1m_end']}"
@@ -810,10 +853,36 @@ def decomposition_notes(runs: Sequence[Mapping[str, Any]]) -> list[str]:
     return notes
 
 
+def heartbeat_model_notes(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Check the model of a dynamic member's restart: its join starts a rebalance that completes only
+    when every other member has noticed it on a heartbeat, so it waits about hb * (n-1)/n (the expected
+    last of n-1 uniform heartbeat phases) on top of the restart itself (eager static's own pause, where
+    no rebalance happens)."""
+    by = {r["scenario"]: r for r in runs if not r.get("repeat")}
+    floor_run = by.get("py-eager-static")
+    if floor_run is None:
+        return []
+    floor = floor_run["own_pause_ms"] / max(1, len(floor_run["steps"]))
+    notes = []
+    for name, beat in (("py-eager-dynamic", DEFAULT_HEARTBEAT_MS), ("py-eager-dynamic-hb1s", 1000)):
+        r = by.get(name)
+        if r is None:
+            continue
+        n = int(r["members"])
+        predicted = floor + beat * (n - 1) / n
+        measured = r["own_pause_ms"] / max(1, len(r["steps"]))
+        notes.append(
+            f"heartbeat model, {name} (heartbeat.interval.ms {beat}): own pause per restart predicted "
+            f"{predicted / 1000:.2f} s (restart {floor / 1000:.2f} s + {beat / 1000:g} s x {n - 1}/{n}), "
+            f"measured {measured / 1000:.2f} s"
+        )
+    return notes
+
+
 def plot(result: BenchResult, fig: Any) -> None:
     import numpy as np
 
-    runs = result.runs
+    runs = [r for r in result.runs if not r.get("repeat")]  # repeats are in the notes and the medians
     left, right = fig.subplots(1, 2, width_ratios=[3, 2])
     names = [str(r["scenario"]) for r in runs]
     x = np.arange(len(names))

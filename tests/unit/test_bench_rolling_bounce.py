@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 
 from bench.rolling_bounce import (
+    BY_NAME,
     SCENARIOS,
     ProcessedRecord,
+    heartbeat_model_notes,
     latest_owned,
+    median_pause,
     ownership_settled,
     parse_record_line,
     percentile,
@@ -18,6 +21,7 @@ from bench.rolling_bounce import (
     read_record_logs,
     record_stats,
     reduction,
+    schedule,
     selected_scenarios,
     split_pause,
     unowned_steps,
@@ -125,7 +129,7 @@ def test_unowned_steps() -> None:
 
 def test_scenarios_and_baselines() -> None:
     names = {s.name for s in SCENARIOS}
-    assert len(names) == len(SCENARIOS) == 15
+    assert len(names) == len(SCENARIOS) == 16
     for s in SCENARIOS:
         assert s.baseline in names
         if s.case == "bounce":
@@ -150,3 +154,37 @@ def test_split_pause_own_vs_collateral() -> None:
     ]
     assert split_pause(pauses, steps) == (1200, 200)
     assert split_pause([], steps) == (0, 0)
+
+
+def test_the_floor_pair_repeats_interleaved_right_after_its_first_run() -> None:
+    picked = selected_scenarios("py-eager-dynamic,py-coop-static,py-consumer-static,py-eager-static")
+    order = [(scn.name, repeat) for scn, repeat in schedule(picked, 3)]
+    assert order == [
+        ("py-eager-dynamic", 0),
+        ("py-coop-static", 0),
+        ("py-consumer-static", 0),
+        ("py-coop-static", 1),
+        ("py-consumer-static", 1),
+        ("py-coop-static", 2),
+        ("py-consumer-static", 2),
+        ("py-eager-static", 0),
+    ]
+    assert [s.name for s, _ in schedule(selected_scenarios("py-coop-static"), 3)] == ["py-coop-static"]
+
+
+def test_median_pause_of_a_scenarios_runs() -> None:
+    runs = [{"scenario": "a", "pause_ms": v} for v in (5, 1, 3)] + [{"scenario": "b", "pause_ms": 2}]
+    assert (median_pause(runs, "a"), median_pause(runs, "b"), median_pause(runs, "c")) == (3.0, 2.0, None)
+    assert median_pause([*runs, {"scenario": "a", "pause_ms": 4}], "a") == 3.5
+
+
+def test_the_heartbeat_model_predicts_from_the_static_restart_and_the_heartbeat() -> None:
+    def run(name: str, own_ms: int) -> dict[str, object]:
+        return {"scenario": name, "own_pause_ms": own_ms, "steps": [{}] * 10, "members": 10}
+
+    notes = heartbeat_model_notes([run("py-eager-static", 3000), run("py-eager-dynamic", 29000)])
+    assert notes == [
+        "heartbeat model, py-eager-dynamic (heartbeat.interval.ms 3000): own pause per restart predicted "
+        "3.00 s (restart 0.30 s + 3 s x 9/10), measured 2.90 s"
+    ]
+    assert BY_NAME["py-eager-dynamic-hb1s"].label == "python eager dynamic hb 1 s"
