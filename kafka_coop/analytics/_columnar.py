@@ -42,7 +42,7 @@ from kafka_coop.analytics._model import (
     ProtocolStat,
     Summary,
 )
-from kafka_coop.analytics._summary import callback_micros, default_phases
+from kafka_coop.analytics._summary import callback_micros, default_phases, member_stat
 
 KINDS: Final = ("assigned", "revoked", "lost", "started", "closed")
 PROTOCOLS: Final = ("eager", "cooperative", "consumer")
@@ -496,20 +496,7 @@ def summary_of(
                 first = r["first_ts"] if first is None else min(first, r["first_ts"])
                 last = r["last_ts"] if last is None else max(last, r["last_ts"])
         elif rec == "member":
-            members.append(
-                MemberStat(
-                    group=r["group"],
-                    name=r["name"],
-                    events=r["events"],
-                    pause_ms=r["pause_ms"],
-                    pauses=r["pauses"],
-                    rebalances=r["rebalances"],
-                    revoked_partitions=r["revoked_partitions"],
-                    lost_partitions=r["lost_partitions"],
-                    callback_ms_total=r["callback_us_total"] / 1000,
-                    callback_ms_max=r["callback_us_max"] / 1000,
-                )
-            )
+            members.append(member_stat(r["group"], r["name"], r))
         elif rec == "partition":
             partitions.append(
                 PartitionStat(

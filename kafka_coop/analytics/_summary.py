@@ -141,21 +141,23 @@ def _member_stats(events: list[Mapping[str, Any]], pause_list: list[Pause]) -> l
     for p in pause_list:
         rows[(p.group, p.member)]["pause_ms"] += p.duration_ms
         rows[(p.group, p.member)]["pauses"] += 1
-    return [
-        MemberStat(
-            group=group,
-            name=name,
-            events=row["events"],
-            pause_ms=row["pause_ms"],
-            pauses=row["pauses"],
-            rebalances=row["rebalances"],
-            revoked_partitions=row["revoked_partitions"],
-            lost_partitions=row["lost_partitions"],
-            callback_ms_total=row["callback_us_total"] / 1000,
-            callback_ms_max=row["callback_us_max"] / 1000,
-        )
-        for (group, name), row in sorted(rows.items())
-    ]
+    return [member_stat(group, name, row) for (group, name), row in sorted(rows.items())]
+
+
+def member_stat(group: str, name: str, row: Mapping[str, int]) -> MemberStat:
+    """A member's figures from its integer sums (callback times in whole microseconds)."""
+    return MemberStat(
+        group=group,
+        name=name,
+        events=row["events"],
+        pause_ms=row["pause_ms"],
+        pauses=row["pauses"],
+        rebalances=row["rebalances"],
+        revoked_partitions=row["revoked_partitions"],
+        lost_partitions=row["lost_partitions"],
+        callback_ms_total=row["callback_us_total"] / 1000,
+        callback_ms_max=row["callback_us_max"] / 1000,
+    )
 
 
 def _protocol_stats(events: list[Mapping[str, Any]]) -> dict[str, ProtocolStat]:
