@@ -180,10 +180,12 @@ def _strings(codes: Ints, names: Sequence[str]) -> pa.Array:
     return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(names, pa.string()))
 
 
-def _starts(keys: Ints) -> Bools:
-    """True where a run of equal keys begins (keys sorted)."""
-    out = np.ones(len(keys), dtype=bool)
-    out[1:] = keys[1:] != keys[:-1]
+def _starts(*keys: Ints) -> Bools:
+    """True where a run of equal key tuples begins (rows sorted by those keys)."""
+    out = np.ones(len(keys[0]), dtype=bool)
+    out[1:] = False
+    for key in keys:
+        out[1:] |= key[1:] != key[:-1]
     return out
 
 
@@ -191,8 +193,7 @@ def _event_order(table: pa.Table, g: Ints, m: Ints, ts: Ints, seq: Ints) -> Ints
     """Positions in `(group, ts_ms, member, seq, member_id)` order. member_id is ranked only when two
     events really tie on the rest (rare: it costs a dictionary of every member_id)."""
     order = np.lexsort((seq, m, ts, g))
-    a, b = order[1:], order[:-1]
-    if ((g[a] == g[b]) & (ts[a] == ts[b]) & (m[a] == m[b]) & (seq[a] == seq[b])).any():
+    if not _starts(g[order], ts[order], m[order], seq[order]).all():
         mid, _ = _ranked(table["member_id"])
         order = np.lexsort((mid, seq, m, ts, g))
     return order
@@ -257,10 +258,10 @@ def analyse(table: pa.Table, windows: Sequence[PhaseWindow] = ()) -> Analysis:
         tcode, topic_names = _ranked(pc.list_flatten(table["topics"].take(take).combine_chunks()))
     else:
         tcode, topic_names = np.zeros(0, dtype=np.int64), []
-    rows = _partition_order(g[ev], tcode, pnum, len(group_names), len(topic_names))
-    pg, tcode, pnum, ev = g[ev][rows], tcode[rows], pnum[rows], ev[rows]
-    new_part = np.ones(len(ev), dtype=bool)
-    new_part[1:] = (pg[1:] != pg[:-1]) | (tcode[1:] != tcode[:-1]) | (pnum[1:] != pnum[:-1])
+    pg = g[ev]
+    rows = _partition_order(pg, tcode, pnum, len(group_names), len(topic_names))
+    pg, tcode, pnum, ev = pg[rows], tcode[rows], pnum[rows], ev[rows]
+    new_part = _starts(pg, tcode, pnum)
     part_of_row = np.cumsum(new_part) - 1
     part_group, part_topic, part_num = pg[new_part], tcode[new_part], pnum[new_part]
 
