@@ -59,6 +59,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from bench._common import RESULTS_DIR, BenchArgs, BenchResult, Figure, Series, main_for, new_result
+from kafka_coop._vocab import RebalanceProtocol
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
 NAME = "rolling-bounce"
@@ -66,7 +67,6 @@ TITLE = "Rolling bounce: pause and unavailability by rebalance protocol and memb
 EVENTS_ARCHIVE = f"{NAME}.events.jsonl.gz"
 
 Family = Literal["python", "java"]
-Protocol = Literal["eager", "cooperative", "consumer"]
 Case = Literal["bounce", "scale_out", "slow_restart"]
 PartitionKey = tuple[str, int]
 
@@ -111,7 +111,7 @@ QUICK: dict[str, int | float | str] = {
 class Scenario:
     name: str
     family: Family
-    protocol: Protocol
+    protocol: RebalanceProtocol
     static: bool
     case: Case = "bounce"
     heartbeat_ms: int | None = None  # the client's heartbeat.interval.ms when not its default (3000)

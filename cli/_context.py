@@ -112,14 +112,9 @@ def command_config_option() -> Callable[[F], F]:
 
 def admin_for(bootstrap: str, command_config: Path | None) -> tuple[ClusterAdmin, dict[str, str]]:
     """An admin client for a command; security settings come from --command-config, never from output."""
+    from kafka_coop._vocab import connection_conf
     from kafka_coop.admin import ClusterAdmin
-    from kafka_coop.settings import ConsumerSettings
+    from kafka_coop.settings import read_properties
 
-    conf = ConsumerSettings.read_properties(command_config) if command_config is not None else {}
-    conf = {k: v for k, v in conf.items() if k not in _CONSUMER_ONLY_KEYS}
+    conf = connection_conf(read_properties(command_config)) if command_config is not None else {}
     return ClusterAdmin(bootstrap, conf), conf
-
-
-_CONSUMER_ONLY_KEYS = frozenset(
-    {"group.id", "group.instance.id", "partition.assignment.strategy", "group.protocol", "enable.auto.commit"}
-)

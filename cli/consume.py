@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
+from kafka_coop._vocab import REBALANCE_MODE_ASSIGNOR, REBALANCE_MODES
 from kafka_coop.events import RebalanceEvent
 from kafka_coop.settings import ConsumerSettings
 from kafka_coop.sinks import JsonlSink
@@ -19,7 +20,7 @@ from ._context import Ctx, KeyValue, bootstrap_option, pass_ctx
 if TYPE_CHECKING:
     from rich.text import Text
 
-REBALANCE_CHOICES = ("eager-range", "eager-roundrobin", "cooperative-sticky", "consumer")
+REBALANCE_CHOICES = REBALANCE_MODES
 # librdkafka (sparse connections) waits reconnect.backoff.ms / 2 between picking brokers to connect to,
 # and it drops the bootstrap connection once it has learned the real brokers: with the 100 ms default, a
 # starting member sits ~50 ms without any connection before it can ask for its coordinator. 20 ms makes
@@ -163,7 +164,7 @@ def consume(
     if rebalance == "consumer":
         conf["group.protocol"] = "consumer"
     else:
-        conf["partition.assignment.strategy"] = rebalance.removeprefix("eager-")
+        conf["partition.assignment.strategy"] = REBALANCE_MODE_ASSIGNOR[rebalance]
     if remote_assignor:
         conf["group.remote.assignor"] = remote_assignor
     resolved_id = resolve_instance_id(instance_id, group=group)

@@ -9,11 +9,10 @@ import click
 from rich.table import Table
 from rich.text import Span, Text
 
+from kafka_coop._vocab import COOPERATIVE_ASSIGNORS, EAGER_ONLY_ASSIGNORS
 from kafka_coop.admin import ListedGroup, LiveGroup
 from kafka_coop.errors import InvalidInput
 from kafka_coop.inspect import (
-    COOPERATIVE_ASSIGNORS,
-    EAGER_ONLY_ASSIGNORS,
     Fact,
     GroupSnapshot,
     MemberSnapshot,

@@ -15,12 +15,13 @@ from confluent_kafka import ConsumerGroupState, ConsumerGroupType, KafkaError, K
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from pydantic import BaseModel, ConfigDict
 
+from kafka_coop._vocab import SeenMemberType
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
 
 DEFAULT_ADMIN_TIMEOUT_S = 10.0
 
 GroupState = Literal["stable", "preparing_rebalance", "completing_rebalance", "empty", "dead", "unknown"]
-GroupType = Literal["classic", "consumer", "unknown"]
+GroupType = SeenMemberType
 
 _STATES: dict[Any, GroupState] = {
     ConsumerGroupState.STABLE: "stable",
@@ -184,7 +185,10 @@ class ClusterAdmin:
         )
 
     def raw_group(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> RawGroup | None:
-        """Member protocol bytes, which describe_consumer_groups drops (FACTS.md); None if not classic."""
+        """Member protocol bytes, which describe_consumer_groups drops; None if not classic.
+
+        (docs/protocols.md "What can be seen of a live group")
+        """
         import warnings
 
         try:

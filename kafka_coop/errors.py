@@ -1,7 +1,7 @@
 """The exception tree of kafka-coop.
 
 Every error a user can cause or meet carries a one-sentence message that says what is wrong and a
-hint that says what to do, plus the exit code the CLI uses for it (DESIGN.md "CLI surface")::
+hint that says what to do, plus the exit code the CLI uses for it::
 
     KafkaCoopError                  exit 1
     ├── GateFailed                  exit 1  a verify-group gate did not pass / a plan is blocked

@@ -13,11 +13,11 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kafka_coop._vocab import RebalanceProtocol
+
 EVENT_VERSION: Final = 1
 
-Protocol = Literal["eager", "cooperative", "consumer"]
 EventKind = Literal["assigned", "revoked", "lost", "started", "closed"]
-REBALANCE_KINDS: frozenset[str] = frozenset({"assigned", "revoked", "lost"})
 
 # Integers are 64-bit and callback times finite: what every reader (Python, Spark, Java) can hold.
 Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
@@ -38,7 +38,7 @@ class RebalanceEvent(BaseModel):
     member_id: str
     instance_id: str | None
     client_id: str
-    protocol: Protocol
+    protocol: RebalanceProtocol
     kind: EventKind
     partitions: tuple[TopicPartition, ...]
     owned: tuple[TopicPartition, ...]
@@ -58,7 +58,7 @@ class Ownership:
     Cooperative and KIP-848: callbacks carry deltas, so they add and remove.
     """
 
-    def __init__(self, protocol: Protocol) -> None:
+    def __init__(self, protocol: RebalanceProtocol) -> None:
         self.protocol = protocol
         self._owned: set[TopicPartition] = set()
 
@@ -78,7 +78,9 @@ class Ownership:
 class EventStamp:
     """Per-member sequence numbers and identity: `seq` is monotonic for the life of the member."""
 
-    def __init__(self, group: str, client_id: str, instance_id: str | None, protocol: Protocol) -> None:
+    def __init__(
+        self, group: str, client_id: str, instance_id: str | None, protocol: RebalanceProtocol
+    ) -> None:
         self.group = group
         self.client_id = client_id
         self.instance_id = instance_id

@@ -3,21 +3,22 @@
 A `group.instance.id` must be unique per live member and stable across restarts of the same member,
 which is exactly what a StatefulSet pod name is — so ids are usually written as templates (`{pod}`,
 `orders-{ordinal}`) and resolved from the environment at start-up. Two processes holding one id is the
-classic static-membership outage, and its symptom differs by protocol (FACTS.md "Client capabilities"):
-the classic coordinator fences the OLD member, KIP-848 rejects the NEW one. Everything here is pure; the
-live instance ids come from the caller (an admin describe).
+classic static-membership outage, and its symptom differs by protocol (docs/protocols.md "Client
+capabilities"): the classic coordinator fences the OLD member, KIP-848 rejects the NEW one. Everything here
+is pure; the live instance ids come from the caller (an admin describe).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import socket
 import string
 from collections.abc import Callable, Iterable, Mapping
 from typing import Literal
 
+from kafka_coop._vocab import RebalanceProtocol
 from kafka_coop.errors import SettingsError
-from kafka_coop.settings import Protocol, validate_instance_id
 
 DuplicatePolicy = Literal["off", "warn", "fail"]
 
@@ -25,6 +26,37 @@ POD_ENV = "POD_NAME"
 HOSTNAME_ENV = "HOSTNAME"
 PLACEHOLDERS = ("pod", "hostname", "ordinal", "group")
 _ORDINAL_SEPARATOR = "-"
+
+# Kafka's valid-id rule (org.apache.kafka.common.internals.Topic.validate, used for group.instance.id).
+INSTANCE_ID_MAX_LENGTH = 249
+INSTANCE_ID_PATTERN = re.compile(r"[a-zA-Z0-9._-]+")
+INSTANCE_ID_RESERVED = frozenset({".", ".."})
+
+
+def validate_instance_id(value: str) -> str:
+    """Apply Kafka's valid-id rule, because the coordinator rejects a JoinGroup that breaks it.
+
+    The one implementation of the rule: ConsumerSettings checks ids with it, and resolve_instance_id
+    checks what a template resolved to.
+    """
+    hint = "Use 1-249 characters from a-z, A-Z, 0-9, '.', '_' and '-', e.g. the pod name."
+    if not value:
+        raise SettingsError("group.instance.id is empty.", hint=hint)
+    if value in INSTANCE_ID_RESERVED:
+        raise SettingsError(f"group.instance.id cannot be {value!r}.", hint=hint)
+    if len(value) > INSTANCE_ID_MAX_LENGTH:
+        raise SettingsError(
+            f"group.instance.id is {len(value)} characters long; "
+            f"Kafka allows at most {INSTANCE_ID_MAX_LENGTH}.",
+            hint=hint,
+        )
+    if not INSTANCE_ID_PATTERN.fullmatch(value):
+        bad = sorted({ch for ch in value if not INSTANCE_ID_PATTERN.fullmatch(ch)})
+        raise SettingsError(
+            f"group.instance.id {value!r} contains characters Kafka does not allow: {''.join(bad)!r}.",
+            hint=hint,
+        )
+    return value
 
 
 def _pod(environ: Mapping[str, str]) -> str:
@@ -123,7 +155,7 @@ def duplicate_instance_ids(members: Iterable[tuple[str, str | None]]) -> dict[st
     return {instance_id: ids for instance_id, ids in holders.items() if len(ids) > 1}
 
 
-def fencing_message(instance_id: str, protocol: Protocol) -> str:
+def fencing_message(instance_id: str, protocol: RebalanceProtocol) -> str:
     """Say which member loses when an id is reused, because the two protocols pick opposite ones."""
     if protocol == "consumer":
         return (
@@ -140,7 +172,7 @@ def fencing_message(instance_id: str, protocol: Protocol) -> str:
 
 
 def check_duplicate(
-    instance_id: str, live_instance_ids: Iterable[str], protocol: Protocol, policy: DuplicatePolicy
+    instance_id: str, live_instance_ids: Iterable[str], protocol: RebalanceProtocol, policy: DuplicatePolicy
 ) -> str | None:
     """Check an id against the live group before joining; warn, fail or stay silent per `policy`.
 

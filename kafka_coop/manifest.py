@@ -16,7 +16,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop.events import Protocol, now_ms
+from kafka_coop._vocab import GroupProtocol, RebalanceProtocol
+from kafka_coop.events import now_ms
 
 MANIFEST_VERSION: Final = 1
 DEFAULT_MANIFEST_TOPIC = "_kafka_coop_manifests"
@@ -36,9 +37,9 @@ class Manifest(BaseModel):
     client_id: str
     host: str
     libraries: dict[str, str]
-    group_protocol: Literal["classic", "consumer"]
+    group_protocol: GroupProtocol
     assignors: tuple[str, ...]
-    rebalance_protocol: Protocol
+    rebalance_protocol: RebalanceProtocol
     remote_assignor: str | None
     started_ms: int
     heartbeat_ms: int

@@ -7,7 +7,7 @@ Definitions of every figure: `kafka_coop.analytics._summary` and docs/report.md.
 """
 
 from kafka_coop.analytics._generate import generate_events, write_jsonl
-from kafka_coop.analytics._intervals import Interval, unavailability, unavailable_ms
+from kafka_coop.analytics._intervals import Interval, member_name, unavailability, unavailable_ms
 from kafka_coop.analytics._model import (
     Malformed,
     MemberStat,
@@ -21,7 +21,7 @@ from kafka_coop.analytics._model import (
 from kafka_coop.analytics._phases import load_phases, parse_phases
 from kafka_coop.analytics._read import expand_paths, read_event_lines
 from kafka_coop.analytics._report import ENGINES, ReportResult, choose_engine, run_report
-from kafka_coop.analytics._summary import member_name, pauses, summarize
+from kafka_coop.analytics._summary import pauses, summarize
 
 __all__ = [
     "ENGINES",

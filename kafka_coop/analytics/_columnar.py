@@ -33,7 +33,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_coop.analytics._intervals import _member
+from kafka_coop.analytics._intervals import member_name
 from kafka_coop.analytics._model import (
     MemberStat,
     PartitionStat,
@@ -139,7 +139,7 @@ def decode_event(event: Mapping[str, Any]) -> dict[str, Any]:
     parts = event.get("partitions") or ()
     return {
         "group": str(event["group"]),
-        "member": _member(event),
+        "member": member_name(event),
         "member_id": str(event["member_id"]),
         "ts": int(event["ts_ms"]),
         "seq": int(event["seq"]),

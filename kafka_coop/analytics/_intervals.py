@@ -37,22 +37,23 @@ class Interval:
         return self.end_ms - self.start_ms
 
 
-def _member(event: Mapping[str, Any]) -> str:
+def member_name(event: Mapping[str, Any]) -> str:
+    """The name a member is reported under: `instance_id or client_id or member_id`."""
     return str(event.get("instance_id") or event.get("client_id") or event["member_id"])
 
 
 def member_key(event: Mapping[str, Any]) -> MemberKey:
     """Who an event belongs to: its group and `instance_id or client_id or member_id`."""
-    return str(event["group"]), _member(event)
+    return str(event["group"]), member_name(event)
 
 
 def order_key(event: Mapping[str, Any]) -> tuple[int, str, int, str]:
     """The total order of events: wall clock, member name, the member's `seq`, then `member_id` (two
     incarnations of one static member, or members sharing a client id, never tie by input order)."""
-    return int(event["ts_ms"]), _member(event), int(event["seq"]), str(event["member_id"])
+    return int(event["ts_ms"]), member_name(event), int(event["seq"]), str(event["member_id"])
 
 
-def _ordered(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def in_event_order(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return sorted(events, key=order_key)
 
 
@@ -62,7 +63,7 @@ def unavailability(events: Iterable[Mapping[str, Any]]) -> list[Interval]:
     released: dict[PartitionKey, tuple[int, str, str]] = {}  # partition -> (since, from, cause)
     last_seen: dict[MemberKey, int] = {}
     out: list[Interval] = []
-    for event in _ordered(events):
+    for event in in_event_order(events):
         group, member = member_key(event)
         ts = int(event["ts_ms"])
         kind = event["kind"]

@@ -1,8 +1,9 @@
 """The report's PNG: unowned partitions (and paused members) over time, phases shaded.
 
-It is the view of seeds/004 figures 6 and 7 turned around: instead of throughput dropping during a
-rolling bounce, the number of partitions nobody consumes rising; an eager bounce shows a tall spike per
-member, a cooperative one a low ripple. matplotlib is imported here only (the `spark` extra).
+It is the view of the eager-vs-cooperative throughput figures (docs/protocols.md "Reference figures")
+turned around: instead of throughput dropping during a rolling bounce, the number of partitions nobody
+consumes rising; an eager bounce shows a tall spike per member, a cooperative one a low ripple.
+matplotlib is imported here only (the `spark` extra).
 """
 
 from __future__ import annotations

@@ -23,6 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from kafka_coop.analytics._engine import (
+    INTERVALS_TABLE,
+    MAX_MALFORMED_KEPT,
+    PAUSES_TABLE,
+    SPARK_HINT,
+    EngineOutcome,
+)
 from kafka_coop.analytics._intervals import unavailability
 from kafka_coop.analytics._model import Malformed, PhaseWindow, Summary
 from kafka_coop.analytics._phases import load_phases
@@ -34,7 +41,7 @@ from kafka_coop.analytics._read import (
     validate_line,
 )
 from kafka_coop.analytics._summary import pauses, summarize
-from kafka_coop.analytics._timeline import Step, deltas, levels
+from kafka_coop.analytics._timeline import deltas, levels
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
 
 Engine = Literal["auto", "python", "spark"]
@@ -43,12 +50,8 @@ AUTO_PYTHON_MAX_BYTES: Final = 64 * 1024 * 1024
 SUMMARY_FILE: Final = "summary.json"
 MALFORMED_FILE: Final = "malformed.jsonl"
 PLOT_FILE: Final = "unowned.png"
-INTERVALS_TABLE: Final = "intervals"
-PAUSES_TABLE: Final = "pauses"
 PRODUCTS: Final = frozenset({SUMMARY_FILE, MALFORMED_FILE, PLOT_FILE, INTERVALS_TABLE, PAUSES_TABLE})
-MAX_MALFORMED_KEPT: Final = 10_000
 KAFKA_TIMEOUT_S: Final = 10.0
-SPARK_HINT: Final = "Install the Spark extra: pip install 'kafka-coop[spark]' (PySpark, Java 17+)."
 
 
 @dataclass
@@ -60,16 +63,6 @@ class ReportResult:
     malformed: list[Malformed]  # the first MAX_MALFORMED_KEPT; summary.malformed counts all
     elapsed_s: float
     notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class EngineOutcome:
-    """What an engine hands back to the shell (the Spark engine builds one too)."""
-
-    summary: Summary
-    malformed: list[Malformed]
-    unowned: list[Step]
-    paused: list[Step]
 
 
 def spark_available() -> bool:

@@ -31,15 +31,15 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlparse
 
-from kafka_coop.analytics._model import Malformed, PhaseWindow
-from kafka_coop.analytics._read import expand_paths, is_kafka_source, kafka_topic
-from kafka_coop.analytics._report import (
+from kafka_coop.analytics._engine import (
     INTERVALS_TABLE,
     MAX_MALFORMED_KEPT,
     PAUSES_TABLE,
     SPARK_HINT,
     EngineOutcome,
 )
+from kafka_coop.analytics._model import Malformed, PhaseWindow
+from kafka_coop.analytics._read import expand_paths, is_kafka_source, kafka_topic
 from kafka_coop.analytics._timeline import MAX_POINTS, Step
 from kafka_coop.errors import InvalidInput
 

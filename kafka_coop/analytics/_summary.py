@@ -27,7 +27,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kafka_coop.analytics._intervals import Interval, _member, _ordered, member_key, unavailability
+from kafka_coop.analytics._intervals import (
+    Interval,
+    in_event_order,
+    member_key,
+    unavailability,
+)
 from kafka_coop.analytics._model import (
     ALL_PHASE,
     MemberStat,
@@ -42,11 +47,6 @@ from kafka_coop.analytics._model import (
 RELEASE_KINDS = frozenset({"revoked", "lost"})
 
 
-def member_name(event: Mapping[str, Any]) -> str:
-    """The name a member is reported under: `instance_id or client_id or member_id`."""
-    return _member(event)
-
-
 def callback_micros(callback_ms: float) -> int:
     """`callback_ms` as whole microseconds, half-up: integer sums agree in any order (both engines)."""
     return math.floor(float(callback_ms) * 1000 + 0.5)
@@ -56,7 +56,7 @@ def pauses(events: Iterable[Mapping[str, Any]]) -> list[Pause]:
     """Every closed pause of every member, in start order (definition in the module docstring)."""
     open_: dict[tuple[str, str], tuple[int, str]] = {}
     out: list[Pause] = []
-    for event in _ordered(events):
+    for event in in_event_order(events):
         key, kind, ts = member_key(event), event["kind"], int(event["ts_ms"])
         owned = event.get("owned") or ()
         if kind == "assigned" and owned:
@@ -88,7 +88,7 @@ def _partitions(event: Mapping[str, Any]) -> list[tuple[str, str, int]]:
 
 def summarize(events: Iterable[Mapping[str, Any]], phases: Sequence[PhaseWindow] | None = None) -> Summary:
     """Every figure of the report for one stream of (already validated) events."""
-    ordered = _ordered(events)
+    ordered = in_event_order(events)
     intervals = unavailability(ordered)
     pause_list = pauses(ordered)
     first = int(ordered[0]["ts_ms"]) if ordered else None

@@ -27,14 +27,14 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop.inspect._model import (
-    BrokerFacts,
-    ClientFamily,
-    Fact,
-    MemberSnapshot,
-    MemberType,
-    RebalanceProtocol,
+from kafka_coop._vocab import (
+    COOPERATIVE_ASSIGNORS,
+    EAGER_ONLY_ASSIGNORS,
+    SeenFamily,
+    SeenMemberType,
+    SeenProtocol,
 )
+from kafka_coop.inspect._model import BrokerFacts, Fact, MemberSnapshot
 from kafka_coop.manifest import Manifest
 from kafka_coop.protocol import (
     ConsumerProtocolSubscription,
@@ -42,9 +42,6 @@ from kafka_coop.protocol import (
     decode_assignment,
     decode_subscription,
 )
-
-EAGER_ONLY_ASSIGNORS = frozenset({"range", "roundrobin", "sticky"})
-COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})
 
 _CLASSIC_MEMBER_ID = re.compile(
     r"^(?P<client>.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
@@ -106,7 +103,7 @@ def _decode(member: MemberInput) -> tuple[ConsumerProtocolSubscription | None, s
     return sub, error, user_data
 
 
-def _member_type(group_type: str, member: MemberInput, manifest: Manifest | None) -> Fact[MemberType]:
+def _member_type(group_type: str, member: MemberInput, manifest: Manifest | None) -> Fact[SeenMemberType]:
     if manifest is not None:
         return Fact(value=manifest.group_protocol, source="declared", signal="manifest")
     if group_type == "classic":
@@ -123,7 +120,7 @@ def _member_type(group_type: str, member: MemberInput, manifest: Manifest | None
 
 def _family(
     member: MemberInput, sub: ConsumerProtocolSubscription | None, manifest: Manifest | None
-) -> Fact[ClientFamily]:
+) -> Fact[SeenFamily]:
     if manifest is not None:
         libs = manifest.libraries
         if "librdkafka" in libs:
@@ -146,12 +143,12 @@ def _family(
 
 def _protocol(
     selected: str,
-    member_type: MemberType,
-    family: ClientFamily,
+    member_type: SeenMemberType,
+    family: SeenFamily,
     sub: ConsumerProtocolSubscription | None,
     anyone_sent_owned: bool,
     manifest: Manifest | None,
-) -> Fact[RebalanceProtocol]:
+) -> Fact[SeenProtocol]:
     if manifest is not None:
         return Fact(value=manifest.rebalance_protocol, source="declared", signal="manifest")
     if member_type == "consumer":
@@ -171,7 +168,9 @@ def _protocol(
     return Fact(value="unknown", source="unknown", signal=f"custom assignor {selected}")
 
 
-def _assignors(selected: str, member_type: MemberType, manifest: Manifest | None) -> Fact[tuple[str, ...]]:
+def _assignors(
+    selected: str, member_type: SeenMemberType, manifest: Manifest | None
+) -> Fact[tuple[str, ...]]:
     if manifest is not None:
         return Fact(value=tuple(manifest.assignors), source="declared", signal="manifest")
     if member_type == "consumer" or not selected:

@@ -1,6 +1,6 @@
 """GroupSnapshot: everything one look at a live group tells, with the source of every inferred fact.
 
-No Kafka API says which rebalance protocols a member supports (FACTS.md "What can be seen of a live
+No Kafka API says which rebalance protocols a member supports (docs/protocols.md "What can be seen of a live
 group"). So each per-member fact is a `Fact`: its value plus whether a member *declared* it (its
 manifest), kafka-coop *inferred* it from a named signal, or it is *unknown*. Renderers show the source;
 gates treat `unknown` as not proven.
@@ -14,15 +14,13 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
 
+from kafka_coop._vocab import SeenFamily, SeenMemberType, SeenProtocol
 from kafka_coop.manifest import Manifest
 from kafka_coop.protocol import ConsumerProtocolSubscription
 
 T = TypeVar("T")
 
 Source = Literal["declared", "inferred", "unknown"]
-ClientFamily = Literal["librdkafka", "java", "unknown"]
-RebalanceProtocol = Literal["eager", "cooperative", "consumer", "unknown"]
-MemberType = Literal["classic", "consumer", "unknown"]
 TopicPartition = tuple[str, int]
 
 
@@ -45,9 +43,9 @@ class MemberSnapshot(BaseModel):
     client_id: str
     host: str
     assignment: tuple[TopicPartition, ...]
-    member_type: Fact[MemberType]
-    client_family: Fact[ClientFamily]
-    rebalance_protocol: Fact[RebalanceProtocol]
+    member_type: Fact[SeenMemberType]
+    client_family: Fact[SeenFamily]
+    rebalance_protocol: Fact[SeenProtocol]
     assignors: Fact[tuple[str, ...]]
     subscription: ConsumerProtocolSubscription | None = None
     subscription_error: str | None = None
@@ -115,7 +113,7 @@ class GroupSnapshot(BaseModel):
     group_id: str
     taken_ms: int
     exists: bool
-    type: Literal["classic", "consumer", "unknown"]
+    type: SeenMemberType  # the group type, in the same words
     state: str
     protocol_type: str | None
     assignor: str

@@ -1,14 +1,13 @@
 """Rollouts: migration paths as data (migrations/*.yaml), gates on live groups, and plans."""
 
+from kafka_coop._vocab import JAVA_ASSIGNOR_CLASSES, mixes_protocols, protocol_of
 from kafka_coop.rollout._fleet import (
     BrokerInfo,
     FleetDescription,
     FleetMember,
     fleet_from_snapshot,
     load_fleet,
-    mixes_protocols,
     parse_fleet,
-    protocol_of,
 )
 from kafka_coop.rollout._gate import (
     Check,
@@ -34,7 +33,6 @@ from kafka_coop.rollout._plan import (
     phase_match,
 )
 from kafka_coop.rollout._spec import (
-    JAVA_ASSIGNOR_CLASSES,
     Expect,
     MemberConfig,
     MigrationSpec,

@@ -3,7 +3,7 @@
 The planner must work before a group exists (a change ticket written ahead of a deploy) and on a live
 group; both come down to the same facts per member: client family, member type, rebalance protocol,
 the assignor list when it is known, static or not. A live member's list is only *known* when it
-declared it (manifest): the wire carries the selected protocol only (FACTS.md), so `assignors=None`
+declared it (manifest): the wire carries the selected protocol only (docs/protocols.md), so `assignors=None`
 means "not visible", never "empty".
 """
 
@@ -17,25 +17,22 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from kafka_coop._vocab import (
+    JAVA_ASSIGNOR_CLASSES,
+    ClientFamily,
+    GroupProtocol,
+    SeenFamily,
+    SeenMemberType,
+    SeenProtocol,
+    mixes_protocols,
+    protocol_of,
+)
 from kafka_coop.errors import InvalidInput
-from kafka_coop.inspect._infer import COOPERATIVE_ASSIGNORS
-from kafka_coop.inspect._model import GroupSnapshot
-from kafka_coop.rollout._spec import JAVA_ASSIGNOR_CLASSES
+from kafka_coop.inspect import GroupSnapshot
 
-FleetFamily = Literal["librdkafka", "java", "unknown"]
-MemberKind = Literal["classic", "consumer", "unknown"]
-MemberProtocol = Literal["eager", "cooperative", "consumer", "unknown"]
-
-
-def protocol_of(assignors: tuple[str, ...]) -> Literal["eager", "cooperative"]:
-    """The protocol a classic member runs with this list: COOPERATIVE only if every assignor is."""
-    return "cooperative" if assignors and all(a in COOPERATIVE_ASSIGNORS for a in assignors) else "eager"
-
-
-def mixes_protocols(assignors: tuple[str, ...]) -> bool:
-    """True for a list librdkafka refuses at consumer creation (eager and cooperative assignors)."""
-    kinds = {a in COOPERATIVE_ASSIGNORS for a in assignors}
-    return len(kinds) > 1
+FleetFamily = SeenFamily
+MemberKind = SeenMemberType
+MemberProtocol = SeenProtocol
 
 
 class FleetMember(BaseModel):
@@ -143,9 +140,9 @@ class _FileMember(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = ""
-    family: Literal["librdkafka", "java"]
+    family: ClientFamily
     count: int = Field(default=1, ge=1)
-    group_protocol: Literal["classic", "consumer"] = "classic"
+    group_protocol: GroupProtocol = "classic"
     assignors: tuple[str, ...] | None = None
     static: bool = False
     assignment_user_data: bool | None = None

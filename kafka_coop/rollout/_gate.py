@@ -13,8 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop.inspect._infer import version_at_least
-from kafka_coop.inspect._model import GroupSnapshot, MemberSnapshot
+from kafka_coop.inspect import GroupSnapshot, MemberSnapshot, version_at_least
 from kafka_coop.rollout._spec import MemberConfig, MigrationSpec, Requirements
 
 Status = Literal["pass", "warn", "fail"]

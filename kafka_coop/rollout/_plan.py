@@ -20,7 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kafka_coop.inspect._infer import version_at_least
+from kafka_coop._vocab import ASSIGNOR_REBALANCE_MODE
+from kafka_coop.inspect import version_at_least
 from kafka_coop.rollout._fleet import FleetDescription, FleetMember
 from kafka_coop.rollout._gate import Check, RequirementFacts, requirement_checks
 from kafka_coop.rollout._spec import (
@@ -45,11 +46,6 @@ TARGETS: dict[Direction, tuple[Target, ...]] = {
 }
 GATE_TIMEOUT_S = 300
 STATIC_ID_HINT = "<unique per member, stable across restarts>"
-_REBALANCE_OF = {
-    "range": "eager-range",
-    "roundrobin": "eager-roundrobin",
-    "cooperative-sticky": "cooperative-sticky",
-}
 
 
 class FamilyConfig(BaseModel):
@@ -301,7 +297,7 @@ def _kafka_coop_settings(config: MemberConfig) -> dict[str, str]:
         if config.remote_assignor:
             settings["remote_assignor"] = config.remote_assignor
     elif len(config.assignors) == 1:
-        settings["rebalance"] = _REBALANCE_OF[config.assignors[0]]
+        settings["rebalance"] = ASSIGNOR_REBALANCE_MODE[config.assignors[0]]
     elif config.assignors:
         settings["assignors"] = ",".join(config.assignors)
     if config.static_membership:

@@ -15,19 +15,18 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from kafka_coop._vocab import (
+    JAVA_ASSIGNOR_CLASSES,
+    ClientFamily,
+    GroupProtocol,
+    RebalanceProtocol,
+    mixes_protocols,
+)
 from kafka_coop.errors import InvalidInput
 
-Family = Literal["librdkafka", "java"]
+Family = ClientFamily
 Action = Literal["none", "rolling-bounce", "stop-all", "start-all", "stop-all-start-all"]
 PauseClass = Literal["none", "per-member", "full-stop"]
-Protocol = Literal["eager", "cooperative", "consumer"]
-
-JAVA_ASSIGNOR_CLASSES = {
-    "range": "org.apache.kafka.clients.consumer.RangeAssignor",
-    "roundrobin": "org.apache.kafka.clients.consumer.RoundRobinAssignor",
-    "sticky": "org.apache.kafka.clients.consumer.StickyAssignor",
-    "cooperative-sticky": "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
-}
 
 
 class MemberConfig(BaseModel):
@@ -35,7 +34,7 @@ class MemberConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    group_protocol: Literal["classic", "consumer"] = "classic"
+    group_protocol: GroupProtocol = "classic"
     assignors: tuple[str, ...] = ()  # empty on a classic member: any list (a start state that does not care)
     remote_assignor: str | None = None
     static_membership: bool = False
@@ -77,10 +76,10 @@ class Expect(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    group_type: Literal["classic", "consumer"] | None = None
+    group_type: GroupProtocol | None = None
     selected_assignor: tuple[str, ...] | None = None  # any of these
-    rebalance_protocol: Protocol | None = None  # every member
-    member_type: Literal["classic", "consumer"] | None = None  # every member
+    rebalance_protocol: RebalanceProtocol | None = None  # every member
+    member_type: GroupProtocol | None = None  # every member
     empty: bool = False  # the group must have no members (between stop-all and start-all)
 
 
@@ -112,8 +111,8 @@ class MigrationSpec(BaseModel):
     name: str
     title: str
     direction: Literal["upgrade", "downgrade"]
-    from_: Protocol | Literal["classic"] = Field(alias="from")
-    to: Protocol | Literal["classic"]
+    from_: RebalanceProtocol | Literal["classic"] = Field(alias="from")
+    to: RebalanceProtocol | Literal["classic"]
     families: tuple[Family, ...]
     summary: str
     excludes: dict[Family, str] = Field(default_factory=dict)  # family -> why it cannot take this path
@@ -135,7 +134,7 @@ class MigrationSpec(BaseModel):
             (f"phase {p.n}", p.config) for p in self.phases
         ]:
             rdk = configs.get("librdkafka")
-            if rdk is not None and len({a == "cooperative-sticky" for a in rdk.assignors}) > 1:
+            if rdk is not None and mixes_protocols(rdk.assignors):
                 raise ValueError(
                     f"{where} gives librdkafka members the mixed list {list(rdk.assignors)}: librdkafka "
                     "refuses lists that mix eager and cooperative assignors"

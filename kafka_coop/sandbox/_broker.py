@@ -35,7 +35,7 @@ BROKER_HEAP = "-Xmx768m"
 STATE_FILE = "sandbox.json"
 LOG_FILE = "broker.log"
 
-# Settings a single-node test cluster needs (FACTS.md "Test bed"); user overrides win.
+# Settings a single-node test cluster needs (docs/protocols.md "Test bed"); user overrides win.
 _BASE_CONFIG: dict[str, str] = {
     "process.roles": "broker,controller",
     "node.id": "1",

@@ -1,4 +1,4 @@
-"""KIP-429's two rolling bounces on Java kafka-clients members, exactly as seeds/000 describes them."""
+"""KIP-429's two rolling bounces on Java kafka-clients members, exactly as KIP-429 describes them."""
 
 from __future__ import annotations
 

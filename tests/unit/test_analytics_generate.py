@@ -8,8 +8,8 @@ from collections import Counter
 from pathlib import Path
 
 from kafka_coop.analytics import generate_events, read_event_lines, summarize, unavailability, write_jsonl
+from kafka_coop.analytics._intervals import member_name
 from kafka_coop.analytics._read import validate_line
-from kafka_coop.analytics._summary import member_name
 
 
 def test_every_generated_event_is_a_valid_rebalance_event_and_the_count_is_exact() -> None:

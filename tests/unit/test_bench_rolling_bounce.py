@@ -96,7 +96,9 @@ def test_record_stats_empty_window_has_no_latency() -> None:
 def test_ratio_and_reduction() -> None:
     assert ratio(50.0, 200.0) == 0.25
     assert ratio(5.0, 0.0) is None
-    assert reduction(37_138.0, 3_522.0) == pytest.approx(10.545, abs=1e-3)  # seeds/004's anchor
+    assert reduction(37_138.0, 3_522.0) == pytest.approx(
+        10.545, abs=1e-3
+    )  # docs/protocols.md "Reference figures"
     assert reduction(100.0, 0.0) is None
 
 

@@ -525,7 +525,7 @@ security.protocol=SASL_SSL
 
 
 def test_from_properties_reads_text() -> None:
-    settings = ConsumerSettings.from_properties(PROPERTIES)
+    settings = ConsumerSettings.from_properties(text=PROPERTIES)
     assert (settings.bootstrap_servers, settings.group_id) == ("broker:9092", "orders")
     assert settings.assignors == ("range", "roundrobin")
     assert settings.render()["sasl.password"] == "p=w!"
@@ -536,13 +536,13 @@ def test_from_properties_reads_a_file(tmp_path: Path) -> None:
     path = tmp_path / "client.properties"
     path.write_text(PROPERTIES, encoding="utf-8")
     assert ConsumerSettings.from_properties(path) == ConsumerSettings.from_properties(str(path))
-    assert ConsumerSettings.from_properties(path) == ConsumerSettings.from_properties(PROPERTIES)
+    assert ConsumerSettings.from_properties(path) == ConsumerSettings.from_properties(text=PROPERTIES)
 
 
 def test_from_properties_round_trips_with_render() -> None:
-    original = ConsumerSettings.from_properties(PROPERTIES)
+    original = ConsumerSettings.from_properties(text=PROPERTIES)
     text = "\n".join(f"{k}={v}" for k, v in original.render().items())
-    assert ConsumerSettings.from_properties(text) == original
+    assert ConsumerSettings.from_properties(text=text) == original
 
 
 def test_missing_properties_file_names_the_path(tmp_path: Path) -> None:
@@ -590,3 +590,22 @@ def test_read_properties_returns_the_raw_dict(tmp_path: Path) -> None:
 )
 def test_parse_properties_follows_java_rules(text: str, expected: dict[str, str]) -> None:
     assert parse_properties(text) == expected
+
+
+def test_a_properties_path_with_an_equals_sign_is_read_as_a_file(tmp_path: Path) -> None:
+    """A directory like `env=prod/` is common; the path must not be mistaken for properties text."""
+    folder = tmp_path / "env=prod"
+    folder.mkdir()
+    path = folder / "client.properties"
+    path.write_text("bootstrap.servers=broker:9092\ngroup.id=orders\n", encoding="utf-8")
+    assert ConsumerSettings.read_properties(str(path)) == {
+        "bootstrap.servers": "broker:9092",
+        "group.id": "orders",
+    }
+
+
+def test_read_properties_takes_a_path_or_text_never_both() -> None:
+    with pytest.raises(TypeError):
+        ConsumerSettings.read_properties()
+    with pytest.raises(TypeError):
+        ConsumerSettings.read_properties("a.properties", text="a=1")
