@@ -126,6 +126,18 @@ class _Stop:
     show_default=True,
     help="Check the live group for this instance id before joining.",
 )
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Serve Prometheus metrics of the rebalance events at http://ADDR:PORT/metrics (0: a free port).",
+)
+@click.option(
+    "--metrics-addr",
+    default="0.0.0.0",  # noqa: S104  # a scrape target listens where Prometheus can reach it
+    show_default=True,
+    help="Address the metrics endpoint listens on.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Do not print events (they still go to --events).")
 @pass_ctx
 def consume(
@@ -144,6 +156,8 @@ def consume(
     process_ms: int,
     manifests: bool,
     duplicate_check: str,
+    metrics_port: int | None,
+    metrics_addr: str,
     quiet: bool,
 ) -> None:
     """Join GROUP on TOPICS as a CoopConsumer member, like kafka-console-consumer with rebalance events."""
@@ -176,6 +190,10 @@ def consume(
     sinks: list[Any] = []
     if events_path is not None:
         sinks.append(JsonlSink(events_path))
+    server = None
+    if metrics_port is not None:
+        server = _serve_metrics(ctx, metrics_port, metrics_addr)
+        sinks.append(server[1])
 
     def on_event(event: RebalanceEvent) -> None:
         for sink in sinks:
@@ -196,6 +214,24 @@ def consume(
             sink.close()
         if records is not None:
             records.close()
+        if server is not None:
+            server[0].close()
+
+
+def _serve_metrics(ctx: Ctx, port: int, addr: str) -> tuple[Any, Any]:
+    """The endpoint first, so a port already taken is one sentence (exit 2) before joining the group."""
+    from kafka_coop.errors import InvalidInput
+    from kafka_coop.metrics import PrometheusSink, serve_metrics
+
+    try:
+        server = serve_metrics(port, addr)
+    except OSError as exc:
+        raise InvalidInput(
+            f"Cannot serve metrics on {addr}:{port}: {exc.strerror or exc}.",
+            hint="Choose another --metrics-port (0 picks a free one).",
+        ) from None
+    ctx.progress(f"Prometheus metrics at http://{addr}:{server.port}/metrics")
+    return server, PrometheusSink()
 
 
 def _poll_loop(

@@ -45,6 +45,7 @@ class RebalanceEvent(BaseModel):
     callback_ms: CallbackMs
     committed: tuple[CommittedOffset, ...] | None = None
     error: str | None = None
+    commit_ms: CallbackMs | None = None  # revoked: how long the commit of the revoked partitions took
 
 
 def now_ms() -> int:
@@ -97,6 +98,7 @@ class EventStamp:
         callback_ms: float,
         committed: Iterable[CommittedOffset] | None = None,
         error: str | None = None,
+        commit_ms: float | None = None,
     ) -> RebalanceEvent:
         event = RebalanceEvent(
             ts_ms=now_ms(),
@@ -112,6 +114,7 @@ class EventStamp:
             callback_ms=round(callback_ms, 3),
             committed=None if committed is None else tuple(sorted(committed)),
             error=error,
+            commit_ms=None if commit_ms is None else round(commit_ms, 3),
         )
         self._seq += 1
         return event

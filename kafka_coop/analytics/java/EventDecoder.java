@@ -36,10 +36,10 @@ public final class EventDecoder implements UDF1<String, Row> {
   // model order; required unless it has a default
   static final String[] FIELDS = {
     "v", "ts_ms", "seq", "group", "member_id", "instance_id", "client_id", "protocol", "kind",
-    "partitions", "owned", "callback_ms", "committed", "error"
+    "partitions", "owned", "callback_ms", "committed", "error", "commit_ms"
   };
   static final boolean[] REQUIRED = {
-    false, true, true, true, true, true, true, true, true, true, true, true, false, false
+    false, true, true, true, true, true, true, true, true, true, true, true, false, false, false
   };
   static final double MAX_CALLBACK_MS = 1e12;
   static final Row BLANK = RowFactory.create("", null, null, null, null, null, null, null, null, null, null, null);
@@ -191,15 +191,21 @@ public final class EventDecoder implements UDF1<String, Row> {
         }
         return null;
       case "callback_ms":
+      case "commit_ms":
+        if (t == JsonToken.VALUE_NULL && name.equals("commit_ms")) {
+          return null;
+        }
         if (t != JsonToken.VALUE_NUMBER_INT && t != JsonToken.VALUE_NUMBER_FLOAT) {
           p.skipChildren();
-          return "callback_ms: Input should be a valid number";
+          return name + ": Input should be a valid number";
         }
         double ms = p.getDoubleValue();
         if (!(ms >= 0 && ms <= MAX_CALLBACK_MS)) {  // also NaN
-          return "callback_ms: Input should be a finite number between 0 and 1e12";
+          return name + ": Input should be a finite number between 0 and 1e12";
         }
-        line.callbackMs = ms;
+        if (name.equals("callback_ms")) {
+          line.callbackMs = ms;
+        }
         return null;
       case "partitions":
       case "owned":
