@@ -28,6 +28,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "upgrade-plan": ("plan", "upgrade_plan"),
     "downgrade-plan": ("plan", "downgrade_plan"),
     "report": ("report", "report"),
+    "manifest-topic": ("manifest_topic", "manifest_topic"),
     "demo": ("demo", "demo"),
 }
 

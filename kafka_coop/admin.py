@@ -36,6 +36,15 @@ TopicPartitionKey = tuple[str, int]
 
 _AUTH_ERRORS = frozenset({KafkaError.GROUP_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED})
 _TOPIC_AUTH_ERRORS = frozenset({KafkaError.TOPIC_AUTHORIZATION_FAILED})
+_REFUSED_TOPIC_ERRORS = frozenset(
+    {
+        KafkaError.INVALID_REPLICATION_FACTOR,
+        KafkaError.INVALID_PARTITIONS,
+        KafkaError.INVALID_CONFIG,
+        KafkaError.POLICY_VIOLATION,
+        KafkaError.TOPIC_EXCEPTION,
+    }
+)
 _TRANSIENT_ERRORS = frozenset(
     {
         KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
@@ -280,6 +289,80 @@ class ClusterAdmin:
     ) -> None:
         """Create `topic` with `partitions` partitions (and topic `config`) unless it exists already."""
         _ensure_topic(self, topic, partitions, dict(config or {}), timeout_s)
+
+    def create_topic(
+        self,
+        topic: str,
+        partitions: int,
+        *,
+        replication_factor: int = -1,
+        config: Mapping[str, str] | None = None,
+        timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S,
+    ) -> bool:
+        """Create `topic`; False if it existed already. -1 replicas: the broker's default.replication.factor.
+
+        Refusals are one sentence: not authorized (exit 3), a replication factor or config the cluster
+        refuses (exit 2).
+        """
+        futures = self.client.create_topics(
+            [
+                NewTopic(
+                    topic,
+                    num_partitions=partitions,
+                    replication_factor=replication_factor,
+                    config=dict(config or {}),
+                )
+            ],
+            request_timeout=timeout_s,
+        )
+        try:
+            futures[topic].result()
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args else exc
+            code = err.code() if isinstance(err, KafkaError) else None
+            if code == KafkaError.TOPIC_ALREADY_EXISTS:
+                return False
+            if code in _AUTH_ERRORS | _TOPIC_AUTH_ERRORS:
+                raise ClusterUnavailable(
+                    f"Not authorized to create topic {topic!r}.",
+                    hint="Grant CREATE on the topic or the cluster, or have an administrator run it.",
+                ) from None
+            if code in _REFUSED_TOPIC_ERRORS:
+                why = str(err.str() if isinstance(err, KafkaError) else err).rstrip(".")
+                raise InvalidInput(f"The cluster refused topic {topic!r}: {why}.") from None
+            raise _unreachable(self.bootstrap, err) from None
+        return True
+
+    def topic_config(
+        self, topic: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S
+    ) -> dict[str, str] | None:
+        """The topic's effective configs, or None if it does not exist (or may not be described)."""
+        from confluent_kafka.admin import ConfigResource, ResourceType  # type: ignore[attr-defined]
+
+        resource = ConfigResource(ResourceType.TOPIC, topic)
+        try:
+            entries = self.client.describe_configs([resource], request_timeout=timeout_s)[resource].result()
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args else exc
+            code = err.code() if isinstance(err, KafkaError) else None
+            if code in _TOPIC_AUTH_ERRORS | {KafkaError.UNKNOWN_TOPIC_OR_PART}:
+                return None
+            raise _unreachable(self.bootstrap, err) from None
+        return {name: entry.value for name, entry in entries.items() if entry.value is not None}
+
+    def topic_layout(
+        self, topic: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S
+    ) -> tuple[int, int] | None:
+        """(partitions, replicas of partition 0) of an existing topic; None if it is not there."""
+        try:
+            md = self.client.list_topics(topic, timeout=timeout_s)
+        except KafkaException as exc:
+            raise _unreachable(self.bootstrap, exc.args[0] if exc.args else exc) from None
+        info = md.topics.get(topic)
+        if info is None or info.error is not None or not info.partitions:
+            return None
+        first = info.partitions[min(info.partitions)]
+        return len(info.partitions), len(first.replicas)
 
 
 def _describe_group(admin: ClusterAdmin, group: str, timeout_s: float) -> LiveGroup:

@@ -22,7 +22,46 @@ from kafka_coop.events import now_ms
 MANIFEST_VERSION: Final = 1
 DEFAULT_MANIFEST_TOPIC = "_kafka_coop_manifests"
 DEFAULT_HEARTBEAT_S = 30.0
-MANIFEST_TOPIC_CONFIG = {"cleanup.policy": "compact"}
+# Compacted: the latest manifest per member key survives and a tombstone (on close) removes the key.
+# Small segments that roll hourly let the cleaner run on a topic that sees a few records a minute;
+# tombstones stay readable for a day, so an inspection reading from the start sees a member leave.
+MANIFEST_TOPIC_CONFIG = {
+    "cleanup.policy": "compact",
+    "segment.ms": "3600000",
+    "min.cleanable.dirty.ratio": "0.1",
+    "delete.retention.ms": "86400000",
+}
+
+
+class TopicAcl(BaseModel):
+    """One ACL a principal needs on the manifest topic, with the command that grants it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    who: str
+    operations: tuple[str, ...]
+    why: str
+
+    def kafka_acls_command(self, topic: str, principal: str, bootstrap: str) -> str:
+        ops = " ".join(f"--operation {op.capitalize()}" for op in self.operations)
+        return (
+            f"kafka-acls.sh --bootstrap-server {bootstrap} --add --allow-principal {principal} "
+            f"{ops} --topic {topic}"
+        )
+
+
+MANIFEST_TOPIC_ACLS: Final = (
+    TopicAcl(
+        who="members (kafka-coop consume, CoopConsumer(manifests=True), services publishing the record)",
+        operations=("DESCRIBE", "WRITE"),
+        why="publish their manifest on join, every heartbeat, and a tombstone on close",
+    ),
+    TopicAcl(
+        who="operators and pipelines (describe, verify-group, upgrade-plan, downgrade-plan)",
+        operations=("DESCRIBE", "READ"),
+        why="read the topic from the start (assigned partitions: no group, no commits)",
+    ),
+)
 
 log = logging.getLogger("kafka_coop.manifest")
 
@@ -123,8 +162,9 @@ class ManifestPublisher:
         if not self._failed:
             self._failed = True
             log.warning(
-                "Member manifests cannot be published to %s (%s); consumption continues, and inspection "
-                "will infer this member's protocol instead of reading it.",
+                "Member manifests cannot be published to %s (%s), so inspection will infer this member's "
+                "protocol instead of reading it; consumption continues, and `kafka-coop manifest-topic` "
+                "creates the topic and lists the ACLs members need.",
                 self.topic,
                 err,
             )

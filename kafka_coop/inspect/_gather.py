@@ -87,7 +87,7 @@ def read_manifests(
         meta = consumer.list_topics(topic, timeout=_left(deadline))
         info = meta.topics.get(topic)
         if info is None or info.error is not None:
-            return [], f"manifest topic {topic} not found"
+            return [], f"manifest topic {topic} not found (`kafka-coop manifest-topic` creates it)"
         watermarks = {
             p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=_left(deadline))
             for p in info.partitions

@@ -1,0 +1,121 @@
+"""`kafka-coop manifest-topic`: create the compacted topic member manifests go to, and say who needs what.
+
+Run once per cluster, before members start: without the topic every member warns once and inspection
+infers member protocols from the wire instead of reading what members declare (docs/manifests.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from pydantic import BaseModel, ConfigDict
+from rich.table import Table
+
+from kafka_coop.errors import GateFailed, InvalidInput
+from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_ACLS, MANIFEST_TOPIC_CONFIG, TopicAcl
+
+from ._context import Ctx, admin_for, bootstrap_option, command_config_option, output_option, pass_ctx
+
+
+class ManifestTopicResult(BaseModel):
+    """What `manifest-topic --output json` prints."""
+
+    model_config = ConfigDict(frozen=True)
+
+    topic: str
+    created: bool
+    partitions: int
+    replication_factor: int
+    config: dict[str, str]
+    acls: tuple[TopicAcl, ...]
+
+
+def _not_compacted(topic: str, config: dict[str, str]) -> GateFailed:
+    policy = config.get("cleanup.policy", "delete")
+    return GateFailed(
+        f"Topic {topic!r} exists with cleanup.policy={policy}, so manifests of members that left would "
+        "expire and tombstones would not remove them.",
+        hint=f"kafka-configs.sh --alter --entity-type topics --entity-name {topic} "
+        "--add-config cleanup.policy=compact (or choose another --topic).",
+    )
+
+
+@click.command("manifest-topic")
+@bootstrap_option()
+@command_config_option()
+@click.option("--topic", default=DEFAULT_MANIFEST_TOPIC, show_default=True, help="The topic to create.")
+@click.option(
+    "--partitions",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="One is plenty: a member writes a few records a minute.",
+)
+@click.option(
+    "--replication-factor",
+    type=click.IntRange(min=-1),
+    default=-1,
+    show_default=True,
+    help="-1: the broker's default.replication.factor.",
+)
+@click.option(
+    "--principal",
+    default="User:<service>",
+    show_default=True,
+    help="Principal shown in the kafka-acls.sh commands printed.",
+)
+@output_option()
+@pass_ctx
+def manifest_topic(
+    ctx: Ctx,
+    bootstrap: str,
+    command_config: Path | None,
+    topic: str,
+    partitions: int,
+    replication_factor: int,
+    principal: str,
+    output: str,
+) -> None:
+    """Create the compacted manifest topic (or check the one there) and print the ACLs members need."""
+    if replication_factor == 0:
+        raise InvalidInput("--replication-factor 0 cannot hold a record; give -1 (broker default) or >= 1.")
+    admin, _ = admin_for(bootstrap, command_config)
+    created = admin.create_topic(
+        topic, partitions, replication_factor=replication_factor, config=MANIFEST_TOPIC_CONFIG
+    )
+    layout = admin.topic_layout(topic)
+    config = admin.topic_config(topic)
+    if layout is None or config is None:
+        raise InvalidInput(
+            f"Topic {topic!r} exists but this principal may not describe it.",
+            hint="Grant DESCRIBE on the topic to the principal in --command-config.",
+        )
+    if "compact" not in config.get("cleanup.policy", ""):
+        raise _not_compacted(topic, config)
+    shown = {key: config[key] for key in MANIFEST_TOPIC_CONFIG if key in config}
+    result = ManifestTopicResult(
+        topic=topic,
+        created=created,
+        partitions=layout[0],
+        replication_factor=layout[1],
+        config=shown,
+        acls=MANIFEST_TOPIC_ACLS,
+    )
+    if output == "json":
+        ctx.emit_json(result)
+        return
+    verb = "Created" if created else "Already there:"
+    ctx.out.print(
+        f"{verb} topic {topic} ({result.partitions} partition(s), replication factor "
+        f"{result.replication_factor}), " + ", ".join(f"{k}={v}" for k, v in shown.items()),
+        highlight=False,
+    )
+    table = Table(title="ACLs on this topic, when the cluster has an authorizer", title_justify="left")
+    for column in ("who", "operations", "why"):
+        table.add_column(column, overflow="fold")
+    for acl in MANIFEST_TOPIC_ACLS:
+        table.add_row(acl.who, ", ".join(acl.operations), acl.why)
+    ctx.out.print(table)
+    for acl in MANIFEST_TOPIC_ACLS:
+        click.echo(acl.kafka_acls_command(topic, principal, bootstrap))
