@@ -7,7 +7,9 @@ hint that says what to do, plus the exit code the CLI uses for it::
     ├── GateFailed                  exit 1  a verify-group gate did not pass / a plan is blocked
     ├── InvalidInput                exit 2  bad flags, files, settings; missing prerequisites
     │   └── SettingsError           exit 2  a consumer setting that cannot work
-    └── ClusterUnavailable          exit 3  broker unreachable, not authorized, failed to start
+    ├── ClusterUnavailable          exit 3  broker unreachable, not authorized, failed to start
+    └── ConsumerFailed              exit 1  librdkafka raised a fatal error: this consumer cannot go on
+        └── InstanceIdConflict      exit 1  another member holds this group.instance.id (fenced)
 
 The CLI catches only `KafkaCoopError` at its top level; anything else is a bug and shows a traceback.
 """
@@ -49,3 +51,21 @@ class SettingsError(InvalidInput):
 
 class ClusterUnavailable(KafkaCoopError):
     exit_code = 3
+
+
+class ConsumerFailed(KafkaCoopError):
+    """A fatal client error: librdkafka stopped this consumer for good, so the service must make a new one.
+
+    `code` is librdkafka's error name (e.g. FENCED_INSTANCE_ID). Raised from `poll`/`consume` after the
+    `lost` event (with an empty `owned`) was emitted and the `on_lost` hook ran.
+    """
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, code: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.code = code
+
+
+class InstanceIdConflict(ConsumerFailed):
+    """Two members used one group.instance.id: classic fences the old one, KIP-848 refuses the new one."""

@@ -75,6 +75,11 @@ class Ownership:
             self._owned -= parts
         return self.owned
 
+    def replace(self, partitions: Iterable[TopicPartition]) -> tuple[TopicPartition, ...]:
+        """Take the client's real assignment as the truth, e.g. when librdkafka refused or undid a call."""
+        self._owned = set(partitions)
+        return self.owned
+
 
 class EventStamp:
     """Per-member sequence numbers and identity: `seq` is monotonic for the life of the member."""

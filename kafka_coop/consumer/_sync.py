@@ -1,0 +1,373 @@
+"""CoopConsumer: `confluent_kafka.Consumer` with kafka-coop's rebalance handler and offset contract.
+
+The sync driver of `_handler.RebalanceHandler`: it gives librdkafka three callbacks that run the
+handler's steps directly on the inner consumer, routes librdkafka's log and errors through
+`ClientLog`/`ClientErrors`, and leaves the per-record path (`poll`, `consume`, `store_offsets`,
+`mark_done`) as the inner consumer's own bound methods, so no Python frame of ours runs per record.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, NoReturn
+
+import confluent_kafka
+from confluent_kafka import Consumer, KafkaException
+
+from kafka_coop import __version__
+from kafka_coop.consumer._handler import (
+    ClientErrors,
+    ClientLog,
+    Hook,
+    Hooks,
+    LegacyCallback,
+    LegacyCallbacks,
+    RebalanceHandler,
+    RebalanceListener,
+    StartOffsetsHook,
+    describe_error,
+    execute_sync,
+    fatal_code_from_text,
+    fatal_error,
+    run_sync,
+)
+from kafka_coop.errors import ConsumerFailed
+from kafka_coop.events import EventStamp, RebalanceEvent, TopicPartition
+from kafka_coop.identity import DuplicatePolicy, check_duplicate
+from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, Manifest, ManifestPublisher, local_host, timestamp_ms
+from kafka_coop.settings import CALLBACK_KEYS, ConsumerSettings
+from kafka_coop.sinks import EventSink, as_sink
+
+log = logging.getLogger("kafka_coop.consumer")
+LIBRDKAFKA_LOGGER = "kafka_coop.librdkafka"
+# The offset contract: librdkafka stores (and so commits) an offset when it *delivers* a record unless
+# told otherwise; kafka-coop commits only what the application marked done.
+OFFSET_STORE_KEY = "enable.auto.offset.store"
+DEFAULT_OFFSET_STORE = "false"
+
+
+class CoopConsumer:
+    """Drop-in for `confluent_kafka.Consumer` that owns the rebalance callbacks and keeps at-least-once.
+
+    `conf` is a librdkafka dict (callbacks such as `error_cb`, `stats_cb`, `throttle_cb`, `on_commit`,
+    `oauth_cb`, `logger` included) or `ConsumerSettings`. Hooks: a `RebalanceListener` (`listener=`) or
+    the functions `start_offsets=`, `on_assigned=`, `on_revoked=`, `on_lost=`; their order and guarantees
+    are written on `RebalanceListener`. `events` is a sink, a callable or a path (JSON lines). Anything
+    not defined here passes through to the inner consumer.
+
+    Offset contract (docs/consumer.md "Offset contract"):
+
+    - A record is *done* when the application says so: `mark_done(msg)` (the same as
+      `store_offsets(msg)`). kafka-coop sets `enable.auto.offset.store=false` unless the conf sets it, so
+      delivering a record never makes it committable.
+    - On revoke: `on_revoked` runs, then every offset marked done is committed synchronously, then the
+      partitions are released. On `close()` — also from `__exit__`, with or without an exception — the
+      same: what is marked done is committed, nothing else. A record whose processing raised is never
+      committed unless it was marked done.
+    - On lost (evicted, fenced, fatal): nothing is committed.
+    - `enable.auto.commit=true` (librdkafka's default) commits what is marked done in the background too.
+      Setting `enable.auto.offset.store=true` yourself says "delivered means done": then
+      delivered records are committed on revoke and close, as with a plain Consumer.
+
+    A fatal client error (e.g. another member took this `group.instance.id`) emits `lost` with an empty
+    `owned`, runs `on_lost`, and raises `ConsumerFailed` (`InstanceIdConflict` for the id cases) from
+    `poll`/`consume`; the consumer cannot be used after that.
+    """
+
+    def __init__(
+        self,
+        conf: Mapping[str, Any] | ConsumerSettings,
+        *,
+        listener: RebalanceListener | None = None,
+        start_offsets: StartOffsetsHook | None = None,
+        on_assigned: Hook | None = None,
+        on_revoked: Hook | None = None,
+        on_lost: Hook | None = None,
+        events: EventSink | Callable[[RebalanceEvent], Any] | str | None = None,
+        manifests: bool | str = False,
+        duplicate_check: DuplicatePolicy = "off",
+        logger: logging.Logger | None = None,
+    ) -> None:
+        callbacks: dict[str, Any] = {}
+        if isinstance(conf, ConsumerSettings):
+            self.settings = conf
+        else:
+            plain = dict(conf)
+            callbacks = {k: plain.pop(k) for k in sorted(CALLBACK_KEYS) if k in plain}
+            self.settings = ConsumerSettings.from_conf(plain)
+        self._log = logger or log
+        for warning in self.settings.warnings:
+            self._log.warning(warning)
+        self.protocol = self.settings.protocol
+        hooks = Hooks.of(
+            listener,
+            start_offsets=start_offsets,
+            on_assigned=on_assigned,
+            on_revoked=on_revoked,
+            on_lost=on_lost,
+        )
+        self._sink = as_sink(events)
+        rendered = self.settings.render()
+        self._client_id = rendered.get("client.id", "rdkafka")
+        self._stamp = EventStamp(
+            self.settings.group_id, self._client_id, self.settings.instance_id, self.protocol
+        )
+        self._handler = RebalanceHandler(
+            protocol=self.protocol, stamp=self._stamp, hooks=hooks, sink=self._sink, log=self._log
+        )
+        self._closed = False
+        self._subscribed = False
+        self._client_log = ClientLog(callbacks.pop("logger", None) or logging.getLogger(LIBRDKAFKA_LOGGER))
+        self._errors = ClientErrors(
+            self._log, self.settings.bootstrap_servers, callbacks.pop("error_cb", None)
+        )
+        client_conf: dict[str, Any] = {OFFSET_STORE_KEY: DEFAULT_OFFSET_STORE, **rendered, **callbacks}
+        # The client first, then the duplicate check: librdkafka finds the cluster and the group coordinator
+        # in its own threads while the check waits for its describe, and it sends no JoinGroup (or KIP-848
+        # heartbeat) before `subscribe`, so the check still runs before this member joins.
+        self._consumer = Consumer({**client_conf, "logger": self._client_log, "error_cb": self._errors})
+        self._execute = execute_sync(self._consumer)
+        self._client_log.on_fatal = self._on_fatal_log
+        if duplicate_check != "off" and self.settings.instance_id:
+            try:
+                self._check_duplicate(rendered, duplicate_check)
+            except BaseException:
+                self._consumer.close()
+                raise
+        self._started_ms = timestamp_ms()
+        self._publisher: ManifestPublisher | None = None
+        if manifests:
+            topic = manifests if isinstance(manifests, str) else DEFAULT_MANIFEST_TOPIC
+            self._publisher = ManifestPublisher(_producer_conf(rendered), self._manifest, topic=topic)
+        # The per-record path is the inner consumer's own bound methods: no Python frame of ours.
+        self.poll: Callable[..., Any] = self._consumer.poll
+        self.consume: Callable[..., Any] = self._consumer.consume
+        self.store_offsets: Callable[..., Any] = self._consumer.store_offsets
+        self.mark_done: Callable[..., Any] = self._consumer.store_offsets
+
+    # --- pass-through ----------------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._consumer, name)
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "failed" if self.failure else "open"
+        return (
+            f"CoopConsumer(group={self.settings.group_id!r}, protocol={self.protocol!r}, "
+            f"instance_id={self.settings.instance_id!r}, state={state!r})"
+        )
+
+    @property
+    def owned(self) -> tuple[TopicPartition, ...]:
+        return self._handler.owned
+
+    @property
+    def failure(self) -> ConsumerFailed | None:
+        """The fatal error that stopped this consumer, or None."""
+        return self._handler.failure
+
+    # --- lifecycle -------------------------------------------------------------------------------
+    def subscribe(
+        self,
+        topics: Sequence[str],
+        on_assign: LegacyCallback | None = None,
+        on_revoke: LegacyCallback | None = None,
+        on_lost: LegacyCallback | None = None,
+    ) -> None:
+        """Subscribe with kafka-coop's callbacks; confluent-style ones run inside them (RebalanceListener).
+
+        A legacy `on_assign(consumer, partitions)` runs before the partitions are assigned: offsets it
+        sets on `partitions`, or passes to `consumer.assign()`/`incremental_assign()`, are where fetching
+        starts, under every protocol (its `assign()` becomes `incremental_assign()` where that is the
+        legal call). A legacy `on_revoke` runs before the commit; its `unassign()` is left to kafka-coop,
+        which unassigns after committing.
+        """
+        self._require_open()
+        self._handler.legacy = LegacyCallbacks(self, on_assign, on_revoke, on_lost)
+        # Always pass all three: without on_lost, lost partitions arrive through on_revoke (FACTS).
+        self._consumer.subscribe(
+            list(topics), on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+        )
+        self._subscribed = True
+        self._handler.lifecycle("started", self._member_id())
+        if self._publisher is not None:
+            self._publisher.start()
+
+    def commit(self, *args: Any, **kwargs: Any) -> Any:
+        self._require_open()
+        return self._consumer.commit(*args, **kwargs)
+
+    def assign(self, partitions: list[Any]) -> None:
+        step = self._handler.legacy_assign(partitions)
+        if step is None:
+            self._consumer.assign(partitions)
+        else:
+            self._execute(step)
+
+    def incremental_assign(self, partitions: list[Any]) -> None:
+        step = self._handler.legacy_assign(partitions)
+        if step is None:
+            self._consumer.incremental_assign(partitions)
+        else:
+            self._execute(step)
+
+    def unassign(self) -> None:
+        if not self._handler.legacy_unassign():
+            self._consumer.unassign()
+
+    def incremental_unassign(self, partitions: list[Any]) -> None:
+        if not self._handler.legacy_unassign():
+            self._consumer.incremental_unassign(partitions)
+
+    def close(self) -> None:
+        """Commit what is marked done, leave the group (revoking through the handler), close the sinks.
+
+        The commit is synchronous and bounded by librdkafka's own request timeouts, as a plain
+        Consumer's close is. Nothing is committed after a fatal error.
+        """
+        if self._closed:
+            return
+        self._handler.closing = True
+        try:
+            # The manifest heartbeat thread reads memberid() on the client: stop it before the client goes.
+            if self._publisher is not None:
+                self._publisher.close()
+            if self._subscribed and self._handler.failure is None:
+                error = run_sync(self._handler.commit_marked(), self._execute)
+                if error:
+                    self._log.warning("Commit on close failed: %s", error)
+            try:
+                self._consumer.close()
+            except (KafkaException, ConsumerFailed) as exc:
+                self._log.warning("Closing the client reported: %s", describe_error(exc))
+        finally:
+            self._closed = True
+            self._handler.lifecycle("closed", "")
+            if self._sink is not None:
+                try:
+                    self._sink.close()
+                except Exception:
+                    self._log.exception("Closing the event sink failed")
+
+    def __enter__(self) -> CoopConsumer:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _require_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("This CoopConsumer is closed; create a new one.")
+
+    # --- callbacks from librdkafka (inside poll/consume/close) -----------------------------------
+    def _on_assign(self, _consumer: Any, partitions: list[Any]) -> None:
+        self._errors.reached()
+        run_sync(self._handler.assign(partitions), self._execute)
+        if self._publisher is not None:
+            self._publisher.publish_now()
+
+    def _on_revoke(self, _consumer: Any, partitions: list[Any]) -> None:
+        run_sync(self._handler.revoke(partitions), self._execute)
+        self._raise_if_failed()
+
+    def _on_lost(self, _consumer: Any, partitions: list[Any]) -> None:
+        run_sync(self._handler.lose(partitions), self._execute)
+
+    def _on_fatal_log(self, text: str) -> None:
+        if self._handler.failure is None:
+            error = fatal_error(
+                fatal_code_from_text(text),
+                text,
+                group=self.settings.group_id,
+                instance_id=self.settings.instance_id,
+                protocol=self.protocol,
+            )
+            run_sync(self._handler.fail(error), self._execute)
+        self._raise_if_failed()
+
+    def _raise_if_failed(self) -> None:
+        """After a fatal error, poll/consume raise it: now (from this callback) and on every later call."""
+        failure = self._handler.failure
+        if failure is None:
+            return
+
+        def failed(*_args: Any, **_kwargs: Any) -> NoReturn:
+            raise failure
+
+        self.poll = self.consume = failed
+        if not self._handler.closing:
+            raise failure
+
+    # --- helpers ---------------------------------------------------------------------------------
+    def _member_id(self) -> str:
+        try:
+            return str(self._consumer.memberid() or "")
+        except (RuntimeError, KafkaException):
+            return ""
+
+    def _manifest(self) -> Manifest | None:
+        member_id = self._member_id()
+        if not member_id:
+            return None
+        s = self.settings
+        return Manifest(
+            group=s.group_id,
+            member_id=member_id,
+            instance_id=s.instance_id,
+            client_id=self._client_id,
+            host=local_host(),
+            libraries={
+                "kafka-coop": __version__,
+                "confluent-kafka": confluent_kafka.__version__,
+                "librdkafka": confluent_kafka.libversion()[0],
+            },
+            group_protocol="consumer" if self.protocol == "consumer" else "classic",
+            assignors=s.assignor_names,
+            rebalance_protocol=self.protocol,
+            remote_assignor=s.remote_assignor,
+            started_ms=self._started_ms,
+            heartbeat_ms=timestamp_ms(),
+        )
+
+    def _check_duplicate(self, rendered: Mapping[str, str], policy: DuplicatePolicy) -> None:
+        from kafka_coop.admin import ClusterAdmin
+
+        instance_id = self.settings.instance_id
+        assert instance_id is not None
+        admin = ClusterAdmin(rendered["bootstrap.servers"], _admin_conf(rendered))
+        live = admin.describe_group(self.settings.group_id)
+        message = check_duplicate(instance_id, live.instance_ids, self.protocol, policy)
+        if message:
+            self._log.warning(message)
+
+
+_CONSUMER_ONLY_PREFIXES = (
+    "group.",
+    "partition.assignment",
+    "session.timeout",
+    "heartbeat.",
+    "enable.auto",
+    "auto.",
+    "max.poll",
+    "fetch.",
+    "isolation.",
+    "check.crcs",
+    "queued.",
+    "enable.partition.eof",
+    "consume.",
+    "coordinator.",
+)
+
+
+def _producer_conf(rendered: Mapping[str, str]) -> dict[str, str]:
+    """Connection and security settings only, so the manifest producer talks to the same cluster."""
+    return {k: v for k, v in rendered.items() if not k.startswith(_CONSUMER_ONLY_PREFIXES)}
+
+
+def _admin_conf(rendered: Mapping[str, str]) -> dict[str, str]:
+    conf = _producer_conf(rendered)
+    conf.pop("bootstrap.servers", None)
+    return conf

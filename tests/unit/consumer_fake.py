@@ -1,0 +1,228 @@
+"""A fake `confluent_kafka.Consumer` that replays librdkafka's rebalance behaviour, for fast handler tests.
+
+It models what the handler depends on, as librdkafka 2.16 / confluent-kafka 2.16 do it:
+- the rebalance callback, with confluent-kafka's fallback `assign()` when the callback made none, and
+  an exception from the callback coming out of `poll` (CallState_crash);
+- assign-method checks (`_STATE` for the wrong kind of call), `_CONFLICT` for re-assigning a partition;
+- after a fatal error or during close, every assign is treated as an unassign
+  (rd_kafka_cgrp_handle_assign_op);
+- stored offsets: `store_offsets` refuses with `_INVALID_ARG` when `enable.auto.offset.store=true`,
+  where delivery stores instead; `commit()` without offsets commits stored offsets above the committed
+  ones, or raises `_NO_OFFSET`; a partial failure raises one KafkaException (per-partition results lost);
+- a fatal error is logged with facility FATAL through the `logger` (librdkafka's LOG_EMERG line).
+
+It is never the only proof: tests/integration/test_coop_consumer_contract.py runs the same behaviours on
+the real broker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+Key = tuple[str, int]
+
+
+def kafka_error(code: int, message: str | None = None, *, fatal: bool = False) -> KafkaException:
+    text = message if message is not None else KafkaError(code).str()
+    return KafkaException(KafkaError(code, text, fatal=fatal))
+
+
+class FakeMessage:
+    def __init__(self, topic: str, partition: int, offset: int) -> None:
+        self._topic, self._partition, self._offset = topic, partition, offset
+
+    def topic(self) -> str:
+        return self._topic
+
+    def partition(self) -> int:
+        return self._partition
+
+    def offset(self) -> int:
+        return self._offset
+
+    def error(self) -> None:
+        return None
+
+
+class FakeConsumer:
+    last: FakeConsumer | None = None
+
+    def __init__(self, conf: dict[str, Any]) -> None:
+        FakeConsumer.last = self
+        self.conf = conf
+        if conf.get("group.protocol") == "consumer":
+            self.protocol = "consumer"
+        elif "cooperative-sticky" in str(conf.get("partition.assignment.strategy", "")):
+            self.protocol = "cooperative"
+        else:
+            self.protocol = "eager"
+        self.assigned: dict[Key, int] = {}
+        self.stored: dict[Key, int] = {}
+        self.committed_offsets: dict[Key, int] = {}
+        self.member_id = "member-1"
+        self.fatal: int | None = None
+        self.terminating = False
+        self.closed = False
+        self.calls: list[str] = []
+        self.commit_errors: list[KafkaException] = []
+        self.partition_commit_errors: dict[Key, int] = {}
+        self.callbacks: dict[str, Callable[..., Any]] = {}
+        self.pending: list[Callable[[], Any]] = []
+        self._assign_calls = 0
+
+    # --- what librdkafka does to the application ---------------------------------------------------
+    def subscribe(self, topics: list[str], **callbacks: Callable[..., Any]) -> None:
+        self.calls.append("subscribe")
+        self.callbacks = callbacks
+
+    def rebalance(self, kind: str, keys: Iterable[Key], offsets: dict[Key, int] | None = None) -> None:
+        """librdkafka's rebalance_cb as confluent-kafka runs it (kind: assign, revoke, lost)."""
+        partitions = [TopicPartition(t, p, (offsets or {}).get((t, p), -1001)) for t, p in keys]
+        self._assign_calls = 0
+        callback = self.callbacks.get({"assign": "on_assign", "revoke": "on_revoke", "lost": "on_lost"}[kind])
+        try:
+            if callback is not None:
+                callback(self, partitions)
+        finally:
+            if self._assign_calls == 0:  # confluent-kafka's fallback
+                if kind == "assign":
+                    self._do_assign(partitions, incremental=self.protocol != "eager")
+                elif self.protocol == "eager":
+                    self.assigned.clear()
+                else:
+                    for tp in partitions:
+                        self.assigned.pop((tp.topic, tp.partition), None)
+
+    def raise_fatal(self, code: int, detail: str = "heartbeat") -> None:
+        """rd_kafka_set_fatal_error: no callback, the assignment is dropped, a FATAL log line."""
+        self.fatal = code
+        self.assigned.clear()
+        text = f"Fatal error: {KafkaError(code).str()}: {detail}"
+        self.pending.append(
+            lambda: self.conf["logger"].log(50, "%s [%s] %s", "FATAL", "rdkafka#consumer-1", text)
+        )
+
+    def deliver(self, topic: str, partition: int, offset: int) -> FakeMessage:
+        if self.conf.get("enable.auto.offset.store", "true") == "true":
+            self.stored[(topic, partition)] = offset + 1
+        return FakeMessage(topic, partition, offset)
+
+    # --- the consumer API ----------------------------------------------------------------------
+    def poll(self, timeout: float | None = None) -> Any:
+        self.calls.append("poll")
+        while self.pending:
+            self.pending.pop(0)()
+        return None
+
+    def consume(self, num_messages: int = 1, timeout: float | None = None) -> list[Any]:
+        self.poll(timeout)
+        return []
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError("Consumer closed")
+
+    def _do_assign(self, partitions: list[TopicPartition], *, incremental: bool) -> None:
+        if self.fatal is not None or self.terminating:
+            self.assigned.clear()  # "treating assign as unassign"
+            return
+        if incremental:
+            for tp in partitions:
+                if (tp.topic, tp.partition) in self.assigned:
+                    raise kafka_error(KafkaError._CONFLICT)
+            for tp in partitions:
+                self.assigned[(tp.topic, tp.partition)] = tp.offset
+        else:
+            self.assigned = {(tp.topic, tp.partition): tp.offset for tp in partitions}
+
+    def assign(self, partitions: list[TopicPartition]) -> None:
+        self._check_open()
+        self.calls.append("assign")
+        self._assign_calls += 1
+        if self.protocol != "eager" and self.fatal is None and not self.terminating:
+            raise kafka_error(KafkaError._STATE)
+        self._do_assign(partitions, incremental=False)
+
+    def incremental_assign(self, partitions: list[TopicPartition]) -> None:
+        self._check_open()
+        self.calls.append("incremental_assign")
+        self._assign_calls += 1
+        if self.protocol == "eager" and self.fatal is None and not self.terminating:
+            raise kafka_error(KafkaError._STATE)
+        self._do_assign(partitions, incremental=True)
+
+    def unassign(self) -> None:
+        self._check_open()
+        self.calls.append("unassign")
+        self._assign_calls += 1
+        if self.protocol != "eager" and self.fatal is None and not self.terminating:
+            raise kafka_error(KafkaError._STATE)
+        self.assigned.clear()
+
+    def incremental_unassign(self, partitions: list[TopicPartition]) -> None:
+        self._check_open()
+        self.calls.append("incremental_unassign")
+        self._assign_calls += 1
+        if self.protocol == "eager":
+            raise kafka_error(KafkaError._STATE)
+        for tp in partitions:
+            self.assigned.pop((tp.topic, tp.partition), None)
+
+    def assignment(self) -> list[TopicPartition]:
+        self._check_open()
+        return [TopicPartition(t, p) for t, p in sorted(self.assigned)]
+
+    def memberid(self) -> str:
+        self._check_open()
+        self.calls.append("memberid")
+        return self.member_id
+
+    def store_offsets(self, message: Any = None, offsets: list[TopicPartition] | None = None) -> None:
+        self._check_open()
+        if self.conf.get("enable.auto.offset.store", "true") == "true":
+            raise kafka_error(KafkaError._INVALID_ARG)
+        if message is not None:
+            self.stored[(message.topic(), message.partition())] = message.offset() + 1
+        for tp in offsets or []:
+            self.stored[(tp.topic, tp.partition)] = tp.offset
+
+    def commit(self, message: Any = None, offsets: Any = None, asynchronous: bool = True) -> Any:
+        self._check_open()
+        self.calls.append("commit")
+        if self.commit_errors:
+            raise self.commit_errors.pop(0)
+        todo = {k: v for k, v in self.stored.items() if v > self.committed_offsets.get(k, -1)}
+        if not todo:
+            raise kafka_error(KafkaError._NO_OFFSET)
+        failed = [k for k in todo if k in self.partition_commit_errors]
+        for key, offset in todo.items():
+            if key not in failed:
+                self.committed_offsets[key] = offset
+        if failed:  # confluent-kafka raises the last partition's error and drops the list
+            raise kafka_error(self.partition_commit_errors[failed[-1]])
+        return [TopicPartition(t, p, o) for (t, p), o in sorted(todo.items())]
+
+    def committed(
+        self, partitions: list[TopicPartition], timeout: float | None = None
+    ) -> list[TopicPartition]:
+        self.calls.append("committed")
+        return [
+            TopicPartition(
+                tp.topic, tp.partition, self.committed_offsets.get((tp.topic, tp.partition), -1001)
+            )
+            for tp in partitions
+        ]
+
+    def close(self) -> None:
+        self._check_open()
+        self.calls.append("close")
+        self.terminating = True
+        if self.assigned and self.fatal is None:
+            self.rebalance("revoke", sorted(self.assigned))
+        while self.pending:  # close serves the queue too
+            self.pending.pop(0)()
+        self.assigned.clear()
+        self.closed = True
