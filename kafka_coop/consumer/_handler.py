@@ -57,6 +57,7 @@ from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka import TopicPartition as ClientPartition
 
+from kafka_coop._vocab import RebalanceProtocol
 from kafka_coop.errors import ConsumerFailed, InstanceIdConflict
 from kafka_coop.events import (
     CommittedOffset,
@@ -66,7 +67,6 @@ from kafka_coop.events import (
     RebalanceEvent,
     TopicPartition,
 )
-from kafka_coop.events import Protocol as RebalanceProtocol
 from kafka_coop.sinks import EventSink
 
 T = TypeVar("T")

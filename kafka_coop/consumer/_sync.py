@@ -17,6 +17,7 @@ import confluent_kafka
 from confluent_kafka import Consumer, KafkaException
 
 from kafka_coop import __version__
+from kafka_coop._vocab import connection_conf
 from kafka_coop.consumer._handler import (
     ClientErrors,
     ClientLog,
@@ -140,7 +141,7 @@ class CoopConsumer:
         self._publisher: ManifestPublisher | None = None
         if manifests:
             topic = manifests if isinstance(manifests, str) else DEFAULT_MANIFEST_TOPIC
-            self._publisher = ManifestPublisher(_producer_conf(rendered), self._manifest, topic=topic)
+            self._publisher = ManifestPublisher(connection_conf(rendered), self._manifest, topic=topic)
         # The per-record path is the inner consumer's own bound methods: no Python frame of ours.
         self.poll: Callable[..., Any] = self._consumer.poll
         self.consume: Callable[..., Any] = self._consumer.consume
@@ -344,30 +345,7 @@ class CoopConsumer:
             self._log.warning(message)
 
 
-_CONSUMER_ONLY_PREFIXES = (
-    "group.",
-    "partition.assignment",
-    "session.timeout",
-    "heartbeat.",
-    "enable.auto",
-    "auto.",
-    "max.poll",
-    "fetch.",
-    "isolation.",
-    "check.crcs",
-    "queued.",
-    "enable.partition.eof",
-    "consume.",
-    "coordinator.",
-)
-
-
-def _producer_conf(rendered: Mapping[str, str]) -> dict[str, str]:
-    """Connection and security settings only, so the manifest producer talks to the same cluster."""
-    return {k: v for k, v in rendered.items() if not k.startswith(_CONSUMER_ONLY_PREFIXES)}
-
-
 def _admin_conf(rendered: Mapping[str, str]) -> dict[str, str]:
-    conf = _producer_conf(rendered)
+    conf = connection_conf(rendered)
     conf.pop("bootstrap.servers", None)
     return conf
