@@ -1,3 +1,53 @@
-"""kafka-coop: safe, visible, measured consumer-group rebalancing for confluent-kafka fleets."""
+"""kafka-coop: safe, visible, measured consumer-group rebalancing for confluent-kafka fleets.
+
+The public names below are resolved on first use (PEP 562), so `import kafka_coop` and the pure modules
+(events, settings, planner, analytics) never load confluent_kafka: only touching a consumer or a Kafka
+sink does. The guide to the consumers is docs/consumer.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# name -> module that defines it, grouped as in `__all__`: consumers, settings and events, sinks, errors.
+_LAZY: dict[str, str] = {
+    "CoopConsumer": "kafka_coop.consumer",
+    "CoopAIOConsumer": "kafka_coop.consumer",
+    "ConsumerSettings": "kafka_coop.settings",
+    "RebalanceEvent": "kafka_coop.events",
+    "EventSink": "kafka_coop.sinks",
+    "MemorySink": "kafka_coop.sinks",
+    "CallableSink": "kafka_coop.sinks",
+    "JsonlSink": "kafka_coop.sinks",
+    "KafkaTopicSink": "kafka_coop.sinks",
+    "KafkaCoopError": "kafka_coop.errors",
+    "GateFailed": "kafka_coop.errors",
+    "InvalidInput": "kafka_coop.errors",
+    "SettingsError": "kafka_coop.errors",
+    "ClusterUnavailable": "kafka_coop.errors",
+}
+
+__all__ = [*_LAZY, "__version__"]
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time `__getattr__` imports on demand
+    from kafka_coop.consumer import CoopAIOConsumer, CoopConsumer
+    from kafka_coop.errors import ClusterUnavailable, GateFailed, InvalidInput, KafkaCoopError, SettingsError
+    from kafka_coop.events import RebalanceEvent
+    from kafka_coop.settings import ConsumerSettings
+    from kafka_coop.sinks import CallableSink, EventSink, JsonlSink, KafkaTopicSink, MemorySink
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kafka_coop' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
