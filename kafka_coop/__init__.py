@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# name -> module that defines it, grouped as in `__all__`: consumers, settings and events, sinks, errors.
+# name -> module that defines it, grouped: consumers and their listener, settings and events, sinks, errors.
 _LAZY: dict[str, str] = {
     "CoopConsumer": "kafka_coop.consumer",
     "CoopAIOConsumer": "kafka_coop.consumer",
+    "RebalanceListener": "kafka_coop.consumer",
     "ConsumerSettings": "kafka_coop.settings",
     "RebalanceEvent": "kafka_coop.events",
     "EventSink": "kafka_coop.sinks",
@@ -28,13 +29,42 @@ _LAZY: dict[str, str] = {
     "InvalidInput": "kafka_coop.errors",
     "SettingsError": "kafka_coop.errors",
     "ClusterUnavailable": "kafka_coop.errors",
+    "ConsumerFailed": "kafka_coop.errors",
+    "InstanceIdConflict": "kafka_coop.errors",
 }
 
-__all__ = [*_LAZY, "__version__"]
+__all__ = [
+    "CallableSink",
+    "ClusterUnavailable",
+    "ConsumerFailed",
+    "ConsumerSettings",
+    "CoopAIOConsumer",
+    "CoopConsumer",
+    "EventSink",
+    "GateFailed",
+    "InstanceIdConflict",
+    "InvalidInput",
+    "JsonlSink",
+    "KafkaCoopError",
+    "KafkaTopicSink",
+    "MemorySink",
+    "RebalanceEvent",
+    "RebalanceListener",
+    "SettingsError",
+    "__version__",
+]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time `__getattr__` imports on demand
-    from kafka_coop.consumer import CoopAIOConsumer, CoopConsumer
-    from kafka_coop.errors import ClusterUnavailable, GateFailed, InvalidInput, KafkaCoopError, SettingsError
+    from kafka_coop.consumer import CoopAIOConsumer, CoopConsumer, RebalanceListener
+    from kafka_coop.errors import (
+        ClusterUnavailable,
+        ConsumerFailed,
+        GateFailed,
+        InstanceIdConflict,
+        InvalidInput,
+        KafkaCoopError,
+        SettingsError,
+    )
     from kafka_coop.events import RebalanceEvent
     from kafka_coop.settings import ConsumerSettings
     from kafka_coop.sinks import CallableSink, EventSink, JsonlSink, KafkaTopicSink, MemorySink

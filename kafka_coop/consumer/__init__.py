@@ -1,10 +1,26 @@
 """The kafka-coop consumers: one rebalance handler (`_handler`), two drivers.
 
-`CoopConsumer` (`_sync`, over `confluent_kafka.Consumer`) is imported here; the asyncio driver lives in
-`_aio`. The hooks' contract is `RebalanceListener`.
+`CoopConsumer` (`_sync`, over `confluent_kafka.Consumer`) is imported here; `CoopAIOConsumer` (`_aio`,
+over `confluent_kafka.aio.AIOConsumer`) on first use, so a sync service does not load the asyncio
+client. The hooks' contract is `RebalanceListener`.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from kafka_coop.consumer._handler import RebalanceHandler, RebalanceListener
 from kafka_coop.consumer._sync import CoopConsumer
 
-__all__ = ["CoopConsumer", "RebalanceHandler", "RebalanceListener"]
+if TYPE_CHECKING:
+    from kafka_coop.consumer._aio import CoopAIOConsumer
+
+__all__ = ["CoopAIOConsumer", "CoopConsumer", "RebalanceHandler", "RebalanceListener"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CoopAIOConsumer":
+        from kafka_coop.consumer._aio import CoopAIOConsumer
+
+        return CoopAIOConsumer
+    raise AttributeError(f"module 'kafka_coop.consumer' has no attribute {name!r}")

@@ -64,8 +64,12 @@ def test_all_lists_the_documented_surface() -> None:
         "MemorySink",
         "KafkaCoopError",
         "SettingsError",
+        "ConsumerFailed",
+        "InstanceIdConflict",
+        "RebalanceListener",
     }
     assert expected <= set(kafka_coop.__all__)
+    assert set(kafka_coop.__all__) == {*kafka_coop._LAZY, "__version__"}, "every lazy name is public"
     assert set(dir(kafka_coop)) >= set(kafka_coop.__all__)
 
 

@@ -1,0 +1,155 @@
+"""CoopAIOConsumer on the real broker: the offset contract under every rebalance protocol.
+
+Each test reads the committed offsets back from the broker (not from our own events), checks the
+events, and checks `owned` against the client's `assignment()` at every event (AioMember).
+Members run with `enable.auto.commit=false`, so every committed offset was committed by the
+contract (revoke, close), not by librdkafka's timer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from confluent_kafka import Producer, TopicPartition
+
+from kafka_coop.admin import ClusterAdmin
+from kafka_coop.errors import ConsumerFailed
+from tests.integration.aio_members import AioMember, ProcessingFailed
+from tests.integration.members import covers, wait_for
+
+PROTOCOLS = ["eager-range", "cooperative-sticky", "consumer"]
+MANUAL = {"enable_auto_commit": "false"}
+
+
+def _produce(bootstrap: str, topic: str, partitions: int, per_partition: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for p in range(partitions):
+        for i in range(per_partition):
+            producer.produce(topic, f"{p}-{i}".encode(), partition=p)
+    assert producer.flush(30) == 0
+
+
+def _stripped(member: AioMember) -> int | None:
+    """Index of the first `lost` event after which the member owns nothing, if there is one yet."""
+    for i, e in enumerate(member.events):
+        if e.kind == "lost" and e.owned == ():
+            return i
+    return None
+
+
+def _committed(admin: ClusterAdmin, group: str) -> dict[tuple[str, int], int | None]:
+    return {(o.topic, o.partition): o.committed for o in admin.offsets(group)}
+
+
+@pytest.mark.parametrize("rebalance", PROTOCOLS)
+def test_a_record_whose_processing_raised_is_not_committed_and_close_commits_what_was_marked_done(
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    rebalance: str,
+) -> None:
+    topic = topic_factory(2)
+    group = unique(f"aio-raise-{rebalance}")
+    _produce(bootstrap, topic, 2, 10)
+    member = AioMember(bootstrap, group, [topic], rebalance, "crashes", fail_on={(topic, 0, 4)}, **MANUAL)
+    wait_for(lambda: not member.running, what="the service to exit on its processing error")
+    assert isinstance(member.ended, ProcessingFailed), member.ended
+    # The service marked 0..3 done on partition 0 and failed on 4; partition 1 may be anywhere.
+    assert member.processed[(topic, 0)] == [0, 1, 2, 3]
+    committed = _committed(admin, group)
+    assert committed[(topic, 0)] == 4, "the failed record is redelivered to the next owner"
+    done_1 = member.processed.get((topic, 1), [])
+    assert committed.get((topic, 1)) == (max(done_1) + 1 if done_1 else None)
+    assert member.kinds()[0] == "started" and member.kinds()[-1] == "closed"
+    assert "lost" not in member.kinds()
+    assert member.events[-1].owned == ()
+    assert not member.mismatches, member.mismatches
+
+
+@pytest.mark.parametrize("rebalance", PROTOCOLS)
+def test_revoke_commits_what_was_marked_done_so_the_next_owner_resumes_exactly_after_it(
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    rebalance: str,
+) -> None:
+    partitions = 4
+    topic = topic_factory(partitions)
+    group = unique(f"aio-revoke-{rebalance}")
+    everything = {(topic, p) for p in range(partitions)}
+    _produce(bootstrap, topic, partitions, 10)
+    first = AioMember(bootstrap, group, [topic], rebalance, "first", **MANUAL)
+    second = None
+    try:
+        wait_for(lambda: first.count() == 40, what="first to process all 40 records")
+        assert _committed(admin, group) == {}, "nothing is committed before a revoke or close"
+        second = AioMember(bootstrap, group, [topic], rebalance, "second", **MANUAL)
+        wait_for(lambda: covers([first, second], everything) and bool(second.owned), what="a split")
+        moved = set(second.owned)
+        committed = _committed(admin, group)
+        assert all(committed[p] == 10 for p in moved), committed
+        _produce(bootstrap, topic, partitions, 1)  # offset 10 everywhere: each owner takes its own
+        wait_for(lambda: first.count() + second.count() == 44, what="the new records to be processed")
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+    assert second.ended is None and first.ended is None, (first.ended, second.ended)
+    assert all(second.processed[p] == [10] for p in moved), "no record of a moved partition was repeated"
+    revoked = [e for e in first.events if e.kind == "revoked" and set(e.partitions) & moved]
+    assert revoked, first.kinds()
+    reported = {(t, p): off for e in revoked for t, p, off in e.committed or ()}
+    assert {p: reported[p] for p in moved} == {p: 10 for p in moved}, "the event names what it committed"
+    assert _committed(admin, group) == {p: 11 for p in everything}, "close committed the rest"
+    assert not first.mismatches and not second.mismatches, first.mismatches + second.mismatches
+
+
+@pytest.mark.parametrize("rebalance", PROTOCOLS)
+def test_a_member_that_stalled_past_max_poll_interval_loses_its_partitions_and_commits_nothing(
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    rebalance: str,
+) -> None:
+    topic = topic_factory(2)
+    group = unique(f"aio-lost-{rebalance}")
+    _produce(bootstrap, topic, 2, 20)
+    timeouts = {"max_poll_interval_ms": 6000}
+    if rebalance != "consumer":  # under KIP-848 the session timeout is the broker's
+        timeouts["session_timeout_ms"] = 6000
+    stalled = AioMember(bootstrap, group, [topic], rebalance, "stalls", **MANUAL, **timeouts)
+    taker = None
+    try:
+        wait_for(lambda: stalled.count() == 40, what="all 40 records to be processed and marked done")
+        # The service commits 5 per partition itself; the other 15 stay marked done, uncommitted.
+        first_five = [TopicPartition(topic, p, 5) for p in range(2)]
+        stalled.call(lambda c: c.commit(offsets=first_five, asynchronous=False))
+        stalled.stalled.set()
+        taker = AioMember(bootstrap, group, [topic], rebalance, "takes-over", **MANUAL)
+        wait_for(lambda: len(taker.owned) == 2, timeout_s=60, what="the other member to take over")
+        stalled.stalled.clear()
+        wait_for(
+            lambda: _stripped(stalled) is not None, timeout_s=30, what="the stalled member's lost events"
+        )
+        wait_for(lambda: taker.count() >= 30, what="the taker to re-process from the last commit")
+    finally:
+        stalled.stop()
+        if taker is not None:
+            taker.stop()
+    # Under cooperative-sticky the loss can come in two steps: the revoke that was pending when the
+    # member id was reset is reported lost first, then the rest.
+    upto = _stripped(stalled)
+    assert upto is not None
+    lost = [e for e in stalled.events[: upto + 1] if e.kind == "lost"]
+    assert all(e.committed is None for e in lost), lost
+    assert sorted(p for e in lost for p in e.partitions) == [(topic, 0), (topic, 1)]
+    revoked = [e for e in stalled.events[:upto] if e.kind == "revoked" and e.partitions]
+    assert not revoked, "no revoke (and so no commit) of the stalled member's partitions came first"
+    for p in range(2):
+        assert taker.processed[(topic, p)][0] == 5, "the taker resumes at the last commit: nothing was lost"
+    assert not isinstance(stalled.ended, ConsumerFailed), stalled.ended
+    assert not stalled.mismatches and not taker.mismatches, stalled.mismatches + taker.mismatches
