@@ -1,0 +1,128 @@
+"""An orders service on `CoopConsumer`: each record is written to a database, then marked done.
+
+What it shows (docs/consumer.md):
+
+- the drop-in: the conf dict a `confluent_kafka.Consumer` takes, `CoopConsumer` in its place;
+- the offset contract: a record becomes committable only through `mark_done`, after its database write
+  committed. A record whose processing raises is never committed: the service exits, `close()` commits
+  what was done before it, and the record is redelivered to whoever owns the partition next;
+- graceful SIGTERM (Kubernetes): finish the record in hand, leave the loop, and `close()` commits what
+  is done and leaves the group (revoking through the handler, so `on_revoked` runs);
+- rebalance events as JSON lines, for `kafka-coop report`.
+
+Writes are idempotent (the order id is the key), because at-least-once means a record can come twice:
+after a crash, after a kill, or when a partition moves before its last records were committed.
+
+Environment: KAFKA_BOOTSTRAP (required), ORDERS_TOPIC (orders), ORDERS_GROUP (orders-service),
+ORDERS_DB (orders.db), ORDERS_EVENTS (a JSON-lines path; unset: no events), ORDERS_INSTANCE_ID (a
+static group.instance.id, e.g. the StatefulSet pod name; unset: dynamic membership).
+
+    KAFKA_BOOTSTRAP=127.0.0.1:9092 python examples/service.py
+
+Exit codes: 0 after SIGTERM/SIGINT, 1 when a record could not be processed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sqlite3
+import sys
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from kafka_coop import CoopConsumer
+
+log = logging.getLogger("orders-service")
+POLL_TIMEOUT_S = 1.0
+
+
+class BadOrder(ValueError):
+    """A record that is not an order: processing it fails, so it is never marked done."""
+
+
+def consumer_conf(environ: Mapping[str, str]) -> dict[str, str]:
+    conf = {
+        "bootstrap.servers": environ["KAFKA_BOOTSTRAP"],
+        "group.id": environ.get("ORDERS_GROUP", "orders-service"),
+        "partition.assignment.strategy": "cooperative-sticky",
+        "auto.offset.reset": "earliest",
+    }
+    if environ.get("ORDERS_INSTANCE_ID"):
+        conf["group.instance.id"] = environ["ORDERS_INSTANCE_ID"]
+    return conf
+
+
+class Orders:
+    """The service's database: one row per order, written in its own transaction."""
+
+    def __init__(self, path: str) -> None:
+        self.db = sqlite3.connect(path, check_same_thread=False)
+        with self.db:
+            self.db.execute(
+                "CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY, amount REAL NOT NULL, "
+                "topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL)"
+            )
+
+    def save(self, order: dict[str, Any], topic: str, partition: int, offset: int) -> None:
+        with self.db:  # committed when the block ends; only then is the record marked done
+            self.db.execute(
+                "INSERT OR REPLACE INTO orders VALUES (?, ?, ?, ?, ?)",
+                (order["id"], order["amount"], topic, partition, offset),
+            )
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def parse(value: bytes | None) -> dict[str, Any]:
+    try:
+        order = json.loads(value or b"")
+        return {"id": str(order["id"]), "amount": float(order["amount"])}
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BadOrder(f"not an order ({exc})") from None
+
+
+def run(stop: threading.Event, environ: Mapping[str, str]) -> None:
+    orders = Orders(environ.get("ORDERS_DB", "orders.db"))
+    topic = environ.get("ORDERS_TOPIC", "orders")
+    try:
+        with CoopConsumer(consumer_conf(environ), events=environ.get("ORDERS_EVENTS")) as consumer:
+            consumer.subscribe([topic])
+            log.info("consuming %s as %r", topic, consumer)
+            while not stop.is_set():
+                msg = consumer.poll(POLL_TIMEOUT_S)
+                if msg is None:
+                    continue
+                if msg.error():
+                    log.warning("consumer error: %s", msg.error())
+                    continue
+                where = f"{msg.topic()}/{msg.partition()}@{msg.offset()}"
+                try:
+                    orders.save(parse(msg.value()), msg.topic(), msg.partition(), msg.offset())
+                except BadOrder as exc:
+                    raise BadOrder(f"record {where} is {exc}") from None
+                consumer.mark_done(msg)
+    finally:
+        orders.close()
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        run(stop, os.environ)
+    except BadOrder as exc:
+        log.error("Stopped: %s. It was not committed, so it will be redelivered.", exc)
+        return 1
+    log.info("stopped cleanly: done records committed, group left")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
