@@ -374,7 +374,7 @@ def run(args: BenchArgs) -> BenchResult:
                     )
     result.runs = runs
     result.notes.append(f"producing {records:,} records took {produce_s:.1f} s (not part of any figure)")
-    loads = [float(r["load_avg_1m"]) for r in runs if isinstance(r.get("load_avg_1m"), int | float)]
+    loads = [load for r in runs if isinstance(load := r.get("load_avg_1m"), int | float)]
     if loads:
         result.notes.append(
             f"1-minute load average over the runs: {min(loads):.2f} to {max(loads):.2f} on "
