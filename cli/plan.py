@@ -13,18 +13,19 @@ from kafka_coop.errors import InvalidInput
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.rollout import (
     TARGETS,
+    Direction,
     FleetDescription,
     GateCommand,
     MigrationSpec,
     Plan,
     PlanPhase,
+    Target,
     all_migrations,
     fleet_from_snapshot,
     load_fleet,
     load_migration,
     make_plan,
 )
-from kafka_coop.rollout._plan import Direction, Target
 
 from ._context import Ctx, admin_for, command_config_option, output_option, pass_ctx
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -11,10 +10,18 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from kafka_coop.errors import InvalidInput
+from kafka_coop.errors import GateFailed, InvalidInput
 from kafka_coop.inspect import GroupSnapshot, snapshot_with_lag_trend, take_snapshot
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
-from kafka_coop.rollout import GateReport, MigrationSpec, evaluate, load_migration, migration_names
+from kafka_coop.rollout import (
+    PLAN_HINT,
+    GateReport,
+    MigrationSpec,
+    evaluate,
+    load_migration,
+    load_plan,
+    migration_names,
+)
 
 from ._context import Ctx, admin_for, bootstrap_option, command_config_option, output_option, pass_ctx
 
@@ -43,22 +50,14 @@ class LagWindow(click.ParamType):  # type: ignore[type-arg]  # generic only in s
 
 def migration_from_plan(path: Path) -> MigrationSpec:
     """A plan file (upgrade-plan --output json) names its migration; the spec is the source of truth."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InvalidInput(f"Plan file {str(path)!r} does not exist.") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    plan = load_plan(path)
+    if not plan.migration:
         raise InvalidInput(
-            f"Plan file {str(path)!r} is not readable JSON: {exc}.",
-            hint="Write it with `kafka-coop upgrade-plan ... --output json > plan.json`.",
-        ) from None
-    name = data.get("migration") if isinstance(data, dict) else None
-    if not isinstance(name, str) or not name:
-        raise InvalidInput(
-            f"Plan file {str(path)!r} names no migration (a 'migration' field).",
-            hint="Write it with `kafka-coop upgrade-plan ... --output json > plan.json`.",
+            f"Plan file {str(path)!r} names no migration (its status is {plan.status}: "
+            "there are no phases to verify).",
+            hint=PLAN_HINT,
         )
-    return load_migration(name)
+    return load_migration(plan.migration)
 
 
 def render_report(ctx: Ctx, report: GateReport) -> None:
@@ -80,13 +79,6 @@ def _title(report: GateReport) -> str:
     target = report.target
     where = f" against {target.migration} phase {target.phase}" if target.migration else ""
     return f"verify-group {report.group}{where}"
-
-
-def _summary(report: GateReport) -> str:
-    bad = [c for c in report.checks if c.status != "pass"]
-    if not bad:
-        return "all checks pass"
-    return "; ".join(f"{c.name} {c.status}" + (f" ({len(c.members)})" if c.members else "") for c in bad)
 
 
 @click.command("verify-group")
@@ -188,7 +180,7 @@ def verify_group(
         if not wait or not report.failed(strict) or time.monotonic() + interval > deadline:
             break
         left = deadline - time.monotonic()
-        ctx.progress(f"[{attempt}] gate {report.status}: {_summary(report)} — re-checking, {left:.0f} s left")
+        ctx.progress(f"[{attempt}] gate {report.status}: {report.summary()} — re-checking, {left:.0f} s left")
         previous = snap
         time.sleep(interval)
     if output == "json":
@@ -196,4 +188,14 @@ def verify_group(
     else:
         render_report(ctx, report)
     if report.failed(strict):
-        raise click.exceptions.Exit(1)
+        raise GateFailed(
+            f"The gate on group {group} did not pass: {report.summary()}.",
+            hint=_hint(report, strict),
+        )
+
+
+def _hint(report: GateReport, strict: bool) -> str:
+    """The failing checks' own hints, or the way to wait for them."""
+    failing = [c for c in report.checks if c.status == "fail" or (strict and c.status == "warn")]
+    hints = list(dict.fromkeys(c.hint for c in failing if c.hint))
+    return " ".join(hints) or "Fix what the failing checks name, or re-run with --wait."

@@ -115,3 +115,34 @@ def run_cli() -> Callable[..., CliResult]:
         return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
     return run
+
+
+@pytest.fixture
+def invoke_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
+    """`kafka-coop` in this process through click.testing.CliRunner, for commands that need no broker.
+
+    It goes through `main`, so errors become the same one sentence and exit code as the real command;
+    only the interpreter exit is left out.
+    """
+    from click.testing import CliRunner
+
+    from kafka_coop.cli import main as cli_main
+
+    def exit_without_freeze(code: int) -> None:
+        raise SystemExit(code)
+
+    monkeypatch.setattr(cli_main, "_exit", exit_without_freeze)
+
+    def run(*args: str) -> CliResult:
+        runner = CliRunner()
+        with runner.isolation(env={"COLUMNS": "200", "NO_COLOR": "1"}) as (out, err, _):
+            try:
+                cli_main.main(list(args))
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+            stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+        assert "Traceback" not in stderr, stderr
+        return CliResult(code, stdout, stderr)
+
+    return run

@@ -1,6 +1,31 @@
-"""Rollouts: migration paths as data (migrations/*.yaml), gates on live groups, and plans."""
+"""Rollouts: migration paths as data (migrations/*.yaml), gates on live groups, and plans.
+
+- `_spec`: a migration (MigrationSpec) as the YAML files write it.
+- `_fleet`: one fleet description (FleetDescription), from a live GroupSnapshot or a fleet file.
+- `_match`: the phase-matching engine: is a fleet in the state phase N leaves it in? The planner and
+  the gate both ask it, so a plan and its own gates cannot disagree.
+- `_requirements`: a migration's broker/group prerequisites as checks, on facts built once.
+- `_gate`: verify-group's checks on a snapshot; `_plan`: the planner; `_contract`: the Plan it writes;
+  `_wording`: the config and pause wording of a phase; `_checks`: the Check every one of them returns.
+"""
 
 from kafka_coop._vocab import JAVA_ASSIGNOR_CLASSES, mixes_protocols, protocol_of
+from kafka_coop.rollout._checks import Check, Status, worst
+from kafka_coop.rollout._contract import (
+    PLAN_HINT,
+    TARGETS,
+    Alternative,
+    Blocker,
+    Direction,
+    FamilyConfig,
+    FleetSummary,
+    GateCommand,
+    Plan,
+    PlanPhase,
+    PlanStatus,
+    Target,
+    load_plan,
+)
 from kafka_coop.rollout._fleet import (
     BrokerInfo,
     FleetDescription,
@@ -9,29 +34,22 @@ from kafka_coop.rollout._fleet import (
     load_fleet,
     parse_fleet,
 )
-from kafka_coop.rollout._gate import (
-    Check,
-    GateReport,
-    GateTarget,
-    RequirementFacts,
-    evaluate,
-    requirement_checks,
-)
-from kafka_coop.rollout._plan import (
-    TARGETS,
-    Alternative,
-    Blocker,
-    FamilyConfig,
-    FleetSummary,
-    GateCommand,
-    Plan,
-    PlanPhase,
+from kafka_coop.rollout._gate import GateReport, GateTarget, evaluate
+from kafka_coop.rollout._match import (
+    Finding,
+    FleetState,
+    Match,
+    PhaseMatch,
     Position,
     detect_state,
     locate,
-    make_plan,
+    match_phase,
+    member_findings,
+    member_match,
     phase_match,
 )
+from kafka_coop.rollout._plan import make_plan
+from kafka_coop.rollout._requirements import RequirementFacts, requirement_checks, requirement_facts
 from kafka_coop.rollout._spec import (
     Expect,
     MemberConfig,
@@ -42,42 +60,60 @@ from kafka_coop.rollout._spec import (
     migration_names,
     parse_migration,
 )
+from kafka_coop.rollout._wording import family_config, pause_note
 
 __all__ = [
     "JAVA_ASSIGNOR_CLASSES",
+    "PLAN_HINT",
     "TARGETS",
     "Alternative",
     "Blocker",
     "BrokerInfo",
     "Check",
+    "Direction",
     "Expect",
     "FamilyConfig",
+    "Finding",
     "FleetDescription",
     "FleetMember",
+    "FleetState",
     "FleetSummary",
     "GateCommand",
     "GateReport",
     "GateTarget",
+    "Match",
     "MemberConfig",
     "MigrationSpec",
     "Phase",
+    "PhaseMatch",
     "Plan",
     "PlanPhase",
+    "PlanStatus",
     "Position",
     "RequirementFacts",
+    "Status",
+    "Target",
     "all_migrations",
     "detect_state",
     "evaluate",
+    "family_config",
     "fleet_from_snapshot",
     "load_fleet",
     "load_migration",
+    "load_plan",
     "locate",
     "make_plan",
+    "match_phase",
+    "member_findings",
+    "member_match",
     "migration_names",
     "mixes_protocols",
     "parse_fleet",
     "parse_migration",
+    "pause_note",
     "phase_match",
     "protocol_of",
     "requirement_checks",
+    "requirement_facts",
+    "worst",
 ]

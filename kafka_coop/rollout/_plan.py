@@ -4,10 +4,9 @@ Paths are data (migrations/*.yaml); the planner only chooses among them. For eac
 three questions, in this order, and keeps the reason of every "no" for the plan's warnings:
 1. Can every client family in the fleet take it? (`families`, `excludes`: librdkafka cannot take the
    two-bounce path because it refuses mixed assignor lists.)
-2. Where is the fleet on it? The highest phase whose expectations the fleet *provably* meets; a phase
-   that only may be met (member lists not visible without manifests) counts as not yet done, so a plan
-   never skips a step it cannot prove. A fleet split between phase k and k+1 is mid-bounce (k+1 in
-   progress).
+2. Where is the fleet on it? `_match.locate`, the engine the gates use too: the highest phase whose
+   expectations the fleet *provably* meets; a phase that only may be met counts as not yet done, so a
+   plan never skips a step it cannot prove. A fleet split between phase k and k+1 is mid-bounce.
 3. Do the broker and the group meet its prerequisites (version, policy, userData, size)?
 Live paths (a pause per member) are preferred to cutovers (a full stop); the pause is stated up front.
 """
@@ -18,336 +17,28 @@ import shlex
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
-from kafka_coop._vocab import ASSIGNOR_REBALANCE_MODE
 from kafka_coop.inspect import version_at_least
-from kafka_coop.rollout._fleet import FleetDescription, FleetMember
-from kafka_coop.rollout._gate import Check, RequirementFacts, requirement_checks
-from kafka_coop.rollout._spec import (
-    Action,
-    Expect,
-    Family,
-    MemberConfig,
-    MigrationSpec,
-    PauseClass,
-    Phase,
+from kafka_coop.rollout._contract import (
+    TARGETS,
+    Alternative,
+    Blocker,
+    Direction,
+    FleetSummary,
+    GateCommand,
+    Plan,
+    PlanPhase,
+    PlanStatus,
+    Target,
 )
-
-Direction = Literal["upgrade", "downgrade"]
-Target = Literal["cooperative", "consumer", "eager", "classic"]
-FleetState = Literal["eager", "cooperative", "consumer", "mixed", "unknown", "empty"]
-PlanStatus = Literal["ready", "in-progress", "done", "blocked"]
-Match = Literal["yes", "maybe", "no"]
-
-TARGETS: dict[Direction, tuple[Target, ...]] = {
-    "upgrade": ("cooperative", "consumer"),
-    "downgrade": ("eager", "classic"),
-}
-GATE_TIMEOUT_S = 300
-STATIC_ID_HINT = "<unique per member, stable across restarts>"
+from kafka_coop.rollout._fleet import FleetDescription
+from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match
+from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
+from kafka_coop.rollout._spec import MemberConfig, MigrationSpec
+from kafka_coop.rollout._wording import family_config, pause_note
 
 
-class FamilyConfig(BaseModel):
-    """One client family's config in a phase: the typed form, and what to set and remove."""
-
-    model_config = ConfigDict(frozen=True)
-
-    member: MemberConfig
-    set: dict[str, str]
-    remove: tuple[str, ...] = ()
-    kafka_coop: dict[str, str] | None = None  # CoopConsumer settings (librdkafka family)
-
-
-class PlanPhase(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    n: int
-    title: str
-    action: Action
-    status: Literal["done", "in-progress", "todo"]
-    progress: str | None = None
-    gate: str  # the verify-group command that must pass before this phase starts
-    config: dict[Family, FamilyConfig]
-    expect: Expect
-    pause: PauseClass
-    pause_note: str
-    rollback: str
-    notes: tuple[str, ...] = ()
-
-
-class Blocker(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    reason: str
-    hint: str = ""
-
-
-class Alternative(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    migration: str
-    command: str
-    why: str
-
-
-class FleetSummary(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    source: Literal["live", "file"]
-    group_type: str
-    state: str | None
-    selected_assignor: str | None
-    members: int
-    families: dict[str, int]
-    protocols: dict[str, int]
-    member_types: dict[str, int]
-    static: int
-    lists_declared: int  # members whose assignor list is known (manifest or fleet file)
-
-
-class Plan(BaseModel):
-    """The contract `upgrade-plan --output json` writes and `verify-group --plan` and runners read."""
-
-    model_config = ConfigDict(frozen=True, populate_by_name=True)
-
-    v: Literal[1] = 1
-    group: str
-    direction: Direction
-    to: Target
-    from_: FleetState = Field(alias="from")
-    status: PlanStatus
-    migration: str | None = None
-    title: str | None = None
-    summary: str | None = None
-    fleet: FleetSummary
-    position: int = 0  # phases already done
-    preconditions: tuple[Check, ...] = ()
-    phases: tuple[PlanPhase, ...] = ()
-    final_gate: str | None = None
-    warnings: tuple[str, ...] = ()
-    blockers: tuple[Blocker, ...] = ()
-    alternatives: tuple[Alternative, ...] = ()
-
-    @property
-    def blocked(self) -> bool:
-        return bool(self.blockers)
-
-
-class GateCommand(BaseModel):
-    """How printed gate commands reach the cluster (never secrets: only the file that holds them)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    bootstrap: str | None = None
-    command_config: str | None = None
-    timeout_s: int = GATE_TIMEOUT_S
-
-    def render(self, group: str, migration: str | None, phase: int | None, members: int | None) -> str:
-        """The gate command; without a migration it checks health only (mid-bounce, no phase holds)."""
-        parts = ["kafka-coop", "verify-group", group]
-        if self.bootstrap:
-            parts += ["--bootstrap-server", self.bootstrap]
-        if self.command_config:
-            parts += ["--command-config", self.command_config]
-        if migration is not None and phase is not None:
-            parts += ["--migration", migration, "--phase", str(phase)]
-        if members is not None:
-            parts += ["--expect-members", str(members)]
-        parts += ["--wait", "--timeout", str(self.timeout_s)]
-        return shlex.join(parts)
-
-
-# --- where is the fleet -------------------------------------------------------------------------------
-def detect_state(fleet: FleetDescription) -> FleetState:
-    if fleet.size == 0:
-        return "empty"
-    types = {m.member_type for m in fleet.members}
-    protocols = {m.protocol for m in fleet.members}
-    if types == {"consumer"}:
-        return "consumer"
-    if "consumer" in types:
-        return "mixed"
-    if protocols == {"eager"}:
-        return "eager"
-    if protocols == {"cooperative"}:
-        return "cooperative"
-    return "unknown" if "unknown" in protocols else "mixed"
-
-
-def _worst(a: Match, b: Match) -> Match:
-    order = {"yes": 0, "maybe": 1, "no": 2}
-    return a if order[a] >= order[b] else b
-
-
-def member_match(member: FleetMember, config: MemberConfig | None, expect: Expect) -> tuple[Match, str]:
-    """Does one member run `config` and look as `expect` says? `maybe` when that is not visible."""
-    result: Match = "yes"
-    why = ""
-    if expect.member_type is not None:
-        if member.member_type == "unknown":
-            result = "maybe"
-        elif member.member_type != expect.member_type:
-            return "no", f"{member.label} is a {member.member_type} member, expected {expect.member_type}"
-    if expect.rebalance_protocol is not None:
-        if member.protocol == "unknown":
-            result = "maybe"
-        elif member.protocol != expect.rebalance_protocol:
-            return "no", f"{member.label} runs {member.protocol}, expected {expect.rebalance_protocol}"
-    if config is not None:
-        if member.member_type not in ("unknown", config.group_protocol):
-            return (
-                "no",
-                f"{member.label} is on group.protocol={member.member_type}, not {config.group_protocol}",
-            )
-        if config.group_protocol == "classic" and config.assignors:
-            if member.assignors is None:
-                result, why = _worst(result, "maybe"), f"{member.label} does not declare its assignor list"
-            elif member.assignors != config.assignors:
-                return (
-                    "no",
-                    f"{member.label} runs {list(member.assignors)}, expected {list(config.assignors)}",
-                )
-        if config.static_membership and not member.static:
-            return "no", f"{member.label} has no group.instance.id"
-    return result, why
-
-
-def phase_match(fleet: FleetDescription, spec: MigrationSpec, k: int) -> tuple[Match, list[str]]:
-    """Is the fleet in the state phase k leaves it in (0 = the start)?"""
-    expect = spec.expect_at(k)
-    if expect.empty:
-        return ("yes", []) if fleet.size == 0 else ("no", [f"{fleet.size} members are running"])
-    if fleet.size == 0:
-        return "no", ["the group has no members"]
-    if expect.group_type is not None and fleet.group_type not in ("unknown", expect.group_type):
-        return "no", [f"the group is {fleet.group_type}, expected {expect.group_type}"]
-    result: Match = "yes" if fleet.group_type != "unknown" or expect.group_type is None else "maybe"
-    reasons: list[str] = []
-    if expect.selected_assignor is not None and fleet.group_type == "classic":
-        if fleet.selected_assignor is None:
-            result = _worst(result, "maybe")
-        elif fleet.selected_assignor not in expect.selected_assignor:
-            return "no", [
-                f"the group selected {fleet.selected_assignor}, "
-                f"expected {' or '.join(expect.selected_assignor)}"
-            ]
-    configs = spec.config_at(k)
-    for member in fleet.members:
-        config = configs.get(member.family) if member.family != "unknown" else None
-        got, why = member_match(member, config, expect)
-        if got == "no":
-            return "no", [why]
-        if got == "maybe" and why:
-            reasons.append(why)
-        result = _worst(result, got)
-    return result, reasons
-
-
-class Position(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    done: int  # phases done
-    in_progress: int | None = None  # a rolling bounce underway: its number
-    moved: int = 0  # members already on the in-progress phase's config
-    assumed: bool = False  # `done` rests on facts that are not visible (maybe)
-    reasons: tuple[str, ...] = ()
-
-
-def locate(fleet: FleetDescription, spec: MigrationSpec) -> Position | None:
-    """Where the fleet is on `spec`, or None if it is on no phase of it (with nothing underway)."""
-    matches = [phase_match(fleet, spec, k) for k in range(len(spec.phases) + 1)]
-    proven = [k for k, (m, _) in enumerate(matches) if m == "yes"]
-    if proven:
-        return Position(done=max(proven))
-    possible = [k for k, (m, _) in enumerate(matches) if m == "maybe"]
-    if possible:
-        k = min(possible)
-        return Position(done=k, assumed=True, reasons=tuple(dict.fromkeys(matches[k][1])))
-    for k, phase in enumerate(spec.phases):
-        if phase.action != "rolling-bounce":
-            continue
-        before, after = spec.config_at(k), spec.config_at(k + 1)
-        moved = 0
-        for member in fleet.members:
-            family = member.family if member.family != "unknown" else None
-            on_before = member_match(member, before.get(family) if family else None, spec.expect_at(k))[0]
-            on_after = member_match(member, after.get(family) if family else None, _loose(phase))[0]
-            if on_after == "yes" and on_before == "no":
-                moved += member.count
-            elif on_before == "no" and on_after == "no":
-                break
-        else:
-            if 0 < moved < fleet.size:
-                return Position(done=k, in_progress=k + 1, moved=moved)
-    return None
-
-
-def _loose(phase: Phase) -> Expect:
-    """A member's own view of a phase: the group-level parts of `expect` only hold once all moved."""
-    return Expect(member_type=phase.expect.member_type)
-
-
-# --- config and pause wording -------------------------------------------------------------------------
-def _kafka_coop_settings(config: MemberConfig) -> dict[str, str]:
-    settings: dict[str, str] = {}
-    if config.group_protocol == "consumer":
-        settings["rebalance"] = "consumer"
-        if config.remote_assignor:
-            settings["remote_assignor"] = config.remote_assignor
-    elif len(config.assignors) == 1:
-        settings["rebalance"] = ASSIGNOR_REBALANCE_MODE[config.assignors[0]]
-    elif config.assignors:
-        settings["assignors"] = ",".join(config.assignors)
-    if config.static_membership:
-        settings["instance_id"] = STATIC_ID_HINT
-    return settings
-
-
-def family_config(family: Family, config: MemberConfig) -> FamilyConfig:
-    values = config.librdkafka_conf() if family == "librdkafka" else config.java_properties()
-    if config.static_membership:
-        values["group.instance.id"] = STATIC_ID_HINT
-    return FamilyConfig(
-        member=config,
-        set=values,
-        remove=config.remove,
-        kafka_coop=_kafka_coop_settings(config) if family == "librdkafka" else None,
-    )
-
-
-def pause_note(phase: Phase, protocol_before: str | None, size: int, static: bool) -> str:
-    if phase.pause == "full-stop":
-        note = (
-            f"Full stop: all {size} members are down from the first stop until the group is Stable on the "
-            "new config; every partition is unowned for that whole time (kafka-coop report measures it)."
-        )
-        if static and phase.action in ("stop-all", "stop-all-start-all"):
-            note += (
-                " Static members do not leave the group when they stop: it empties only when their "
-                "session.timeout.ms runs out (45 s by default), and the next gate waits for that."
-            )
-        return note
-    if phase.pause == "none":
-        return "No pause."
-    if protocol_before == "eager":
-        return (
-            f"Each of the {size} restarts rebalances the group and, under EAGER, every member revokes "
-            "everything: expect one group-wide pause per restart until the phase completes."
-        )
-    if static:
-        return (
-            "Only the restarting member's partitions pause: with static membership a member back within "
-            "its session timeout causes no rebalance."
-        )
-    return (
-        "Incremental: each restart moves only the restarting member's partitions (out when it leaves, "
-        "back when it joins); the other members keep consuming."
-    )
-
-
-# --- the planner --------------------------------------------------------------------------------------
 class _Fit(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -393,29 +84,6 @@ def _fit(fleet: FleetDescription, spec: MigrationSpec, source: str) -> _Fit:
     return _Fit(spec=spec, source=source, position=position, rejected=None)
 
 
-def _facts(fleet: FleetDescription) -> RequirementFacts:
-    broker = fleet.broker
-    live = fleet.source == "live"
-    return RequirementFacts(
-        kafka_version=broker.version or "unknown",
-        version_signal=broker.version_source,
-        rebalance_protocols=broker.rebalance_protocols,
-        migration_policy=broker.migration_policy,
-        group_max_size=broker.group_max_size,
-        group_consumer_max_size=broker.group_consumer_max_size,
-        member_count=fleet.size,
-        assignor=fleet.selected_assignor or "",
-        carrying_user_data=tuple(m.label for m in fleet.members if m.assignment_user_data),
-        user_data_unseen=tuple(
-            m.label
-            for m in fleet.members
-            if m.assignment_user_data is None
-            and m.member_type == "classic"
-            and (live or m.protocol != "eager")
-        ),
-    )
-
-
 def _summary(fleet: FleetDescription) -> FleetSummary:
     return FleetSummary(
         source=fleet.source,
@@ -431,7 +99,7 @@ def _summary(fleet: FleetDescription) -> FleetSummary:
     )
 
 
-def _already_there(state: FleetState, direction: Direction, to: Target) -> bool:
+def _already_there(state: FleetState, to: Target) -> bool:
     return (
         (to == "cooperative" and state == "cooperative")
         or (to == "consumer" and state == "consumer")
@@ -585,7 +253,7 @@ def make_plan(
                 ),
             ),
         )
-    if not forced and _already_there(state, direction, to):
+    if not forced and _already_there(state, to):
         return Plan(
             **base,
             status="done",
@@ -625,11 +293,10 @@ def make_plan(
             + " (kafka-coop members publish manifests; the gates re-check every phase)"
         )
     started = position.done > 0 or position.in_progress is not None
-    preconditions = () if started else tuple(requirement_checks(spec.requires, _facts(fleet)))
+    facts = requirement_facts(fleet)
+    preconditions = () if started else tuple(requirement_checks(spec.requires, facts))
     blockers = [
-        Blocker(name=c.name, reason=c.reason, hint=_precondition_hint(c.name, fleet.group))
-        for c in preconditions
-        if c.status == "fail"
+        Blocker(name=c.name, reason=c.reason, hint=c.hint) for c in preconditions if c.status == "fail"
     ]
     warnings += [f"{c.name}: {c.reason}" for c in preconditions if c.status == "warn"]
     warnings += _family_warnings(fleet, spec)
@@ -654,19 +321,6 @@ def make_plan(
         blockers=tuple(blockers),
         alternatives=tuple(_alternatives(fleet, spec, fits, to, gate)),
     )
-
-
-def _precondition_hint(name: str, group: str) -> str:
-    return {
-        "no-custom-user-data": (
-            "Route around it: cut over to range first (kafka-coop downgrade-plan "
-            f"{group} --to eager), whose assignments carry no userData, then upgrade --to consumer."
-        ),
-        "migration-policy": "Set group.consumer.migration.policy on the brokers and re-plan.",
-        "broker-version": "Upgrade the brokers to Apache Kafka 4.0 or later first.",
-        "consumer-protocol-enabled": "Add consumer to group.coordinator.rebalance.protocols on the brokers.",
-        "group-size": "Scale the group below the limit or raise the broker setting, then re-plan.",
-    }.get(name, "")
 
 
 def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:

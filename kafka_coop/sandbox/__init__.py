@@ -18,9 +18,9 @@ from kafka_coop.sandbox._produce import SteadyProducer  # noqa: E402
 
 __all__ += ["SteadyProducer"]
 
+from kafka_coop.errors import GateFailed  # noqa: E402  (one GateFailed, raised where a gate fails)
 from kafka_coop.sandbox._records import RecordAudit, audit, audit_when_drained, read_processed  # noqa: E402
 from kafka_coop.sandbox._rollout import (  # noqa: E402
-    GateFailed,
     GateRun,
     PhaseRun,
     PlanRunner,

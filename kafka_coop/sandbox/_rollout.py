@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from kafka_coop.errors import GateFailed
 from kafka_coop.events import now_ms
 from kafka_coop.rollout import FamilyConfig, Plan, PlanPhase
 from kafka_coop.sandbox._fleet import Fleet, FleetError, Member, MemberSpec
@@ -39,10 +40,6 @@ class PhaseRun(BaseModel):
     started_ms: int
     ended_ms: int
     gate: GateRun | None
-
-
-class GateFailed(FleetError):
-    """The gate a plan printed did not pass: the phase must not start."""
 
 
 def apply_config(spec: MemberSpec, config: FamilyConfig) -> MemberSpec:

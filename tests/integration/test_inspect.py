@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -273,44 +272,6 @@ def test_an_unreachable_bootstrap_is_one_sentence_and_exit_3(
     result = run_cli(command, *args)
     assert result.code == 3
     assert "Could not reach the Kafka cluster" in result.stderr
-
-
-@pytest.mark.parametrize(
-    ("content", "message"),
-    [
-        ("{not json", "is not readable JSON"),
-        ('{"phases": []}', "names no migration"),
-        ('{"migration": "x"}', "No migration named"),
-    ],
-)
-def test_a_malformed_plan_is_one_sentence_and_exit_2(
-    tmp_path: Path, bootstrap: str, run_cli: Callable[..., CliResult], content: str, message: str
-) -> None:
-    plan = tmp_path / "plan.json"
-    plan.write_text(content)
-    result = run_cli(
-        "verify-group", "g", "--bootstrap-server", bootstrap, "--plan", str(plan), "--phase", "1"
-    )
-    assert result.code == 2
-    assert message in result.stderr
-    assert len([line for line in result.stderr.splitlines() if line.startswith("Error")]) == 1
-
-
-def test_a_phase_the_migration_does_not_have_is_exit_2(
-    bootstrap: str, run_cli: Callable[..., CliResult]
-) -> None:
-    result = run_cli(
-        "verify-group",
-        "g",
-        "--bootstrap-server",
-        bootstrap,
-        "--migration",
-        "eager-to-cooperative",
-        "--phase",
-        "7",
-    )
-    assert result.code == 2
-    assert "no phase 7" in result.stderr
 
 
 def test_the_snapshot_json_round_trips_and_carries_broker_facts(

@@ -1,4 +1,7 @@
-"""`upgrade-plan` / `downgrade-plan` offline (--fleet): formats, exit codes, one-sentence errors."""
+"""`upgrade-plan` / `downgrade-plan` offline (--fleet): formats, exit codes, one-sentence errors.
+
+No broker is needed, so the commands run in this process (click's CliRunner).
+"""
 
 from __future__ import annotations
 
@@ -23,9 +26,9 @@ def _fleet(tmp_path: Path, text: str = MIXED) -> str:
 
 
 def test_offline_plan_as_json_is_a_plan_with_a_gate_per_phase(
-    tmp_path: Path, run_cli: Callable[..., CliResult]
+    tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    result = run_cli("upgrade-plan", "--fleet", _fleet(tmp_path), "--to", "cooperative", "-o", "json")
+    result = invoke_cli("upgrade-plan", "--fleet", _fleet(tmp_path), "--to", "cooperative", "-o", "json")
     assert result.code == 0
     plan = result.json()
     assert (plan["group"], plan["from"], plan["migration"]) == (
@@ -37,55 +40,55 @@ def test_offline_plan_as_json_is_a_plan_with_a_gate_per_phase(
 
 
 def test_markdown_output_is_ready_for_a_change_ticket(
-    tmp_path: Path, run_cli: Callable[..., CliResult]
+    tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    result = run_cli("upgrade-plan", "--fleet", _fleet(tmp_path), "--to", "consumer", "-o", "markdown")
+    result = invoke_cli("upgrade-plan", "--fleet", _fleet(tmp_path), "--to", "consumer", "-o", "markdown")
     assert result.code == 0
     assert result.stdout.startswith("## Upgrade plan: `orders` → consumer (ready)")
     assert "```sh\nkafka-coop verify-group orders --migration classic-to-consumer --phase 0" in result.stdout
 
 
-def test_a_blocked_plan_exits_1_and_says_why(tmp_path: Path, run_cli: Callable[..., CliResult]) -> None:
+def test_a_blocked_plan_exits_1_and_says_why(tmp_path: Path, invoke_cli: Callable[..., CliResult]) -> None:
     fleet = _fleet(tmp_path, MIXED.replace("bidirectional", "disabled"))
-    result = run_cli("upgrade-plan", "--fleet", fleet, "--to", "consumer")
+    result = invoke_cli("upgrade-plan", "--fleet", fleet, "--to", "consumer")
     assert result.code == 1
     assert "BLOCKED migration-policy" in result.stdout
 
 
 def test_a_fleet_file_with_a_bad_field_is_exit_2_naming_file_and_field(
-    tmp_path: Path, run_cli: Callable[..., CliResult]
+    tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
     fleet = _fleet(tmp_path, "group: g\nmembers:\n  - {family: go, count: 1}\n")
-    result = run_cli("upgrade-plan", "--fleet", fleet, "--to", "cooperative")
+    result = invoke_cli("upgrade-plan", "--fleet", fleet, "--to", "cooperative")
     assert result.code == 2
     assert "fleet.yaml: field members.0.family" in result.stderr
     assert result.stdout == "", "nothing half-written on stdout"
 
 
-def test_a_missing_fleet_file_is_exit_2(tmp_path: Path, run_cli: Callable[..., CliResult]) -> None:
-    result = run_cli("downgrade-plan", "--fleet", str(tmp_path / "nope.yaml"), "--to", "eager")
+def test_a_missing_fleet_file_is_exit_2(tmp_path: Path, invoke_cli: Callable[..., CliResult]) -> None:
+    result = invoke_cli("downgrade-plan", "--fleet", str(tmp_path / "nope.yaml"), "--to", "eager")
     assert result.code == 2
     assert "does not exist" in result.stderr
 
 
-def test_neither_a_group_nor_a_fleet_is_a_usage_error(run_cli: Callable[..., CliResult]) -> None:
-    result = run_cli("upgrade-plan", "--to", "cooperative")
+def test_neither_a_group_nor_a_fleet_is_a_usage_error(invoke_cli: Callable[..., CliResult]) -> None:
+    result = invoke_cli("upgrade-plan", "--to", "cooperative")
     assert result.code == 2
     assert "Give GROUP and --bootstrap-server" in result.stderr
 
 
 def test_a_downgrade_target_given_to_upgrade_plan_is_refused_by_the_choice(
-    run_cli: Callable[..., CliResult],
+    invoke_cli: Callable[..., CliResult],
 ) -> None:
-    result = run_cli("upgrade-plan", "g", "--to", "eager", "--bootstrap-server", "127.0.0.1:1")
+    result = invoke_cli("upgrade-plan", "g", "--to", "eager", "--bootstrap-server", "127.0.0.1:1")
     assert result.code == 2
     assert "'eager' is not one of" in result.stderr
 
 
 def test_an_unknown_forced_migration_is_exit_2_before_any_cluster_call(
-    run_cli: Callable[..., CliResult],
+    invoke_cli: Callable[..., CliResult],
 ) -> None:
-    result = run_cli(
+    result = invoke_cli(
         "upgrade-plan", "g", "--to", "cooperative", "--migration", "nope", "--bootstrap-server", "127.0.0.1:1"
     )
     assert result.code == 2

@@ -1,0 +1,164 @@
+"""The Plan: what `upgrade-plan --output json` writes and `verify-group --plan` and runners read.
+
+A published contract (README "Data contracts"): the group, where it starts (`from`), the target, the
+chosen migration and its phases, each with its config per client family, the gate to run before it,
+what the group must look like after it, the pause it costs and how to roll it back.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kafka_coop.errors import InvalidInput
+from kafka_coop.rollout._checks import Check
+from kafka_coop.rollout._match import FleetState
+from kafka_coop.rollout._spec import Action, Expect, Family, MemberConfig, PauseClass
+
+Direction = Literal["upgrade", "downgrade"]
+Target = Literal["cooperative", "consumer", "eager", "classic"]
+PlanStatus = Literal["ready", "in-progress", "done", "blocked"]
+
+TARGETS: dict[Direction, tuple[Target, ...]] = {
+    "upgrade": ("cooperative", "consumer"),
+    "downgrade": ("eager", "classic"),
+}
+GATE_TIMEOUT_S = 300
+PLAN_HINT = "Write it with `kafka-coop upgrade-plan ... --output json > plan.json`."
+
+
+class FamilyConfig(BaseModel):
+    """One client family's config in a phase: the typed form, and what to set and remove."""
+
+    model_config = ConfigDict(frozen=True)
+
+    member: MemberConfig
+    set: dict[str, str]
+    remove: tuple[str, ...] = ()
+    kafka_coop: dict[str, str] | None = None  # CoopConsumer settings (librdkafka family)
+
+
+class PlanPhase(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    title: str
+    action: Action
+    status: Literal["done", "in-progress", "todo"]
+    progress: str | None = None
+    gate: str  # the verify-group command that must pass before this phase starts
+    config: dict[Family, FamilyConfig]
+    expect: Expect
+    pause: PauseClass
+    pause_note: str
+    rollback: str
+    notes: tuple[str, ...] = ()
+
+
+class Blocker(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    reason: str
+    hint: str = ""
+
+
+class Alternative(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    migration: str
+    command: str
+    why: str
+
+
+class FleetSummary(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    source: Literal["live", "file"]
+    group_type: str
+    state: str | None
+    selected_assignor: str | None
+    members: int
+    families: dict[str, int]
+    protocols: dict[str, int]
+    member_types: dict[str, int]
+    static: int
+    lists_declared: int  # members whose assignor list is known (manifest or fleet file)
+
+
+class Plan(BaseModel):
+    """The contract `upgrade-plan --output json` writes and `verify-group --plan` and runners read."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    v: Literal[1] = 1
+    group: str
+    direction: Direction
+    to: Target
+    from_: FleetState = Field(alias="from")
+    status: PlanStatus
+    migration: str | None = None
+    title: str | None = None
+    summary: str | None = None
+    fleet: FleetSummary
+    position: int = 0  # phases already done
+    preconditions: tuple[Check, ...] = ()
+    phases: tuple[PlanPhase, ...] = ()
+    final_gate: str | None = None
+    warnings: tuple[str, ...] = ()
+    blockers: tuple[Blocker, ...] = ()
+    alternatives: tuple[Alternative, ...] = ()
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.blockers)
+
+
+class GateCommand(BaseModel):
+    """How printed gate commands reach the cluster (never secrets: only the file that holds them)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    bootstrap: str | None = None
+    command_config: str | None = None
+    timeout_s: int = GATE_TIMEOUT_S
+
+    def render(self, group: str, migration: str | None, phase: int | None, members: int | None) -> str:
+        """The gate command; without a migration it checks health only (mid-bounce, no phase holds)."""
+        parts = ["kafka-coop", "verify-group", group]
+        if self.bootstrap:
+            parts += ["--bootstrap-server", self.bootstrap]
+        if self.command_config:
+            parts += ["--command-config", self.command_config]
+        if migration is not None and phase is not None:
+            parts += ["--migration", migration, "--phase", str(phase)]
+        if members is not None:
+            parts += ["--expect-members", str(members)]
+        parts += ["--wait", "--timeout", str(self.timeout_s)]
+        return shlex.join(parts)
+
+
+def load_plan(path: Path) -> Plan:
+    """Read a plan file through the contract; anything else is one sentence (InvalidInput, exit 2)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInput(f"Plan file {str(path)!r} does not exist.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"Plan file {str(path)!r} is not readable JSON: {exc}.", hint=PLAN_HINT) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"Plan file {str(path)!r} is not readable JSON: {exc}.", hint=PLAN_HINT) from None
+    try:
+        return Plan.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise InvalidInput(
+            f"Plan file {str(path)!r} is not a plan: field {where}: {first['msg']}.", hint=PLAN_HINT
+        ) from None

@@ -1,0 +1,66 @@
+"""How a plan words a phase: the config per client family, and the pause it costs, said up front."""
+
+from __future__ import annotations
+
+from kafka_coop._vocab import ASSIGNOR_REBALANCE_MODE
+from kafka_coop.rollout._contract import FamilyConfig
+from kafka_coop.rollout._spec import Family, MemberConfig, Phase
+
+STATIC_ID_HINT = "<unique per member, stable across restarts>"
+
+
+def _kafka_coop_settings(config: MemberConfig) -> dict[str, str]:
+    settings: dict[str, str] = {}
+    if config.group_protocol == "consumer":
+        settings["rebalance"] = "consumer"
+        if config.remote_assignor:
+            settings["remote_assignor"] = config.remote_assignor
+    elif len(config.assignors) == 1:
+        settings["rebalance"] = ASSIGNOR_REBALANCE_MODE[config.assignors[0]]
+    elif config.assignors:
+        settings["assignors"] = ",".join(config.assignors)
+    if config.static_membership:
+        settings["instance_id"] = STATIC_ID_HINT
+    return settings
+
+
+def family_config(family: Family, config: MemberConfig) -> FamilyConfig:
+    values = config.librdkafka_conf() if family == "librdkafka" else config.java_properties()
+    if config.static_membership:
+        values["group.instance.id"] = STATIC_ID_HINT
+    return FamilyConfig(
+        member=config,
+        set=values,
+        remove=config.remove,
+        kafka_coop=_kafka_coop_settings(config) if family == "librdkafka" else None,
+    )
+
+
+def pause_note(phase: Phase, protocol_before: str | None, size: int, static: bool) -> str:
+    if phase.pause == "full-stop":
+        note = (
+            f"Full stop: all {size} members are down from the first stop until the group is Stable on the "
+            "new config; every partition is unowned for that whole time (kafka-coop report measures it)."
+        )
+        if static and phase.action in ("stop-all", "stop-all-start-all"):
+            note += (
+                " Static members do not leave the group when they stop: it empties only when their "
+                "session.timeout.ms runs out (45 s by default), and the next gate waits for that."
+            )
+        return note
+    if phase.pause == "none":
+        return "No pause."
+    if protocol_before == "eager":
+        return (
+            f"Each of the {size} restarts rebalances the group and, under EAGER, every member revokes "
+            "everything: expect one group-wide pause per restart until the phase completes."
+        )
+    if static:
+        return (
+            "Only the restarting member's partitions pause: with static membership a member back within "
+            "its session timeout causes no rebalance."
+        )
+    return (
+        "Incremental: each restart moves only the restarting member's partitions (out when it leaves, "
+        "back when it joins); the other members keep consuming."
+    )
