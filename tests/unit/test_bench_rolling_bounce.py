@@ -1,5 +1,6 @@
-"""Pure helpers of bench/rolling_bounce.py: record-log parsing, latency/duplicate/loss stats, ratios,
-the ownership gate and the unowned-partition timeline."""
+"""Pure helpers of the rolling-bounce bench (bench/_rolling_figures.py, bench/_rolling_scenarios.py):
+record-log parsing, latency/duplicate/loss stats, ratios, the ownership gate and the unowned-partition
+timeline."""
 
 from __future__ import annotations
 
@@ -7,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.rolling_bounce import (
-    BY_NAME,
-    SCENARIOS,
+from bench._rolling_figures import (
     ProcessedRecord,
     heartbeat_model_notes,
     latest_owned,
@@ -21,11 +20,10 @@ from bench.rolling_bounce import (
     read_record_logs,
     record_stats,
     reduction,
-    schedule,
-    selected_scenarios,
     split_pause,
     unowned_steps,
 )
+from bench._rolling_scenarios import BY_NAME, SCENARIOS, schedule, selected_scenarios
 
 
 def rec(partition: int, offset: int, produced: int, processed: int, topic: str = "t") -> ProcessedRecord:
