@@ -5,10 +5,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: setup prereqs jars lint typecheck test test-unit test-integration test-e2e demo bench clean
+.PHONY: setup prereqs jars interop lint typecheck test test-unit test-integration test-e2e demo bench clean
 
-## setup: system prerequisites (JDK 17+, Maven), the venv with every extra, Kafka jars, the Java member
-setup: prereqs $(STAMP) jars
+## setup: system prerequisites (JDK 17+, Maven, Go, Node), the venv with every extra, Kafka jars, the Java
+## member, and the other client families' test-bed members (interop/: PyPI, Go module proxy, npm; cached)
+setup: prereqs $(STAMP) jars interop
 
 prereqs:
 	@bash scripts/prereqs.sh
@@ -22,6 +23,9 @@ $(STAMP): pyproject.toml constraints.txt
 jars: $(STAMP)
 	$(BIN)/kafka-coop sandbox prepare
 	$(BIN)/python -m kafka_coop.analytics._spark_jars
+
+interop: $(STAMP)
+	$(BIN)/python -c "from kafka_coop.sandbox._interop import main; main()"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -25,3 +25,22 @@ if [ "${major%%.*}" -lt 17 ] 2>/dev/null; then
   echo "Error: Java ${major} found; Apache Kafka 4.x needs Java 17 or newer." >&2
   exit 2
 fi
+
+# The other client families' test-bed members (interop/) are built with Go (franz-go, sarama,
+# confluent-kafka-go, which needs cgo: a C compiler) and Node/npm (KafkaJS).
+missing=()
+command -v go >/dev/null 2>&1 || missing+=(golang)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Installing ${missing[*]} from Debian packages..." >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "Error: ${missing[*]} not found; install Go 1.24+, Node.js 18+ with npm and gcc, and rerun." >&2
+    exit 2
+  fi
+fi

@@ -1,7 +1,8 @@
-"""Group members as processes: start N of either client family, stop, kill, reconfigure, rolling-bounce.
+"""Group members as processes: start N of any client family, stop, kill, reconfigure, rolling-bounce.
 
-Each member is its own OS process (a JVM running `CoopMember`, or `kafka-coop consume` on
-confluent-kafka), so a bounce is a real process restart and a kill is a real SIGKILL. Every member writes
+Each member is its own OS process (a JVM running `CoopMember`, `kafka-coop consume` on
+confluent-kafka, or one of the other families' members built from interop/ by `_interop`), so a
+bounce is a real process restart and a kill is a real SIGKILL. Every member writes
 RebalanceEvent JSON lines to its own file; the fleet reads them back for tests, the demo and benchmarks.
 """
 
@@ -26,9 +27,12 @@ from kafka_coop.admin import ClusterAdmin, LiveGroup
 from kafka_coop.errors import InvalidInput, KafkaCoopError
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.sandbox._broker import DEFAULT_KAFKA_VERSION
+from kafka_coop.sandbox._interop import TOOLCHAIN_OF, member_command
 from kafka_coop.sandbox._java import JVM_OPTIONS, MAIN_CLASS, java_member_archive, java_member_classpath
 
-ClientKind = Literal["java", "python"]
+ClientKind = Literal[
+    "java", "python", "kafka-python", "aiokafka", "franz-go", "sarama", "confluent-kafka-go", "kafkajs"
+]
 DEFAULT_STABLE_TIMEOUT_S = 90.0
 DEFAULT_STOP_TIMEOUT_S = 30.0
 
@@ -59,6 +63,9 @@ class MemberSpec(BaseModel):
     process_ms: int = 0
     record_log: bool = False
     manifests: bool = True  # publish to _kafka_coop_manifests when that topic exists
+    # Other families' members only: None = the member's name, "default" = the library's own default
+    # client id (what a service that never sets one sends, and what inference reads on the wire).
+    client_id: str | None = None
 
     def replace(self, **changes: Any) -> MemberSpec:
         return self.model_validate({**self.model_dump(), **changes})
@@ -121,6 +128,8 @@ class Member:
         spec = self.spec
         if spec.kind == "java":
             return self._java_command()
+        if spec.kind in TOOLCHAIN_OF:
+            return self._interop_command()
         if spec.members != 1:
             raise InvalidInput(f"Python member {spec.name} runs one consumer per process; set members=1.")
         cmd = [
@@ -198,6 +207,45 @@ class Member:
         ]
         if spec.manifests:
             cmd += ["--manifests", DEFAULT_MANIFEST_TOPIC]
+        if spec.remote_assignor:
+            cmd += ["--remote-assignor", spec.remote_assignor]
+        if spec.instance_id:
+            cmd += ["--instance-id", spec.instance_id]
+        if spec.record_log:
+            cmd += ["--records", str(self.records_path)]
+        for key, value in spec.properties.items():
+            cmd += ["--prop", f"{key}={value}"]
+        return cmd
+
+    def _interop_command(self) -> list[str]:
+        """The Java member's command line, run by another family's member (one consumer per process;
+        no manifests: these stand for services that know nothing of kafka-coop)."""
+        spec = self.spec
+        if spec.members != 1:
+            raise InvalidInput(
+                f"{spec.kind} member {spec.name} runs one consumer per process; set members=1."
+            )
+        cmd = [
+            *member_command(spec.kind),
+            "--bootstrap",
+            self.bootstrap,
+            "--group",
+            spec.group,
+            "--topics",
+            ",".join(spec.topics),
+            "--assignors",
+            ",".join(spec.assignors),
+            "--group-protocol",
+            spec.group_protocol,
+            "--events",
+            str(self.events_path),
+            "--close",
+            spec.close,
+            "--process-ms",
+            str(spec.process_ms),
+        ]
+        if spec.client_id != "default":
+            cmd += ["--client-id", spec.client_id or spec.name]
         if spec.remote_assignor:
             cmd += ["--remote-assignor", spec.remote_assignor]
         if spec.instance_id:

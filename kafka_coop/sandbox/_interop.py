@@ -1,0 +1,198 @@
+"""Build the test-bed members of the other client families (interop/) from their registry packages.
+
+A real fleet mixes client libraries, so the test bed runs real members of each: kafka-python and
+aiokafka (PyPI, in a venv of their own so their pins never meet the project's), franz-go, IBM/sarama
+and confluent-kafka-go (the Go module proxy, one module, three programs) and KafkaJS (npm). Every
+member takes the Java member's command line (interop/java/CoopMember.java) and writes the same
+RebalanceEvent lines. Each toolchain's build lands in the kafka-coop cache under a hash of its sources,
+pins and toolchain version, staged and renamed like the Java member, so `make setup` builds once and
+every later start is a lookup. A missing toolchain is an error naming what to install, never a skip.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from importlib import resources
+from importlib.abc import Traversable
+from pathlib import Path
+from typing import Literal, get_args
+
+from kafka_coop.errors import InvalidInput
+from kafka_coop.sandbox._paths import cache_dir
+
+InteropKind = Literal["kafka-python", "aiokafka", "franz-go", "sarama", "confluent-kafka-go", "kafkajs"]
+INTEROP_KINDS: tuple[str, ...] = get_args(InteropKind)
+Toolchain = Literal["python", "go", "node"]
+TOOLCHAIN_OF: dict[str, Toolchain] = {
+    "kafka-python": "python",
+    "aiokafka": "python",
+    "franz-go": "go",
+    "sarama": "go",
+    "confluent-kafka-go": "go",
+    "kafkajs": "node",
+}
+BUILD_TIMEOUT_S = 900.0
+_HINTS = {
+    "go": "Install Go 1.24+ (https://go.dev/doc/install or `apt-get install golang`) and rerun `make setup`.",
+    "node": "Install Node.js 18+ with npm (e.g. `apt-get install nodejs npm`) and rerun `make setup`.",
+    "python": "Rerun `make setup` (the members' venv is made with this Python's venv module).",
+}
+
+
+def _walk(node: Traversable, prefix: str = "") -> Iterator[tuple[str, bytes]]:
+    for child in sorted(node.iterdir(), key=lambda c: c.name):
+        if child.name.startswith((".", "__pycache__")) or child.name == "node_modules":
+            continue
+        rel = f"{prefix}{child.name}"
+        if child.is_dir():
+            yield from _walk(child, rel + "/")
+        else:
+            yield rel, child.read_bytes()
+
+
+def _sources(toolchain: Toolchain) -> list[tuple[str, bytes]]:
+    return list(_walk(resources.files("kafka_coop.interop") / toolchain))
+
+
+def _run(cmd: list[str], cwd: Path, what: str, env: dict[str, str] | None = None) -> str:
+    try:
+        proc = subprocess.run(
+            cmd,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=BUILD_TIMEOUT_S,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise InvalidInput(f"Building {what} took longer than {BUILD_TIMEOUT_S:.0f}s.") from exc
+    if proc.returncode != 0:
+        raise InvalidInput(
+            f"Building {what} failed ({' '.join(cmd[:3])}): {(proc.stderr or proc.stdout).strip()[-600:]}",
+            hint="Check the registry can be reached; a kafka-coop bug otherwise: please report it.",
+        )
+    return proc.stdout
+
+
+def _tool(name: str, toolchain: Toolchain) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise InvalidInput(
+            f"{name} was not found on PATH; the {toolchain} test-bed members are built with it.",
+            hint=_HINTS[toolchain],
+        )
+    return path
+
+
+def _version(toolchain: Toolchain) -> str:
+    if toolchain == "go":
+        return subprocess.run(
+            [_tool("go", "go"), "version"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+    if toolchain == "node":
+        node = subprocess.run(
+            [_tool("node", "node"), "--version"], capture_output=True, text=True, check=False
+        )
+        _tool("npm", "node")
+        return node.stdout.strip()
+    return f"{sys.version} {sys.executable}"
+
+
+def _build_go(src: Path, out: Path) -> None:
+    go = _tool("go", "go")
+    env = {**os.environ, "CGO_ENABLED": "1", "GOFLAGS": "-mod=readonly"}
+    _run([go, "build", "-trimpath", "-o", str(out / "bin") + "/", "./cmd/..."], src, "the Go members", env)
+
+
+def _build_node(src: Path, out: Path) -> None:
+    npm = _tool("npm", "node")
+    _run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], src, "the KafkaJS member")
+
+
+def _build_python(src: Path, out: Path) -> None:
+    venv = out / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)], src, "the Python members' venv")
+    pip = str(venv / "bin" / "pip")
+    _run(
+        [pip, "install", "--quiet", "--disable-pip-version-check", "-r", str(src / "requirements.txt")],
+        src,
+        "the Python members (kafka-python, aiokafka)",
+    )
+
+
+_BUILDERS: dict[Toolchain, Callable[[Path, Path], None]] = {
+    "go": _build_go,
+    "node": _build_node,
+    "python": _build_python,
+}
+
+
+def build_dir(toolchain: Toolchain, *, cache: Path | None = None) -> Path:
+    """The built members of one toolchain, building them on first use (keyed by sources + toolchain)."""
+    sources = _sources(toolchain)
+    digest = hashlib.sha256(_version(toolchain).encode())
+    for rel, data in sources:
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+    out = (cache or cache_dir()) / "interop" / toolchain / digest.hexdigest()[:16]
+    done = out / ".complete"
+    if done.exists():
+        return out
+    staging = out.with_name(f"{out.name}.{os.getpid()}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for rel, data in sources:
+        target = staging / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    try:
+        _BUILDERS[toolchain](staging, staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    (staging / done.name).write_text(digest.hexdigest() + "\n")
+    if out.exists():  # another process finished first: keep theirs
+        shutil.rmtree(staging, ignore_errors=True)
+    else:
+        os.replace(staging, out)
+    return out
+
+
+def member_command(kind: str, *, cache: Path | None = None) -> list[str]:
+    """argv prefix that runs one member of `kind`; the Java member's options follow it."""
+    if kind not in TOOLCHAIN_OF:
+        raise InvalidInput(f"Unknown member kind {kind!r}; known: java, python, {', '.join(INTEROP_KINDS)}.")
+    toolchain = TOOLCHAIN_OF[kind]
+    root = build_dir(toolchain, cache=cache)
+    if toolchain == "go":
+        return [str(root / "bin" / kind)]
+    if toolchain == "node":
+        return [_tool("node", "node"), str(root / "kafkajs-member.js")]
+    script = "kafka_python_member.py" if kind == "kafka-python" else "aiokafka_member.py"
+    return [str(root / "venv" / "bin" / "python"), str(root / script)]
+
+
+def main() -> None:
+    """`make interop`: build every family's member (part of `make setup`)."""
+    import time
+
+    for toolchain in ("python", "go", "node"):
+        t0 = time.monotonic()
+        try:
+            path = build_dir(toolchain)
+        except InvalidInput as exc:
+            print(f"Error: {exc}", file=sys.stderr)  # noqa: T201
+            if exc.hint:
+                print(exc.hint, file=sys.stderr)  # noqa: T201
+            raise SystemExit(2) from None
+        print(f"{toolchain} test-bed members: {path} ({time.monotonic() - t0:.1f}s)")  # noqa: T201
+
+
+if __name__ == "__main__":
+    main()
