@@ -31,6 +31,15 @@ ASSIGNORS = {
 
 def main() -> None:
     args = parse()
+    running = True
+
+    def stop(*_: object) -> None:
+        nonlocal running
+        running = False
+
+    # First: kafka-python 3 joins on its own IO thread, so a member can be in the group before poll().
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     if args.group_protocol == "consumer":
         fail("kafka-python does not speak the KIP-848 consumer group protocol; use --group-protocol classic")
     if args.close != "default":
@@ -83,14 +92,6 @@ def main() -> None:
             log.emit("lost", protocol, [(tp.topic, tp.partition) for tp in lost], t0)
 
     consumer.subscribe(args.topics, listener=Listener())
-    running = True
-
-    def stop(*_: object) -> None:
-        nonlocal running
-        running = False
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
     print("READY 1", flush=True)
     while running:
         batch = consumer.poll(timeout_ms=100)

@@ -24,6 +24,7 @@ func tps(parts []kafka.TopicPartition) []member.TP {
 
 func main() {
 	o := member.Parse()
+	stop := member.Terminated() // first: the library may join before the poll loop starts
 	if o.Close != "default" {
 		member.Fail("librdkafka has no close option to leave or remain in the group; use --close default")
 	}
@@ -121,7 +122,6 @@ func main() {
 	if err := c.SubscribeTopics(o.Topics, rebalance); err != nil {
 		member.Fail("subscribe failed: " + err.Error())
 	}
-	stop := member.Terminated()
 	member.Ready()
 	lastCommit := time.Now()
 	for running := true; running; {

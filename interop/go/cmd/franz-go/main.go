@@ -61,6 +61,7 @@ func tps(m map[string][]int32) []member.TP {
 
 func main() {
 	o := member.Parse()
+	stop := member.Terminated() // first: the library may join before the poll loop starts
 	if o.Close == "remain" && o.InstanceID == "" {
 		member.Fail("franz-go always leaves on close for a dynamic member; --close remain needs --instance-id")
 	}
@@ -161,7 +162,6 @@ func main() {
 	if err != nil {
 		member.Fail("franz-go refused the configuration: " + err.Error())
 	}
-	stop := member.Terminated()
 	member.Ready()
 	lastCommit := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -104,6 +104,7 @@ func (h *handler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerG
 
 func main() {
 	o := member.Parse()
+	stop := member.Terminated() // first: the library may join before the poll loop starts
 	if o.GroupProtocol == "consumer" {
 		member.Fail("sarama does not speak the KIP-848 consumer group protocol; use --group-protocol classic")
 	}
@@ -139,7 +140,6 @@ func main() {
 	if err != nil {
 		member.Fail("sarama refused the configuration: " + err.Error())
 	}
-	stop := member.Terminated()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-stop; cancel() }()
 	go func() {
