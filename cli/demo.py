@@ -10,11 +10,19 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from kafka_coop.demo import DemoHooks, DemoResult, run_demo
 from kafka_coop.inspect import GroupSnapshot
 from kafka_coop.rollout import Plan, PlanPhase
-from kafka_coop.sandbox import DEFAULT_PORT, GateRun, Member, Sandbox, free_port
-from kafka_coop.sandbox._broker import port_is_free
+from kafka_coop.sandbox import (
+    DEFAULT_PORT,
+    DemoHooks,
+    DemoResult,
+    GateRun,
+    Member,
+    Sandbox,
+    free_port,
+    port_is_free,
+    run_demo,
+)
 
 from ._context import Ctx, output_option, pass_ctx
 from .describe import render_snapshot

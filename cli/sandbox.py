@@ -8,9 +8,15 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION, DEFAULT_PORT, Sandbox, SandboxState
-from kafka_coop.sandbox._jars import resolve_kafka_jars
-from kafka_coop.sandbox._java import java_member_archive, java_member_classpath
+from kafka_coop.sandbox import (
+    DEFAULT_KAFKA_VERSION,
+    DEFAULT_PORT,
+    Sandbox,
+    SandboxState,
+    java_member_archive,
+    java_member_classpath,
+    resolve_kafka_jars,
+)
 
 from ._context import Ctx, KeyValue, output_option, pass_ctx
 

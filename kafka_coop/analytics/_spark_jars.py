@@ -27,7 +27,7 @@ from typing import Final
 
 from kafka_coop._javac import compile_java, jar_of
 from kafka_coop.errors import InvalidInput
-from kafka_coop.sandbox._paths import cache_dir
+from kafka_coop.sandbox import cache_dir
 
 CONNECTOR: Final = ("org.apache.spark", "spark-sql-kafka-0-10_2.13")
 FALLBACK_VERSIONS: Final = ("4.2.0", "4.1.1")

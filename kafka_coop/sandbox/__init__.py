@@ -1,4 +1,9 @@
-"""The test bed: a local Apache Kafka broker, Java kafka-clients members and member fleets."""
+"""The test bed: a local Apache Kafka broker, Java kafka-clients members and member fleets, the demo."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from kafka_coop.sandbox._broker import (
     DEFAULT_KAFKA_VERSION,
@@ -40,3 +45,27 @@ __all__ += [
     "read_processed",
     "run_gate",
 ]
+
+from kafka_coop.sandbox._broker import port_is_free  # noqa: E402
+from kafka_coop.sandbox._jars import resolve_kafka_jars  # noqa: E402
+from kafka_coop.sandbox._java import java_member_archive, java_member_classpath  # noqa: E402
+from kafka_coop.sandbox._paths import cache_dir  # noqa: E402
+
+__all__ += ["cache_dir", "java_member_archive", "java_member_classpath", "port_is_free", "resolve_kafka_jars"]
+
+# The demo walks the planner, inspection and analytics: loaded on first use, not with the test bed.
+if TYPE_CHECKING:
+    from kafka_coop.sandbox._demo import DemoHooks, DemoResult, run_demo
+
+_DEMO = frozenset({"DemoHooks", "DemoResult", "run_demo"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _DEMO:
+        value = getattr(importlib.import_module("kafka_coop.sandbox._demo"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ += ["DemoHooks", "DemoResult", "run_demo"]

@@ -81,7 +81,7 @@ def test_running_one_command_imports_only_its_module() -> None:
         "except SystemExit:\n"
         "    pass\n"
         "print(sorted(m for m in sys.modules if m.startswith('kafka_coop.cli.')))\n"
-        "print('kafka_coop.sandbox' in sys.modules, 'kafka_coop.demo' in sys.modules)\n"
+        "print('kafka_coop.sandbox' in sys.modules, 'kafka_coop.sandbox._demo' in sys.modules)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     modules, heavy = proc.stdout.strip().splitlines()[-2:]

@@ -22,17 +22,10 @@ from kafka_coop.events import now_ms
 from kafka_coop.inspect import GroupSnapshot, take_snapshot
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
 from kafka_coop.rollout import GateCommand, Plan, PlanPhase, all_migrations, fleet_from_snapshot, make_plan
-from kafka_coop.sandbox import (
-    Fleet,
-    GateRun,
-    Member,
-    MemberSpec,
-    PlanRunner,
-    RecordAudit,
-    SteadyProducer,
-    audit_when_drained,
-    read_events,
-)
+from kafka_coop.sandbox._fleet import Fleet, Member, MemberSpec, read_events
+from kafka_coop.sandbox._produce import SteadyProducer
+from kafka_coop.sandbox._records import RecordAudit, audit_when_drained
+from kafka_coop.sandbox._rollout import GateRun, PlanRunner
 
 DEMO_TOPIC = "kafka-coop-demo"
 DEMO_GROUP = "kafka-coop-demo"
