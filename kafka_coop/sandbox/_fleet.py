@@ -21,10 +21,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kafka_coop.admin import ClusterAdmin, LiveGroup
 from kafka_coop.errors import InvalidInput, KafkaCoopError
+from kafka_coop.events import RebalanceEvent
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.sandbox._broker import DEFAULT_KAFKA_VERSION
 from kafka_coop.sandbox._interop import TOOLCHAIN_OF, member_command
@@ -96,13 +97,32 @@ def wait_exit(proc: subprocess.Popen[bytes], timeout_s: float) -> int:
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
-    """All complete RebalanceEvent lines of one file (a torn last line from a kill is skipped)."""
+    """Every RebalanceEvent line of one file, each validated as the report validates it.
+
+    A member killed mid-write leaves a torn last line (no newline after it): that one event never
+    finished, so it is skipped. Any other line that is not an event is an error naming file and line,
+    because a test that silently drops events judges a stream other than the one that was written.
+    """
     if not path.exists():
         return []
+    *lines, last = path.read_text(encoding="utf-8", errors="replace").split("\n")
     events = []
-    for line in path.read_text().splitlines():
-        with contextlib.suppress(json.JSONDecodeError):
-            events.append(json.loads(line))
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            RebalanceEvent.model_validate_json(line, strict=True)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(x) for x in first["loc"]) or "line"
+            raise FleetError(
+                f"{path} line {number} is not a RebalanceEvent: {where}: {first['msg']}."
+            ) from None
+        events.append(json.loads(line))
+    if last.strip():
+        with contextlib.suppress(ValidationError):
+            RebalanceEvent.model_validate_json(last, strict=True)
+            events.append(json.loads(last))
     return events
 
 
