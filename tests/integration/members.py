@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any
 
+from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
 from kafka_coop.events import RebalanceEvent
 
@@ -32,6 +33,7 @@ class ThreadMember:
         self.mismatches: list[str] = []
         self.processed: dict[tuple[str, int], list[int]] = {}
         self.stalled = threading.Event()
+        self.polls = 0  # poll() calls returned: a callback due before one of them has run when it returns
         self._stop = threading.Event()
         self._calls: queue.Queue[tuple[Callable[[CoopConsumer], Any], Future[Any]]] = queue.Queue()
         settings = {
@@ -73,6 +75,7 @@ class ThreadMember:
                 time.sleep(0.05)
                 continue
             msg = self.consumer.poll(0.1)
+            self.polls += 1
             if msg is None or msg.error():
                 continue
             self.processed.setdefault((msg.topic(), msg.partition()), []).append(msg.offset())
@@ -98,6 +101,30 @@ def wait_for(condition: Callable[[], bool], timeout_s: float = 60.0, what: str =
             return
         time.sleep(0.1)
     raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+
+
+def wait_settled(
+    admin: ClusterAdmin, group: str, members: Iterable[ThreadMember], timeout_s: float = 60.0
+) -> None:
+    """Wait until nothing more can arrive: the broker reports the group Stable with exactly these members,
+    and then every member has returned from two more polls, which serve any callback already due.
+
+    After this, a further callback needs a new rebalance; "nothing happened" can be judged without a
+    fixed sleep.
+    """
+    alive = list(members)
+
+    def stable() -> bool:
+        live = admin.describe_group(group)
+        return live.state == "stable" and len(live.members) == len(alive)
+
+    wait_for(stable, timeout_s, what=f"group {group} to be Stable with {len(alive)} members")
+    marks = [m.polls for m in alive]
+    wait_for(
+        lambda: all(m.polls >= mark + 2 for m, mark in zip(alive, marks, strict=True)),
+        timeout_s,
+        what="every member to poll twice more",
+    )
 
 
 def covers(members: Iterable[ThreadMember], partitions: set[tuple[str, int]]) -> bool:

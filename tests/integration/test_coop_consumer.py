@@ -13,7 +13,7 @@ from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
 from kafka_coop.errors import SettingsError
 from kafka_coop.sandbox import SteadyProducer
-from tests.integration.members import ThreadMember, covers, wait_for
+from tests.integration.members import ThreadMember, covers, wait_for, wait_settled
 
 PARTITIONS = 6
 
@@ -32,7 +32,11 @@ def _revoked(member: ThreadMember) -> list[tuple[str, int]]:
 
 @pytest.mark.parametrize("rebalance", ["eager-range", "cooperative-sticky", "consumer"])
 def test_leave_and_join_revoke_what_the_protocol_says_and_owned_matches_assignment(
-    bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str], rebalance: str
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    rebalance: str,
 ) -> None:
     topic = topic_factory(PARTITIONS)
     group = unique(f"lifecycle-{rebalance}")
@@ -48,7 +52,7 @@ def test_leave_and_join_revoke_what_the_protocol_says_and_owned_matches_assignme
             lambda: covers(members, everything) and all(m.owned for m in members[:3]),
             what="4 members to share the partitions",
         )
-        time.sleep(1.0)  # let any trailing callback land before judging
+        wait_settled(admin, group, members)  # any trailing callback has landed before judging
         scenario_end_ms = time.time_ns() // 1_000_000
     finally:
         for m in members:
@@ -143,7 +147,7 @@ def test_commit_on_revoke_hands_over_at_exactly_the_next_unprocessed_offset(
 
 
 def test_static_member_restarted_within_session_timeout_keeps_its_partitions_silently(
-    bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+    bootstrap: str, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
 ) -> None:
     topic = topic_factory(PARTITIONS)
     group = unique("static")
@@ -162,7 +166,7 @@ def test_static_member_restarted_within_session_timeout_keeps_its_partitions_sil
     ]
     try:
         wait_for(lambda: covers(members, everything), what="3 static members to own everything")
-        time.sleep(1.0)
+        wait_settled(admin, group, members)
         bystanders = members[:2]
         seen = [len(m.events) for m in bystanders]
         restarted = members.pop()
@@ -179,7 +183,7 @@ def test_static_member_restarted_within_session_timeout_keeps_its_partitions_sil
             )
         )
         wait_for(lambda: members[-1].owned == before, what="the restarted member to get its partitions back")
-        time.sleep(2.0)
+        wait_settled(admin, group, members)
         assert [len(m.events) for m in bystanders] == seen, "the other members saw no rebalance at all"
     finally:
         for m in members:
