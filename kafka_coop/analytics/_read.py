@@ -10,7 +10,6 @@ malformed line like any other.
 from __future__ import annotations
 
 import glob
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -102,8 +101,3 @@ def read_event_lines(sources: Iterable[str | Path]) -> tuple[list[dict[str, Any]
             else:
                 events.append(result)
     return events, malformed
-
-
-def dump_event(event: dict[str, Any]) -> str:
-    """One event as its JSON line (no newline)."""
-    return json.dumps(event, separators=(",", ":"))

@@ -113,7 +113,7 @@ def streams(draw: st.DrawFn) -> list[dict[str, Any]]:
     return out
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(events=streams(), phased=st.booleans())
 def test_any_valid_stream_gives_the_reference_summary(events: list[dict[str, Any]], phased: bool) -> None:
     phases = PHASES if phased else None

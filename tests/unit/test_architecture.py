@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SHELL_LIBRARIES = ("confluent_kafka", "click", "rich", "pyspark")
 
-# The functional core (DESIGN "Layering"): decisions over plain typed values.
+# The functional core: decisions over plain typed values (README "Layout").
 PURE = (
     "kafka_coop._vocab",
     "kafka_coop.errors",

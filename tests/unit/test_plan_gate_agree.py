@@ -119,7 +119,7 @@ def snapshots(draw: st.DrawFn) -> GroupSnapshot:
     )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(snapshots())
 def test_the_planner_and_the_gate_give_every_phase_the_same_verdict(snap: GroupSnapshot) -> None:
     fleet = fleet_from_snapshot(snap)
@@ -132,7 +132,7 @@ def test_the_planner_and_the_gate_give_every_phase_the_same_verdict(snap: GroupS
             assert planned == gated, (spec.name, phase, [c for c in report.checks if c.name in PHASE_CHECKS])
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(snapshots())
 def test_the_phase_a_plan_proves_done_is_a_phase_whose_gate_passes(snap: GroupSnapshot) -> None:
     fleet = fleet_from_snapshot(snap)
