@@ -1,0 +1,32 @@
+"""`kafka-coop report` input errors: one sentence, the right exit code, nothing written.
+
+None of these cases reaches a broker or Spark, so the command runs in this process (click's CliRunner).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CliResult
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["missing.jsonl"], 2, "No such file or directory"),
+        (["empty.jsonl"], 2, "hold no valid rebalance events"),
+        (["kafka://events"], 2, "need --bootstrap-server"),
+    ],
+)
+def test_cli_errors_are_one_sentence_with_the_right_exit_code(
+    tmp_path: Path, invoke_cli: Callable[..., CliResult], args: list[str], code: int, message: str
+) -> None:
+    (tmp_path / "empty.jsonl").write_text("\n")
+    args = [str(tmp_path / a) if a.endswith(".jsonl") else a for a in args]
+    result = invoke_cli("report", *args, "--out", str(tmp_path / "out"))
+    assert result.code == code, result.stderr
+    assert message in result.stderr
+    assert not (tmp_path / "out").exists(), "a failed run writes nothing"
