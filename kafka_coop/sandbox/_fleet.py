@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kafka_coop._vocab import GroupProtocol
 from kafka_coop.admin import ClusterAdmin, LiveGroup
 from kafka_coop.errors import InvalidInput, KafkaCoopError
 from kafka_coop.events import RebalanceEvent
@@ -55,7 +56,7 @@ class MemberSpec(BaseModel):
     group: str
     topics: tuple[str, ...]
     assignors: tuple[str, ...] = ("range",)
-    group_protocol: Literal["classic", "consumer"] = "classic"
+    group_protocol: GroupProtocol = "classic"
     remote_assignor: str | None = None
     instance_id: str | None = None
     properties: Mapping[str, str] = Field(default_factory=dict)

@@ -79,3 +79,19 @@ def test_a_phase_the_migration_does_not_have_is_exit_2(invoke_cli: Callable[...,
     )
     assert result.code == 2
     assert "no phase 7" in result.stderr
+
+
+def test_a_plan_written_by_upgrade_plan_is_read_back_through_the_plan_model(
+    tmp_path: Path, invoke_cli: Callable[..., CliResult]
+) -> None:
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("group: g\nmembers:\n  - {family: java, count: 2, assignors: [range]}\n")
+    written = invoke_cli("upgrade-plan", "--fleet", str(fleet), "--to", "cooperative", "-o", "json")
+    assert written.code == 0, written.stderr
+    plan = tmp_path / "plan.json"
+    plan.write_text(written.stdout)
+    result = invoke_cli(
+        "verify-group", "g", "--bootstrap-server", NOWHERE, "--plan", str(plan), "--phase", "9"
+    )
+    assert result.code == 2
+    assert "Migration eager-to-cooperative has phases 0..2; there is no phase 9" in result.stderr
