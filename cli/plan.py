@@ -9,7 +9,7 @@ import click
 from rich.markup import escape
 from rich.text import Text
 
-from kafka_coop.errors import InvalidInput
+from kafka_coop.errors import GateFailed, InvalidInput
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.rollout import (
     TARGETS,
@@ -268,7 +268,13 @@ def _plan_command(direction: Direction) -> click.Command:
         else:
             render_table(ctx, plan)
         if plan.blocked:
-            raise click.exceptions.Exit(1)
+            first = plan.blockers[0]
+            more = f" (and {len(plan.blockers) - 1} more)" if len(plan.blockers) > 1 else ""
+            raise GateFailed(
+                f"The {direction} of {plan.group} to {plan.to} is blocked: "
+                f"{first.name}: {first.reason}{more}.",
+                hint=first.hint or "The plan lists every blocker and the alternatives.",
+            )
 
     command.help = (
         f"Plan the {direction} of GROUP to --to {'|'.join(targets)}: phases, config per client family, "

@@ -93,3 +93,14 @@ def test_an_unknown_forced_migration_is_exit_2_before_any_cluster_call(
     )
     assert result.code == 2
     assert "No migration named 'nope'" in result.stderr
+
+
+def test_a_blocked_plan_says_its_first_blocker_in_one_sentence_on_stderr(
+    tmp_path: Path, invoke_cli: Callable[..., CliResult]
+) -> None:
+    fleet = _fleet(tmp_path, MIXED.replace("bidirectional", "disabled"))
+    result = invoke_cli("upgrade-plan", "--fleet", fleet, "--to", "consumer", "-o", "json")
+    assert result.code == 1
+    assert result.json()["status"] == "blocked", "the plan is still written whole"
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error")]
+    assert len(errors) == 1 and "is blocked: migration-policy" in errors[0]
