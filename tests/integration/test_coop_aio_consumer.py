@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from confluent_kafka import Producer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.errors import ConsumerFailed
+from kafka_coop.errors import ConsumerFailed, InstanceIdConflict
 from tests.integration.aio_members import AioMember, ProcessingFailed
-from tests.integration.members import covers, wait_for
+from tests.integration.members import REBALANCE_CONF, covers, wait_for
 
 PROTOCOLS = ["eager-range", "cooperative-sticky", "consumer"]
 MANUAL = {"enable_auto_commit": "false"}
@@ -153,3 +153,54 @@ def test_a_member_that_stalled_past_max_poll_interval_loses_its_partitions_and_c
         assert taker.processed[(topic, p)][0] == 5, "the taker resumes at the last commit: nothing was lost"
     assert not isinstance(stalled.ended, ConsumerFailed), stalled.ended
     assert not stalled.mismatches and not taker.mismatches, stalled.mismatches + taker.mismatches
+
+
+@pytest.mark.parametrize("rebalance", ["cooperative-sticky", "consumer"])
+def test_a_static_member_losing_its_instance_id_to_a_twin_reports_lost_and_raises_the_conflict(
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    rebalance: str,
+) -> None:
+    """Classic fences the OLD holder of a group.instance.id, KIP-848 refuses the NEW one: either way
+    the loser is the CoopAIOConsumer here, and it must say so instead of silently stopping."""
+    topic = topic_factory(2)
+    group = unique(f"aio-twin-{rebalance}")
+    everything = [(topic, 0), (topic, 1)]
+    twin_conf = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "group.instance.id": "svc-0",
+        **REBALANCE_CONF[rebalance],
+    }
+    twin = Consumer(twin_conf)
+
+    def twin_owns_both() -> bool:
+        twin.poll(0.2)  # a plain consumer joins and takes its assignment only while it is polled
+        return len(twin.assignment()) == 2
+
+    member: AioMember | None = None
+    try:
+        if rebalance == "consumer":  # the twin holds the id first; the asyncio member is refused
+            twin.subscribe([topic])
+            wait_for(twin_owns_both, what="the twin to own both partitions")
+            member = AioMember(bootstrap, group, [topic], rebalance, "loser", group_instance_id="svc-0")
+            wait_for(lambda: twin_owns_both() and not member.running, timeout_s=60, what="the refusal")
+        else:  # the asyncio member holds it; the twin's join fences it
+            member = AioMember(bootstrap, group, [topic], rebalance, "loser", group_instance_id="svc-0")
+            wait_for(lambda: sorted(member.owned) == everything, what="the member to own both partitions")
+            twin.subscribe([topic])
+            wait_for(lambda: twin_owns_both() and not member.running, timeout_s=60, what="the fencing")
+    finally:
+        if member is not None:
+            member.stop()
+        twin.close()
+    assert isinstance(member.ended, InstanceIdConflict), member.ended
+    assert "svc-0" in str(member.ended)
+    lost = [e for e in member.events if e.kind == "lost"]
+    assert len(lost) == 1 and lost[0].owned == () and lost[0].committed is None
+    if rebalance != "consumer":
+        assert sorted(lost[0].partitions) == everything
+    assert member.events[-1].kind == "closed" and member.events[-1].owned == ()
+    assert _committed(admin, group).get((topic, 0)) is None, "the fenced member committed nothing"

@@ -6,6 +6,8 @@ and runs on the real broker under asyncio in tests/integration/test_coop_aio_con
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import threading
 from typing import Any
 
 import pytest
@@ -128,3 +130,139 @@ def test_aioconsumer_still_has_the_internals_the_member_id_read_uses() -> None:
             await aio.close()
 
     assert asyncio.run(probe()) == ""  # not joined: librdkafka has no member id yet
+
+
+# --- the driver through AIOConsumer's real machinery, with the fake librdkafka inside ----------------
+# AIOConsumer (its executor, callback trampoline, AsyncLogger) is the real one; only the sync Consumer it
+# builds is tests/unit/consumer_fake.FakeConsumer. Rebalances are queued to fire inside `consume`, on
+# the executor's worker thread, as librdkafka fires them.
+T = "t"
+
+
+@pytest.fixture
+def fake_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    import confluent_kafka
+
+    from tests.unit.consumer_fake import FakeConsumer
+
+    monkeypatch.setattr(confluent_kafka, "Consumer", FakeConsumer)
+
+
+def _conf(**extra: str) -> dict[str, str]:
+    return {
+        "bootstrap.servers": "b:9092",
+        "group.id": "g",
+        "partition.assignment.strategy": "cooperative-sticky",
+        **extra,
+    }
+
+
+async def _started(**kwargs: Any) -> tuple[Any, Any, Any]:
+    from kafka_coop.consumer import CoopAIOConsumer
+    from kafka_coop.sinks import MemorySink
+    from tests.unit.consumer_fake import FakeConsumer
+
+    sink = MemorySink()
+    consumer = CoopAIOConsumer(_conf(**kwargs.pop("conf", {})), events=sink, **kwargs)
+    await consumer.subscribe([T])
+    inner = FakeConsumer.last
+    assert inner is not None
+    return consumer, inner, sink
+
+
+async def _rebalance(consumer: Any, inner: Any, kind: str, *partitions: int) -> None:
+    inner.pending.append(lambda: inner.rebalance(kind, [(T, p) for p in partitions]))
+    await consumer.consume(num_messages=10, timeout=0.1)
+
+
+@pytest.mark.usefixtures("fake_client")
+def test_an_async_on_revoked_runs_on_the_loop_before_the_commit_of_what_was_marked() -> None:
+    async def scenario() -> tuple[list[str], Any, Any]:
+        order: list[str] = []
+        loop_thread = threading.get_ident()
+
+        async def on_revoked(partitions: list[tuple[str, int]]) -> None:
+            await asyncio.sleep(0)
+            on_loop = threading.get_ident() == loop_thread
+            order.append(f"on_revoked {partitions} on the loop: {on_loop}")
+            order.append(f"commits so far: {inner.calls.count('commit')}")
+
+        consumer, inner, sink = await _started(on_revoked=on_revoked)
+        await _rebalance(consumer, inner, "assign", 0, 1)
+        await consumer.mark_done(inner.deliver(T, 0, 4))
+        inner.deliver(T, 1, 8)  # delivered, never marked done
+        await _rebalance(consumer, inner, "revoke", 0, 1)
+        await consumer.close()
+        return order, inner, sink
+
+    order, inner, sink = asyncio.run(scenario())
+    assert order == ["on_revoked [('t', 0), ('t', 1)] on the loop: True", "commits so far: 0"]
+    assert inner.committed_offsets == {(T, 0): 5}
+    revoked = next(e for e in sink.events if e.kind == "revoked")
+    assert revoked.committed == ((T, 0, 5),) and revoked.owned == ()
+
+
+@pytest.mark.usefixtures("fake_client")
+def test_leaving_async_with_on_an_exception_commits_only_what_was_marked() -> None:
+    async def scenario() -> Any:
+        consumer, inner, _ = await _started(conf={"enable.auto.commit": "false"})
+        with pytest.raises(ValueError):
+            async with consumer:
+                await _rebalance(consumer, inner, "assign", 0)
+                await consumer.mark_done(inner.deliver(T, 0, 0))
+                inner.deliver(T, 0, 1)
+                raise ValueError("processing offset 1 failed")
+        return inner
+
+    inner = asyncio.run(scenario())
+    assert inner.committed_offsets == {(T, 0): 1}, "offset 1 raised: it must be redelivered"
+    assert inner.closed
+
+
+@pytest.mark.usefixtures("fake_client")
+def test_a_fenced_member_emits_lost_owning_nothing_and_every_consume_raises_the_conflict() -> None:
+    from confluent_kafka import KafkaError
+
+    from kafka_coop.errors import InstanceIdConflict
+
+    async def scenario() -> tuple[Any, Any, list[str]]:
+        consumer, inner, sink = await _started(conf={"group.instance.id": "svc-3"})
+        await _rebalance(consumer, inner, "assign", 0, 1)
+        await consumer.mark_done(inner.deliver(T, 0, 2))
+        inner.raise_fatal(KafkaError.FENCED_INSTANCE_ID)
+        raised = []
+        for _ in range(2):
+            with pytest.raises(InstanceIdConflict) as info:
+                await consumer.consume(num_messages=10, timeout=0.1)
+            raised.append(str(info.value))
+        await consumer.close()
+        return inner, sink, raised
+
+    inner, sink, raised = asyncio.run(scenario())
+    assert "svc-3" in raised[0] and raised[0] == raised[1]
+    lost = [e for e in sink.events if e.kind == "lost"]
+    assert len(lost) == 1 and lost[0].owned == () and lost[0].committed is None
+    assert sorted(lost[0].partitions) == [(T, 0), (T, 1)]
+    assert inner.committed_offsets == {}, "nothing is committed after a fatal error, not even on close"
+    assert sink.events[-1].kind == "closed" and sink.events[-1].owned == ()
+
+
+@pytest.mark.usefixtures("fake_client")
+def test_a_cancelled_async_hook_lets_the_revoke_finish_then_comes_out_of_consume() -> None:
+    async def scenario() -> tuple[Any, Any, Any]:
+        async def on_revoked(partitions: list[tuple[str, int]]) -> None:
+            raise asyncio.CancelledError
+
+        consumer, inner, sink = await _started(on_revoked=on_revoked)
+        await _rebalance(consumer, inner, "assign", 0)
+        await consumer.mark_done(inner.deliver(T, 0, 6))
+        with pytest.raises(BaseException) as info:
+            await _rebalance(consumer, inner, "revoke", 0)
+        await consumer.close()
+        return inner, sink, info.value
+
+    inner, sink, raised = asyncio.run(scenario())
+    assert isinstance(raised, asyncio.CancelledError | concurrent.futures.CancelledError), raised
+    assert inner.committed_offsets == {(T, 0): 7}, "the commit still happened"
+    revoked = next(e for e in sink.events if e.kind == "revoked")
+    assert revoked.owned == () and "interrupted" in (revoked.error or "")
