@@ -1,4 +1,5 @@
-"""`kafka-coop sandbox start|stop|status`: a local single-node Kafka for trying things, tests and demos."""
+"""`kafka-coop sandbox start|stop|status`: a local Kafka (one node or a cluster) for trying things, tests
+and demos."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from rich.table import Table
 from kafka_coop.sandbox import (
     DEFAULT_KAFKA_VERSION,
     DEFAULT_PORT,
+    MAX_BROKERS,
+    SECURITY_CHOICES,
     Sandbox,
     SandboxState,
     java_member_archive,
@@ -34,15 +37,38 @@ def _state_table(state: SandboxState) -> Table:
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="bold")
     table.add_column()
-    for key, value in (
+    rows = [
         ("bootstrap", state.bootstrap),
         ("kafka", state.kafka_version),
-        ("pid", str(state.pid)),
+        ("brokers", str(state.brokers)),
+        ("security", state.security),
         ("uptime", f"{state.uptime_s:.0f}s"),
         ("dir", state.dir),
-        ("log", state.log),
-    ):
+    ]
+    rows += [(f"{user} config", path) for user, path in state.client_properties.items()]
+    if state.proxied_bootstrap:
+        rows.append(("proxied bootstrap", state.proxied_bootstrap))
+    for key, value in rows:
         table.add_row(key, value)
+    return table
+
+
+def _nodes_table(state: SandboxState) -> Table:
+    table = Table(title="nodes (KRaft broker + controller each)", title_justify="left")
+    for column in ("node", "status", "pid", "address", "controller", "uptime", "log"):
+        table.add_column(column)
+    now = time.time()
+    for node in state.nodes:
+        style = {"running": "green", "frozen": "yellow", "stopped": "red"}[node.status]
+        table.add_row(
+            str(node.node_id),
+            f"[{style}]{node.status}[/{style}]",
+            str(node.pid) if node.status != "stopped" else "-",
+            node.bootstrap,
+            f"127.0.0.1:{node.controller_port}",
+            f"{max(0.0, now - node.started_at):.0f}s" if node.status != "stopped" else "-",
+            node.log,
+        )
     return table
 
 
@@ -57,7 +83,27 @@ def sandbox() -> None:
 
 @sandbox.command()
 @click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True, help="Apache Kafka 4.x.")
-@click.option("--port", type=click.IntRange(1, 65535), default=DEFAULT_PORT, show_default=True)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="Client port of node 1; a cluster's node N listens on port+N-1.",
+)
+@click.option(
+    "--brokers",
+    type=click.IntRange(1, MAX_BROKERS),
+    default=1,
+    show_default=True,
+    help="Nodes (combined KRaft broker+controller); 3 gives internal topics RF 3, min.insync.replicas 2.",
+)
+@click.option(
+    "--security",
+    type=click.Choice(SECURITY_CHOICES),
+    default="plaintext",
+    show_default=True,
+    help="sasl_ssl: SCRAM-SHA-512 over TLS with ACLs; prints the --command-config files.",
+)
 @_dir_option
 @click.option(
     "--config", "overrides", type=KeyValue(), multiple=True, help="Broker setting key=value; repeatable."
@@ -71,25 +117,35 @@ def start(
     ctx: Ctx,
     kafka_version: str,
     port: int,
+    brokers: int,
+    security: str,
     directory: Path | None,
     overrides: tuple[tuple[str, str], ...],
     timeout: float,
     output: str,
 ) -> None:
-    """Start the broker in the background and print its bootstrap address."""
+    """Start the broker(s) in the background and print the bootstrap address."""
     box = Sandbox(
-        dir=directory, port=port, kafka_version=kafka_version, config=dict(overrides), progress=ctx.progress
+        dir=directory,
+        port=port,
+        kafka_version=kafka_version,
+        config=dict(overrides),
+        progress=ctx.progress,
+        brokers=brokers,
+        security=security,  # type: ignore[arg-type]  # click.Choice
     )
     began = time.monotonic()
-    with ctx.err.status("Starting the sandbox broker…"):
+    with ctx.err.status("Starting the sandbox…"):
         state = box.start(timeout_s=timeout)
     if output == "json":
         ctx.emit_json({**_state_json(state), "start_s": round(time.monotonic() - began, 2)})
-    else:
-        ctx.err.print(
-            f"Kafka {state.kafka_version} ready in {time.monotonic() - began:.1f}s (pid {state.pid})."
-        )
-        click.echo(state.bootstrap)
+        return
+    what = f"{state.brokers} nodes" if state.brokers > 1 else f"pid {state.pid}"
+    ctx.err.print(f"Kafka {state.kafka_version} ready in {time.monotonic() - began:.1f}s ({what}).")
+    for user, path in state.client_properties.items():
+        role = "super user" if user == "admin" else "restricted user (ACLs on app* topics and groups)"
+        ctx.err.print(f"SASL_SSL {role} {user!r}: --command-config {path}", highlight=False)
+    click.echo(state.bootstrap)
 
 
 @sandbox.command()
@@ -115,7 +171,7 @@ def prepare(ctx: Ctx, kafka_version: str) -> None:
 @output_option()
 @pass_ctx
 def status(ctx: Ctx, directory: Path | None, output: str) -> None:
-    """Show the running sandbox (exit 1 if none runs)."""
+    """Show the running sandbox and every node (exit 1 if none runs)."""
     state = Sandbox(dir=directory).status()
     if state is None:
         if output == "json":
@@ -129,6 +185,7 @@ def status(ctx: Ctx, directory: Path | None, output: str) -> None:
         ctx.emit_json(_state_json(state))
     else:
         ctx.out.print(_state_table(state))
+        ctx.out.print(_nodes_table(state))
 
 
 @sandbox.command()
@@ -142,8 +199,8 @@ def status(ctx: Ctx, directory: Path | None, output: str) -> None:
 )
 @pass_ctx
 def stop(ctx: Ctx, directory: Path | None, timeout: float) -> None:
-    """Stop the broker this sandbox started (never any other process)."""
+    """Stop the broker(s) this sandbox started (never any other process)."""
     if Sandbox(dir=directory, progress=ctx.progress).stop(timeout_s=timeout):
-        ctx.err.print("Sandbox broker stopped.")
+        ctx.err.print("Sandbox stopped.")
     else:
         ctx.err.print("No sandbox broker was running for this --dir.")

@@ -100,7 +100,11 @@ def _title(report: GateReport) -> str:
 )
 @click.option("--wait", is_flag=True, help="Re-check until the gate passes or --timeout runs out.")
 @click.option(
-    "--timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True, help="Seconds for --wait."
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=120.0,
+    show_default=True,
+    help="Seconds the check may take (retrying a moving coordinator); with --wait, for all re-checks.",
 )
 @click.option(
     "--interval",
@@ -155,10 +159,17 @@ def verify_group(
         spec.phase(phase)  # the one sentence about which phases exist
     admin, conf = admin_for(bootstrap, command_config)
 
-    def look() -> GroupSnapshot:
-        return take_snapshot(admin, group, conf=conf, manifests_topic=manifests_topic or None)
-
     deadline = time.monotonic() + timeout
+
+    def budget() -> float:
+        """Every read of a look retries a moving coordinator, but never past --timeout."""
+        return max(1.0, deadline - time.monotonic())
+
+    def look() -> GroupSnapshot:
+        return take_snapshot(
+            admin, group, conf=conf, manifests_topic=manifests_topic or None, timeout_s=budget()
+        )
+
     previous: GroupSnapshot | None = None
     attempt = 0
     while True:
@@ -173,6 +184,7 @@ def verify_group(
                 min_window_s=lag_window or 0.0,
                 conf=conf,
                 manifests_topic=manifests_topic or None,
+                timeout_s=budget(),
             )
         else:
             snap = look()  # later rounds compare with the previous round, --interval apart

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar
 
 from confluent_kafka import ConsumerGroupState, ConsumerGroupType, KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
@@ -19,6 +19,11 @@ from kafka_coop._vocab import SeenMemberType
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
 
 DEFAULT_ADMIN_TIMEOUT_S = 10.0
+# One attempt of a coordinator request: long enough for a loaded broker, short enough that a frozen
+# coordinator is given up on and looked up again well inside a command's --timeout.
+ATTEMPT_TIMEOUT_S = 10.0
+PROBE_TIMEOUT_S = 2.0
+T = TypeVar("T")
 
 GroupState = Literal["stable", "preparing_rebalance", "completing_rebalance", "empty", "dead", "unknown"]
 GroupType = SeenMemberType
@@ -45,6 +50,7 @@ _REFUSED_TOPIC_ERRORS = frozenset(
         KafkaError.TOPIC_EXCEPTION,
     }
 )
+_AUTHENTICATION_ERRORS = frozenset({KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED})
 _TRANSIENT_ERRORS = frozenset(
     {
         KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
@@ -152,8 +158,37 @@ class ClusterAdmin:
     def __init__(self, bootstrap: str, conf: Mapping[str, str] | None = None) -> None:
         settings: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": _quiet_logger()}
         settings.update(conf or {})
+        settings["error_cb"] = self._on_error
         self.bootstrap = bootstrap
+        self._settings = settings
+        self.authentication_error: KafkaError | None = None
+        self.all_brokers_down_at: float | None = None
         self.client = AdminClient(settings)
+
+    def _on_error(self, err: KafkaError) -> None:
+        """librdkafka reports a refused login and an unreachable cluster here, not on the request (the
+        request just times out), so the sentence we print comes from what was seen here."""
+        if err.code() in _AUTHENTICATION_ERRORS:
+            self.authentication_error = err
+        elif err.code() == KafkaError._ALL_BROKERS_DOWN:
+            self.all_brokers_down_at = time.monotonic()
+
+    def unreachable(self, error: object) -> ClusterUnavailable:
+        """The one sentence for a failed request: a refused login if that is what happened."""
+        self.client.poll(0)
+        if self.authentication_error is not None:
+            return _authentication_failed(self.bootstrap, self.authentication_error)
+        return _unreachable(self.bootstrap, error)
+
+    def fresh_client(self) -> Any:
+        """A new librdkafka client with the same settings: no cached coordinator, no pending requests.
+
+        A retry after a coordinator move needs one: the old client may keep asking the broker it
+        cached, and librdkafka can abort the process (`rd_kafka_enq_once_del_source_return` assertion,
+        librdkafka #4605/#3663) when a client with a timed-out coordinator request sees the coordinator
+        change. So a timed-out client is never asked again.
+        """
+        return AdminClient(self._settings)
 
     def describe_group(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> LiveGroup:
         """Describe one group; an unknown group comes back as state `dead` with no members."""
@@ -176,10 +211,12 @@ class ClusterAdmin:
 
     def list_groups(self, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> list[ListedGroup]:
         """Every group the principal may see, both protocols (ListGroups v5)."""
-        try:
-            result = self.client.list_consumer_groups(request_timeout=timeout_s).result()
-        except KafkaException as exc:
-            raise _unreachable(self.bootstrap, exc.args[0] if exc.args else exc) from None
+        result = _with_retry(
+            self,
+            None,
+            timeout_s,
+            lambda client, left: client.list_consumer_groups(request_timeout=left).result(),
+        )
         return sorted(
             (
                 ListedGroup(
@@ -200,12 +237,12 @@ class ClusterAdmin:
         """
         import warnings
 
-        try:
+        def call(client: Any, remaining: float) -> Any:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
-                listed = self.client.list_groups(group=group, timeout=timeout_s)
-        except KafkaException as exc:
-            raise _unreachable(self.bootstrap, exc.args[0] if exc.args else exc) from None
+                return client.list_groups(group=group, timeout=remaining)
+
+        listed = _with_retry(self, group, timeout_s, call)
         for g in listed:
             if g.id == group and g.error is None and g.state not in ("Dead", ""):
                 return RawGroup(
@@ -229,21 +266,18 @@ class ClusterAdmin:
         """(broker id, its configs) of one broker of the cluster: what the KIP-848 gates read."""
         from confluent_kafka.admin import ConfigResource, ResourceType  # type: ignore[attr-defined]
 
-        try:
-            cluster = self.client.describe_cluster(request_timeout=timeout_s).result()
+        def call(client: Any, left: float) -> tuple[int, Any]:
+            cluster = client.describe_cluster(request_timeout=left).result()
             broker = cluster.controller.id if cluster.controller is not None else cluster.nodes[0].id
             resource = ConfigResource(ResourceType.BROKER, str(broker))
-            entries = self.client.describe_configs([resource], request_timeout=timeout_s)[resource].result()
-        except KafkaException as exc:
-            raise _unreachable(self.bootstrap, exc.args[0] if exc.args else exc) from None
+            return broker, client.describe_configs([resource], request_timeout=left)[resource].result()
+
+        broker, entries = _with_retry(self, None, timeout_s, call)
         return broker, {name: entry.value for name, entry in entries.items() if entry.value is not None}
 
     def offsets(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> list[PartitionOffsets]:
         """Committed offset and log end offset of every partition the group has committed."""
-        try:
-            return self._offsets(group, timeout_s)
-        except KafkaException as exc:
-            raise _unreachable(self.bootstrap, exc.args[0] if exc.args else exc) from None
+        return _with_retry(self, group, timeout_s, lambda client, left: self._offsets(group, left, client))
 
     def offsets_if_allowed(
         self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S
@@ -251,25 +285,23 @@ class ClusterAdmin:
         """Like `offsets`, but None when the principal may not read them (the caller says why its own
         way, e.g. with describe_group's "not authorized" sentence); unreachable is still an error."""
         try:
-            return self._offsets(group, timeout_s)
-        except KafkaException as exc:
-            err = exc.args[0] if exc.args else exc
-            if isinstance(err, KafkaError) and err.code() in _AUTH_ERRORS | _TOPIC_AUTH_ERRORS:
-                return None
-            raise _unreachable(self.bootstrap, err) from None
+            return self.offsets(group, timeout_s=timeout_s)
+        except _NotAuthorized:
+            return None
 
-    def _offsets(self, group: str, timeout_s: float) -> list[PartitionOffsets]:
+    def _offsets(self, group: str, timeout_s: float, client: Any = None) -> list[PartitionOffsets]:
         from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
         from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
 
+        client = client or self.client
         request = [ConsumerGroupTopicPartitions(group)]
-        futures = self.client.list_consumer_group_offsets(request, request_timeout=timeout_s)
+        futures = client.list_consumer_group_offsets(request, request_timeout=timeout_s)
         committed = futures[group].result()
         parts = [tp for tp in committed.topic_partitions if tp.error is None]
         if not parts:
             return []
         specs = {TopicPartition(tp.topic, tp.partition): OffsetSpec.latest() for tp in parts}  # type: ignore[no-untyped-call]
-        ends = self.client.list_offsets(specs, request_timeout=timeout_s)
+        ends = client.list_offsets(specs, request_timeout=timeout_s)
         end_of = {(tp.topic, tp.partition): f.result().offset for tp, f in ends.items()}
         return sorted(
             (
@@ -366,30 +398,105 @@ class ClusterAdmin:
 
 
 def _describe_group(admin: ClusterAdmin, group: str, timeout_s: float) -> LiveGroup:
+    def call(client: Any, remaining: float) -> Any:
+        return client.describe_consumer_groups([group], request_timeout=remaining)[group].result()
+
+    try:
+        desc = _with_retry(admin, group, timeout_s, call)
+    except _GroupNotFound:
+        return LiveGroup(
+            group_id=group, state="dead", type="unknown", assignor="", coordinator=None, members=()
+        )
+    return _live_group(desc)
+
+
+class _NotAuthorized(ClusterUnavailable):
+    """The principal lacks an ACL (exit 3, like any cluster refusal); callers may catch it to go on."""
+
+
+class _GroupNotFound(Exception):
+    pass
+
+
+def _with_retry(
+    admin: ClusterAdmin, group: str | None, timeout_s: float, call: Callable[[Any, float], T]
+) -> T:
+    """Run one group-coordinator request, retrying what Kafka calls retriable until `timeout_s` is up.
+
+    While a group's coordinator moves (its broker died or froze, the offsets partition's new leader is
+    loading it) requests fail with NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS
+    or time out; each retry uses a fresh client (see `fresh_client`), so it finds the new coordinator.
+    When the time is up the answer is one sentence (exit 3), never a verdict made on missing data.
+    """
     deadline = time.monotonic() + timeout_s
+    client = admin.client
     while True:
-        remaining = max(1.0, deadline - time.monotonic())
-        futures = admin.client.describe_consumer_groups([group], request_timeout=remaining)
+        attempt_began = time.monotonic()
+        attempt_s = max(1.0, min(ATTEMPT_TIMEOUT_S, deadline - attempt_began))
         try:
-            desc = futures[group].result()
-            break
+            return call(client, attempt_s)
         except KafkaException as exc:
             err = exc.args[0] if exc.args else exc
             code = err.code() if isinstance(err, KafkaError) else None
             if code == KafkaError.GROUP_ID_NOT_FOUND:
-                return LiveGroup(
-                    group_id=group, state="dead", type="unknown", assignor="", coordinator=None, members=()
-                )
+                raise _GroupNotFound(group) from None
             if code in _AUTH_ERRORS:
-                raise ClusterUnavailable(
-                    f"Not authorized to describe group {group!r}.",
+                raise _NotAuthorized(
+                    f"Not authorized to DESCRIBE group {group!r} (Kafka says {_error_text(err)}).",
                     hint="Grant DESCRIBE on the group to the principal in --command-config.",
                 ) from None
-            if code in _TRANSIENT_ERRORS and time.monotonic() < deadline:
-                time.sleep(0.2)  # the coordinator is loading or moving: Kafka says retry
-                continue
-            raise _unreachable(admin.bootstrap, err) from None
-    return _live_group(desc)
+            if code in _TOPIC_AUTH_ERRORS:
+                raise _NotAuthorized(
+                    f"Not authorized to DESCRIBE the topics of group {group!r} "
+                    f"(Kafka says {_error_text(err)}).",
+                    hint="Grant DESCRIBE on the group's topics to the principal in --command-config.",
+                ) from None
+            if code in _AUTHENTICATION_ERRORS:
+                raise _authentication_failed(admin.bootstrap, err) from None
+            if code not in _TRANSIENT_ERRORS or _nothing_answers(admin, client, attempt_began):
+                raise admin.unreachable(err) from None
+            if time.monotonic() + 0.2 >= deadline:
+                who = "The Kafka cluster" if group is None else f"The coordinator of group {group!r}"
+                raise ClusterUnavailable(
+                    f"{who} did not answer within {timeout_s:.3g}s (last error: {_error_text(err)}).",
+                    hint="It may be moving to another broker after a broker failure: "
+                    "retry, or raise --timeout.",
+                ) from None
+            time.sleep(0.2)  # the coordinator is loading or moving: Kafka says retry
+            fresh = admin.fresh_client()
+            if client is admin.client:  # the timed-out client is not asked again, by anyone
+                admin.client = fresh
+            client = fresh
+
+
+def _nothing_answers(admin: ClusterAdmin, client: Any, attempt_began: float) -> bool:
+    """After a timeout: was it the whole cluster (or the login), not one coordinator? Then retrying
+    cannot help. librdkafka says "all brokers down" (via error_cb, served by poll) once per transition,
+    possibly before this attempt began; a quick metadata request settles it otherwise."""
+    client.poll(0)
+    if admin.authentication_error is not None:
+        return True
+    seen = admin.all_brokers_down_at
+    if seen is not None and seen >= attempt_began - ATTEMPT_TIMEOUT_S:
+        return True
+    try:
+        return not client.list_topics(timeout=PROBE_TIMEOUT_S).brokers
+    except KafkaException:
+        client.poll(0)
+        return True
+
+
+def _error_text(err: object) -> str:
+    if isinstance(err, KafkaError):
+        return f"{err.name()}{': ' + err.str() if err.str() else ''}"
+    return str(err)
+
+
+def _authentication_failed(bootstrap: str, err: object) -> ClusterUnavailable:
+    return ClusterUnavailable(
+        f"Authentication to the Kafka cluster at {bootstrap} failed ({_error_text(err)}).",
+        hint="Check sasl.username, sasl.password and sasl.mechanism in --command-config.",
+    )
 
 
 def _live_group(desc: Any) -> LiveGroup:
@@ -419,8 +526,9 @@ def _ensure_topic(
 ) -> None:
     if partitions < 1:
         raise InvalidInput(f"A topic needs at least one partition, got {partitions}.")
+    # replication factor -1: the cluster's default.replication.factor (3 on a sandbox cluster, 1 alone)
     futures = admin.client.create_topics(
-        [NewTopic(topic, num_partitions=partitions, replication_factor=1, config=config)],
+        [NewTopic(topic, num_partitions=partitions, replication_factor=-1, config=config)],
         request_timeout=timeout_s,
     )
     try:
@@ -428,7 +536,7 @@ def _ensure_topic(
     except KafkaException as exc:
         err = exc.args[0] if exc.args else exc
         if not (isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS):
-            raise _unreachable(admin.bootstrap, err) from None
+            raise admin.unreachable(err) from None
     # Metadata propagation is asynchronous even on one broker: wait until the leader is known.
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -437,4 +545,4 @@ def _ensure_topic(
         if info is not None and info.error is None and len(info.partitions) >= partitions:
             return
         time.sleep(0.1)
-    raise _unreachable(admin.bootstrap, f"topic {topic} did not become available")
+    raise admin.unreachable(f"topic {topic} did not become available")

@@ -8,12 +8,28 @@ from typing import TYPE_CHECKING, Any
 from kafka_coop.sandbox._broker import (
     DEFAULT_KAFKA_VERSION,
     DEFAULT_PORT,
+    MAX_BROKERS,
+    SECURITY_CHOICES,
+    NodeState,
     Sandbox,
     SandboxState,
+    Security,
     free_port,
+    free_ports,
 )
 
-__all__ = ["DEFAULT_KAFKA_VERSION", "DEFAULT_PORT", "Sandbox", "SandboxState", "free_port"]
+__all__ = [
+    "DEFAULT_KAFKA_VERSION",
+    "DEFAULT_PORT",
+    "MAX_BROKERS",
+    "SECURITY_CHOICES",
+    "NodeState",
+    "Sandbox",
+    "SandboxState",
+    "Security",
+    "free_port",
+    "free_ports",
+]
 
 from kafka_coop.sandbox._fleet import Fleet, FleetError, Member, MemberSpec, read_events
 

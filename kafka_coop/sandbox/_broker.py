@@ -1,8 +1,15 @@
-"""A local single-node Apache Kafka (KRaft) started from Maven Central jars.
+"""A local Apache Kafka (KRaft) started from Maven Central jars: one node, or a cluster of three.
 
-The broker runs in its own session (it outlives the `kafka-coop sandbox start` process) and is tracked by
-a state file in its directory; `stop` only ever signals the process recorded there, and only after
-checking that process is the broker started from this directory.
+Every node runs in its own session (it outlives the `kafka-coop sandbox start` process) and is tracked by
+a state file in the sandbox directory; `stop`, `kill`, `freeze` only ever signal a process recorded there,
+and only after checking that process is the node started from this directory.
+
+A cluster is N *combined* KRaft nodes (`process.roles=broker,controller`), not a separate controller
+quorum plus brokers: on a 2-core machine shared with member fleets, three JVMs instead of six halve the
+sandbox's memory and its idle CPU (each JVM has its own GC and JIT threads), while the faults the test bed
+needs stay real: killing or freezing a node takes down a broker *and* a quorum voter, the quorum of three
+survives one, and the group coordinator moves to another broker. What a combined node cannot show (a
+broker restart that leaves the quorum untouched) is not a fault our consumer-group claims depend on.
 """
 
 from __future__ import annotations
@@ -19,11 +26,12 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
+from kafka_coop.sandbox import _security as sec
 from kafka_coop.sandbox._jars import require_java, resolve_kafka_jars
 from kafka_coop.sandbox._paths import state_dir
 
@@ -31,9 +39,16 @@ DEFAULT_KAFKA_VERSION = "4.1.1"
 DEFAULT_PORT = 9092
 DEFAULT_START_TIMEOUT_S = 120.0
 DEFAULT_STOP_TIMEOUT_S = 30.0
+MAX_BROKERS = 5
 BROKER_HEAP = "-Xmx768m"
+# Per node of a cluster: small heaps and few JVM threads, so three nodes fit next to a member fleet.
+CLUSTER_JVM = ("-Xmx384m", "-Xms128m", "-XX:+UseSerialGC", "-XX:CICompilerCount=2")
 STATE_FILE = "sandbox.json"
 LOG_FILE = "broker.log"
+PROXIED_LISTENER = "PROXIED"
+
+Security = Literal["plaintext", "sasl_ssl"]
+SECURITY_CHOICES: tuple[Security, ...] = ("plaintext", "sasl_ssl")
 
 # Settings a single-node test cluster needs (docs/protocols.md "Test bed"); user overrides win.
 _BASE_CONFIG: dict[str, str] = {
@@ -53,6 +68,25 @@ _BASE_CONFIG: dict[str, str] = {
     "group.initial.rebalance.delay.ms": "0",
     "log.flush.interval.messages": "9223372036854775807",
 }
+# A cluster: every internal topic on all three nodes, and acks=all needs two of them in sync, so one
+# node down loses nothing and blocks nothing. Three offsets partitions spread the group coordinators.
+_CLUSTER_CONFIG: dict[str, str] = {
+    "offsets.topic.replication.factor": "3",
+    "offsets.topic.num.partitions": "3",
+    "transaction.state.log.replication.factor": "3",
+    "transaction.state.log.min.isr": "2",
+    "share.coordinator.state.topic.replication.factor": "3",
+    "share.coordinator.state.topic.min.isr": "2",
+    "default.replication.factor": "3",
+    "min.insync.replicas": "2",
+    "num.network.threads": "2",
+    "num.io.threads": "2",
+    "background.threads": "2",
+    "log.cleaner.threads": "1",
+    "num.replica.fetchers": "1",
+    # a restarted node takes its leaderships back within 30 s instead of 5 min
+    "leader.imbalance.check.interval.seconds": "30",
+}
 # Keys the sandbox owns: overriding them would break the listener/quorum wiring.
 _RESERVED = frozenset(
     {"listeners", "advertised.listeners", "controller.quorum.voters", "log.dirs", "node.id", "process.roles"}
@@ -63,11 +97,32 @@ Progress = Callable[[str], None]
 
 WARM_ATTEMPT_S = 5.0
 
+NodeStatus = Literal["running", "frozen", "stopped"]
+
+
+class NodeState(BaseModel):
+    """One KRaft node (broker and controller) of the sandbox."""
+
+    node_id: int
+    pid: int
+    port: int
+    controller_port: int
+    proxied_port: int | None = None  # where the PROXIED listener really listens (toxiproxy's upstream)
+    proxy_port: int | None = None  # what the PROXIED listener advertises (toxiproxy listens there)
+    dir: str
+    log: str
+    started_at: float
+    status: NodeStatus = "running"
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
 
 class SandboxState(BaseModel):
-    """What `status` reports; persisted as sandbox.json next to the broker's data."""
+    """What `status` reports; persisted as sandbox.json next to the brokers' data (secrets redacted)."""
 
-    pid: int
+    pid: int  # node 1's (the single node's) process
     kafka_version: str
     bootstrap: str
     port: int
@@ -77,6 +132,11 @@ class SandboxState(BaseModel):
     dir: str
     log: str
     config: dict[str, str]
+    brokers: int = 1
+    security: Security = "plaintext"
+    nodes: list[NodeState] = []
+    client_properties: dict[str, str] = {}  # user -> properties file for --command-config
+    proxied_bootstrap: str | None = None
 
     @property
     def uptime_s(self) -> float:
@@ -101,6 +161,30 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _ephemeral_low() -> int:
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    return 32768
+
+
+def free_ports(count: int = 1) -> int:
+    """The first of `count` consecutive free ports *below* the kernel's ephemeral range.
+
+    A node that is down while clients keep reconnecting to it must get its port back on restart: a
+    port in the ephemeral range can meanwhile be taken as the source port of some connection (on
+    loopback even by a connect to that very port: TCP simultaneous open, a socket connected to
+    itself), and the restart fails with "Address already in use" (seen on a 3-node restart).
+    """
+    import random
+
+    high = _ephemeral_low() - count
+    for _ in range(500):
+        first = random.randrange(10000, max(10001, high))  # noqa: S311  # a port, not a secret
+        if all(port_is_free(first + i) for i in range(count)):
+            return first
+    raise ClusterUnavailable(f"Found no {count} consecutive free ports on 127.0.0.1.")
 
 
 def random_cluster_id() -> str:
@@ -136,6 +220,47 @@ def parse_overrides(pairs: Mapping[str, str] | list[str] | tuple[str, ...] | Non
     return items
 
 
+def node_config(
+    node_id: int,
+    nodes: Mapping[int, tuple[int, int]],
+    *,
+    data_dir: str,
+    security: Security,
+    proxied: tuple[int, int] | None = None,
+) -> dict[str, str]:
+    """The listener/quorum wiring of one node (pure): `nodes` maps node id -> (client, controller) port.
+
+    `proxied` = (listen port, advertised port) adds a PROXIED listener whose advertised address is a
+    proxy's: a client bootstrapped there learns only proxy addresses from metadata, so every connection
+    it makes, to every broker, goes through the proxy (which is what network faults need).
+    """
+    client = "PLAINTEXT" if security == "plaintext" else "SASL_SSL"
+    controller_protocol = "PLAINTEXT" if security == "plaintext" else "SSL"
+    port, controller_port = nodes[node_id]
+    listeners = [f"{client}://127.0.0.1:{port}", f"CONTROLLER://127.0.0.1:{controller_port}"]
+    advertised = [f"{client}://127.0.0.1:{port}"]
+    protocols = [f"{client}:{client}", f"CONTROLLER:{controller_protocol}"]
+    if proxied is not None:
+        listeners.append(f"{PROXIED_LISTENER}://127.0.0.1:{proxied[0]}")
+        advertised.append(f"{PROXIED_LISTENER}://127.0.0.1:{proxied[1]}")
+        protocols.append(f"{PROXIED_LISTENER}:{client}")
+    config = dict(_BASE_CONFIG)
+    if len(nodes) > 1:
+        config.update(_CLUSTER_CONFIG)
+    config.update(
+        {
+            "node.id": str(node_id),
+            "inter.broker.listener.name": client,
+            "listener.security.protocol.map": ",".join(protocols),
+            "listeners": ",".join(listeners),
+            "advertised.listeners": ",".join(advertised),
+            "controller.quorum.voters": ",".join(f"{n}@127.0.0.1:{c}" for n, (_, c) in sorted(nodes.items())),
+            "log.dirs": data_dir,
+        }
+    )
+    return config
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -144,11 +269,14 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     # A zombie still answers kill(0); treat it as gone.
-    with contextlib.suppress(OSError):
+    return _proc_state(pid) != "Z"
+
+
+def _proc_state(pid: int) -> str | None:
+    with contextlib.suppress(OSError, IndexError):
         stat = Path(f"/proc/{pid}/stat").read_text()
-        if stat.rsplit(")", 1)[-1].split()[0] == "Z":
-            return False
-    return True
+        return stat.rsplit(")", 1)[-1].split()[0]
+    return None
 
 
 def _cmdline(pid: int) -> list[str]:
@@ -159,27 +287,40 @@ def _cmdline(pid: int) -> list[str]:
     return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
 
 
-def _broker_answers(bootstrap: str, timeout_s: float) -> bool:
-    """True once the broker returns metadata naming at least one broker."""
+def _quiet_logger() -> logging.Logger:
+    quiet = logging.getLogger("kafka_coop.sandbox.probe")
+    if not quiet.handlers:
+        quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    return quiet
+
+
+def _brokers_answering(bootstrap: str, conf: Mapping[str, str], timeout_s: float) -> set[int]:
+    """The broker ids the metadata from `bootstrap` names (empty if it does not answer)."""
     from confluent_kafka.admin import AdminClient  # the shell talks to Kafka; imported lazily
 
-    quiet = logging.getLogger("kafka_coop.sandbox.probe")
-    quiet.addHandler(logging.NullHandler())
-    quiet.propagate = False
-    settings: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": quiet, "log_level": 0}
+    settings: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": _quiet_logger(), "log_level": 0}
+    settings.update(conf)
     admin = AdminClient(settings)
     try:
         md = admin.list_topics(timeout=timeout_s)
     except Exception:
-        return False
-    return bool(md.brokers)
+        return set()
+    return {int(b) for b in md.brokers}
+
+
+def _broker_answers(bootstrap: str, timeout_s: float) -> bool:
+    """True once the broker returns metadata naming at least one broker."""
+    return bool(_brokers_answering(bootstrap, {}, timeout_s))
 
 
 class Sandbox:
-    """A local Kafka broker: `with Sandbox(port=...) as sb: sb.bootstrap`.
+    """A local Kafka: `with Sandbox(port=...) as sb: sb.bootstrap`; `Sandbox(brokers=3)` for a cluster.
 
-    `start()` is idempotent for the broker of this directory; `restart()` keeps the data (topics,
-    committed offsets, groups survive), which is what fault tests need.
+    `start()` is idempotent for the sandbox of this directory; `restart()` keeps the data (topics,
+    committed offsets, groups survive), which is what fault tests need. Per node: `stop(node)`,
+    `kill(node)` (SIGKILL), `freeze(node)` (SIGSTOP: alive but silent, like a long GC pause or a stuck
+    VM), `thaw(node)`, `restart(node)`; `coordinator_of(group)` says which node a group's coordinator is.
     """
 
     def __init__(
@@ -191,119 +332,322 @@ class Sandbox:
         config: Mapping[str, str] | list[str] | None = None,
         cache: Path | None = None,
         progress: Progress | None = None,
+        brokers: int = 1,
+        security: Security = "plaintext",
+        proxied: bool = False,
+        passwords: Mapping[str, str] | None = None,
     ) -> None:
-        if not 1 <= port <= 65535:
+        if not 1 <= port <= 65535 - (brokers - 1):
             raise InvalidInput(f"Port {port} is outside 1-65535.", hint="Pass a free TCP port to --port.")
+        if not 1 <= brokers <= MAX_BROKERS:
+            raise InvalidInput(
+                f"A sandbox runs 1 to {MAX_BROKERS} brokers, not {brokers}.", hint="Pass --brokers 1 or 3."
+            )
+        if security not in SECURITY_CHOICES:
+            raise InvalidInput(
+                f"Unknown sandbox security {security!r}.", hint="Pass --security plaintext or sasl_ssl."
+            )
         self.dir = Path(dir).expanduser() if dir is not None else state_dir()
         self.port = port
         self.kafka_version = kafka_version
         self.overrides = parse_overrides(config)
         self.cache = cache
         self.progress: Progress = progress or _no_progress
+        self.brokers = brokers
+        self.security: Security = security
+        self.proxied = proxied
+        self._passwords = dict(passwords or {})
         self._started_here = False
+        self._secrets: sec.Secrets | None = None
+
+    @classmethod
+    def attach(cls, dir: Path | str, *, progress: Progress | None = None) -> Sandbox:
+        """The sandbox already started in `dir`, with the shape it was started with."""
+        state = SandboxState.model_validate_json((Path(dir).expanduser() / STATE_FILE).read_text())
+        return cls(
+            dir=dir,
+            port=state.port,
+            kafka_version=state.kafka_version,
+            brokers=state.brokers,
+            security=state.security,
+            proxied=state.proxied_bootstrap is not None,
+            progress=progress,
+        )
 
     # --- paths -------------------------------------------------------------------------------------
     @property
+    def node_ids(self) -> list[int]:
+        return list(range(1, self.brokers + 1))
+
+    def node_port(self, node: int) -> int:
+        return self.port + node - 1
+
+    @property
     def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return ",".join(f"127.0.0.1:{self.node_port(n)}" for n in self.node_ids)
+
+    def node_dir(self, node: int) -> Path:
+        """A single node keeps the flat layout; cluster nodes get node-<id>/ each."""
+        return self.dir if self.brokers == 1 else self.dir / f"node-{node}"
 
     @property
     def log_path(self) -> Path:
-        return self.dir / LOG_FILE
+        return self.node_dir(1) / LOG_FILE
+
+    def _node_log(self, node: int) -> Path:
+        return self.node_dir(node) / LOG_FILE
 
     @property
     def _state_path(self) -> Path:
         return self.dir / STATE_FILE
 
+    def _props(self, node: int) -> Path:
+        return self.node_dir(node) / "server.properties"
+
     @property
     def _props_path(self) -> Path:
-        return self.dir / "server.properties"
+        return self._props(1)
+
+    # --- clients -----------------------------------------------------------------------------------
+    def client_conf(self, user: str = sec.SUPER_USER) -> dict[str, str]:
+        """librdkafka settings a client of this sandbox needs besides bootstrap.servers (security)."""
+        if self.security == "plaintext":
+            return {}
+        return sec.client_conf(self._load_secrets(), sec.tls_files(self.dir), user)
+
+    def properties_path(self, user: str = sec.SUPER_USER) -> Path | None:
+        """The `--command-config` file of `user` (None for a plaintext sandbox)."""
+        if self.security == "plaintext":
+            return None
+        return self.dir / f"{user}.properties"
+
+    def admin(self, user: str = sec.SUPER_USER) -> Any:
+        from kafka_coop.admin import ClusterAdmin
+
+        return ClusterAdmin(self.bootstrap, self.client_conf(user))
+
+    def _load_secrets(self) -> sec.Secrets:
+        if self._secrets is None:
+            self._secrets = sec.load_or_make_secrets(self.dir, self._passwords)
+        return self._secrets
 
     # --- state -------------------------------------------------------------------------------------
     def status(self) -> SandboxState | None:
-        """The running broker of this directory, or None (a stale state file is ignored)."""
+        """The sandbox of this directory with each node's status, or None if no node of it runs."""
+        state = self._read_state()
+        if state is None:
+            return None
+        nodes = [n.model_copy(update={"status": self._node_status(n)}) for n in _nodes_of(state)]
+        if all(n.status == "stopped" for n in nodes):
+            return None
+        return state.model_copy(update={"nodes": nodes})
+
+    def _read_state(self) -> SandboxState | None:
         try:
-            state = SandboxState.model_validate_json(self._state_path.read_text())
+            return SandboxState.model_validate_json(self._state_path.read_text())
         except (OSError, ValueError):
             return None
-        if not self._is_our_broker(state.pid):
-            return None
-        return state
 
-    def _is_our_broker(self, pid: int) -> bool:
+    def _node_status(self, node: NodeState) -> NodeStatus:
+        if not self._is_our_node(node.pid, Path(node.dir) / "server.properties"):
+            return "stopped"
+        return "frozen" if _proc_state(node.pid) == "T" else "running"
+
+    def _is_our_node(self, pid: int, props: Path) -> bool:
         if not _pid_alive(pid):
             return False
         cmd = _cmdline(pid)
-        return "kafka.Kafka" in cmd and str(self._props_path) in cmd
+        return "kafka.Kafka" in cmd and str(props) in cmd
+
+    def _node(self, node: int) -> NodeState:
+        state = self.status()
+        if state is None:
+            raise InvalidInput(
+                f"No sandbox runs in {self.dir}.", hint="Start it first with `kafka-coop sandbox start`."
+            )
+        for n in state.nodes:
+            if n.node_id == node:
+                return n
+        raise InvalidInput(
+            f"The sandbox in {self.dir} has no node {node}.",
+            hint=f"Its nodes are {', '.join(str(n.node_id) for n in state.nodes)}.",
+        )
+
+    def _save_node(self, updated: NodeState) -> None:
+        state = self._read_state()
+        if state is None:
+            return
+        nodes = [updated if n.node_id == updated.node_id else n for n in _nodes_of(state)]
+        pid = next(n.pid for n in nodes if n.node_id == 1)
+        self._write_state(state.model_copy(update={"nodes": nodes, "pid": pid}))
+
+    def _write_state(self, state: SandboxState) -> None:
+        tmp = self._state_path.with_suffix(".tmp")
+        tmp.write_text(state.model_dump_json(indent=2))
+        tmp.replace(self._state_path)
 
     # --- lifecycle ---------------------------------------------------------------------------------
     def start(self, timeout_s: float = DEFAULT_START_TIMEOUT_S) -> SandboxState:
         running = self.status()
         if running is not None:
-            if running.port != self.port:
+            if running.port != self.port or running.brokers != self.brokers:
                 raise InvalidInput(
-                    f"The sandbox in {self.dir} already runs on port {running.port}, not {self.port}.",
+                    f"The sandbox in {self.dir} already runs {running.brokers} broker(s) on port "
+                    f"{running.port}, not {self.brokers} on {self.port}.",
                     hint="Stop it first (`kafka-coop sandbox stop`) or use another --dir.",
                 )
             return running
         java = require_java()
-        if not port_is_free(self.port):
-            raise InvalidInput(
-                f"Port {self.port} on 127.0.0.1 is already in use, "
-                "so the sandbox broker cannot listen there.",
-                hint="Stop whatever holds it or pass another --port.",
-            )
+        for node in self.node_ids:
+            if not port_is_free(self.node_port(node)):
+                raise InvalidInput(
+                    f"Port {self.node_port(node)} on 127.0.0.1 is already in use, "
+                    "so the sandbox broker cannot listen there.",
+                    hint="Stop whatever holds it or pass another --port"
+                    + (
+                        f" (a cluster uses {self.brokers} ports from --port on)." if self.brokers > 1 else "."
+                    ),
+                )
         self.progress(f"Resolving Apache Kafka {self.kafka_version} jars (cached after the first time)")
         lib = resolve_kafka_jars(self.kafka_version, cache=self.cache)
         self.dir.mkdir(parents=True, exist_ok=True)
-        controller_port = self._controller_port()
-        config = self._write_properties(controller_port)
-        cluster_id = self._format_storage(java, lib)
-        self.progress(f"Starting Kafka {self.kafka_version} (KRaft) on {self.bootstrap}")
-        proc = self._launch(java, lib)
+        controller_ports = self._controller_ports()
+        proxied = self._proxied_ports()
+        config: dict[str, str] = {}
+        for node in self.node_ids:
+            self.node_dir(node).mkdir(parents=True, exist_ok=True)
+            node_conf = self._write_properties(node, controller_ports, proxied.get(node))
+            config = config or node_conf
+        cluster_id = self._cluster_id()
+        for node in self.node_ids:
+            self._format_storage(java, lib, node, cluster_id)
+        what = f"{self.brokers} nodes" if self.brokers > 1 else "KRaft"
+        self.progress(f"Starting Kafka {self.kafka_version} ({what}, {self.security}) on {self.bootstrap}")
+        now = time.time()
+        procs: dict[int, subprocess.Popen[bytes]] = {}
+        nodes: list[NodeState] = []
+        for node in self.node_ids:
+            procs[node] = self._launch(java, lib, node)
+            nodes.append(
+                NodeState(
+                    node_id=node,
+                    pid=procs[node].pid,
+                    port=self.node_port(node),
+                    controller_port=controller_ports[node],
+                    proxied_port=proxied[node][0] if node in proxied else None,
+                    proxy_port=proxied[node][1] if node in proxied else None,
+                    dir=str(self.node_dir(node)),
+                    log=str(self._node_log(node)),
+                    started_at=now,
+                )
+            )
+        client_properties: dict[str, str] = {}
+        if self.security == "sasl_ssl":
+            client_properties = sec.write_client_properties(
+                self.dir, self._load_secrets(), sec.tls_files(self.dir)
+            )
         state = SandboxState(
-            pid=proc.pid,
+            pid=procs[1].pid,
             kafka_version=self.kafka_version,
             bootstrap=self.bootstrap,
             port=self.port,
-            controller_port=controller_port,
+            controller_port=controller_ports[1],
             cluster_id=cluster_id,
-            started_at=time.time(),
+            started_at=now,
             dir=str(self.dir),
             log=str(self.log_path),
-            config=config,
+            config=sec.redact(config),
+            brokers=self.brokers,
+            security=self.security,
+            nodes=nodes,
+            client_properties=client_properties,
+            proxied_bootstrap=",".join(f"127.0.0.1:{q}" for _, q in proxied.values()) or None,
         )
-        self._state_path.write_text(state.model_dump_json(indent=2))
-        self._wait_ready(proc, timeout_s)
+        self._write_state(state)
+        self._wait_ready(procs, timeout_s)
+        if self.security == "sasl_ssl":
+            self._grant_restricted_acls(timeout_s)
         self._started_here = True
         return state
 
-    def stop(self, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> bool:
-        """End this directory's broker: SIGTERM, then SIGKILL after `timeout_s`. False if none ran."""
+    def stop(self, node: int | None = None, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> bool:
+        """End one node (`node`) or all: SIGTERM, then SIGKILL after `timeout_s`. False if none ran."""
         state = self.status()
         if state is None:
             return False
-        self.progress(f"Stopping Kafka broker (pid {state.pid})")
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(state.pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and _pid_alive(state.pid):
-            _reap(state.pid)
-            time.sleep(0.1)
-        if _pid_alive(state.pid):
+        targets = [n for n in state.nodes if n.status != "stopped" and node in (None, n.node_id)]
+        if node is not None and not targets:
+            self._node(node)  # an unknown node id is bad input; a stopped one is a no-op
+            return False
+        for n in targets:
+            self.progress(f"Stopping Kafka node {n.node_id} (pid {n.pid})")
             with contextlib.suppress(ProcessLookupError):
-                os.kill(state.pid, signal.SIGKILL)
-            while _pid_alive(state.pid):
-                _reap(state.pid)
-                time.sleep(0.05)
-        _reap(state.pid)
-        with contextlib.suppress(OSError):
-            self._state_path.unlink()
+                os.kill(n.pid, signal.SIGTERM)
+                os.kill(n.pid, signal.SIGCONT)  # a frozen node must run to handle its SIGTERM
+        deadline = time.monotonic() + timeout_s
+        for n in targets:
+            while time.monotonic() < deadline and _pid_alive(n.pid):
+                _reap(n.pid)
+                time.sleep(0.1)
+            if _pid_alive(n.pid):
+                self._kill_pid(n.pid)
+            _reap(n.pid)
+        if node is None:
+            with contextlib.suppress(OSError):
+                self._state_path.unlink()
         return True
 
-    def restart(self, timeout_s: float = DEFAULT_START_TIMEOUT_S) -> SandboxState:
-        self.stop()
-        return self.start(timeout_s)
+    def kill(self, node: int) -> None:
+        """SIGKILL one node: no controlled shutdown, its leaderships and coordinators move on timeout."""
+        n = self._node(node)
+        if n.status != "stopped":
+            self.progress(f"Killing Kafka node {node} (pid {n.pid})")
+            self._kill_pid(n.pid)
+
+    def freeze(self, node: int) -> None:
+        """SIGSTOP one node: sockets stay open but nothing answers, like a JVM stuck in a long GC."""
+        n = self._node(node)
+        if n.status == "running":
+            os.kill(n.pid, signal.SIGSTOP)
+            _wait_for(lambda: _proc_state(n.pid) == "T")  # signals are delivered asynchronously
+
+    def thaw(self, node: int) -> None:
+        n = self._node(node)
+        if n.status == "frozen":
+            os.kill(n.pid, signal.SIGCONT)
+            _wait_for(lambda: _proc_state(n.pid) != "T")
+
+    def restart(self, node: int | None = None, timeout_s: float = DEFAULT_START_TIMEOUT_S) -> SandboxState:
+        """Restart one node (data kept, same ports) and wait until the cluster sees it; or all nodes."""
+        if node is None or self.brokers == 1:
+            if node is not None:
+                self._node(node)
+            self.stop()
+            return self.start(timeout_s)
+        self.stop(node)
+        n = self._node(node) if self.status() is not None else None
+        if n is None:
+            raise InvalidInput(
+                f"No sandbox runs in {self.dir}.", hint="Start it with `kafka-coop sandbox start`."
+            )
+        java = require_java()
+        lib = resolve_kafka_jars(self.kafka_version, cache=self.cache)
+        self.progress(f"Restarting Kafka node {node}")
+        proc = self._launch(java, lib, node)
+        self._save_node(
+            n.model_copy(update={"pid": proc.pid, "started_at": time.time(), "status": "running"})
+        )
+        self._wait_ready({node: proc}, timeout_s, whole_cluster=False)
+        state = self.status()
+        assert state is not None
+        return state
+
+    def coordinator_of(self, group: str, *, timeout_s: float = 30.0) -> int:
+        """The node id of `group`'s coordinator (what FindCoordinator answers now)."""
+        described = self.admin().describe_group(group, timeout_s=timeout_s)
+        if described.coordinator is None:
+            raise ClusterUnavailable(f"The cluster named no coordinator for group {group!r}.")
+        return int(described.coordinator)
 
     def __enter__(self) -> Sandbox:
         self.start()
@@ -315,39 +659,69 @@ class Sandbox:
         self.stop()
 
     # --- steps ----------------------------------------------------------------------------------
-    def _controller_port(self) -> int:
-        with contextlib.suppress(OSError, ValueError):
-            previous = SandboxState.model_validate_json(self._state_path.read_text()).controller_port
-            if port_is_free(previous):
-                return previous
-        return free_port()
+    def _kill_pid(self, pid: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        while _pid_alive(pid):
+            _reap(pid)
+            time.sleep(0.05)
+        _reap(pid)
 
-    def _write_properties(self, controller_port: int) -> dict[str, str]:
-        config = dict(_BASE_CONFIG)
-        config.update(
-            {
-                "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{controller_port}",
-                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
-                "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
-                "log.dirs": str(self.dir / "data"),
-            }
+    def _controller_ports(self) -> dict[int, int]:
+        """Each node's controller port: the previous one when free (a crashed sandbox), else a new one."""
+        previous: dict[int, int] = {}
+        state = self._read_state()
+        if state is not None:
+            previous = {n.node_id: n.controller_port for n in _nodes_of(state)}
+        ports: dict[int, int] = {}
+        for node in self.node_ids:
+            old = previous.get(node)
+            ports[node] = old if old is not None and port_is_free(old) else free_ports()
+        return ports
+
+    def _proxied_ports(self) -> dict[int, tuple[int, int]]:
+        if not self.proxied:
+            return {}
+        return {node: (free_ports(), free_ports()) for node in self.node_ids}
+
+    def _write_properties(
+        self, node: int, controller_ports: Mapping[int, int], proxied: tuple[int, int] | None
+    ) -> dict[str, str]:
+        wiring = {n: (self.node_port(n), controller_ports[n]) for n in self.node_ids}
+        config = node_config(
+            node, wiring, data_dir=str(self.node_dir(node) / "data"), security=self.security, proxied=proxied
         )
+        if self.security == "sasl_ssl":
+            made = self._load_secrets()
+            files = sec.ensure_tls(self.dir, made.store_password)
+            listeners = ["SASL_SSL"] + ([PROXIED_LISTENER] if proxied else [])
+            config.update(sec.server_config(self.dir, made, files, listeners))
         config.update(self.overrides)
         body = "".join(f"{key}={value}\n" for key, value in config.items())
-        tmp = self._props_path.with_suffix(".tmp")
-        tmp.write_text(body)
-        tmp.replace(self._props_path)
+        path = self._props(node)
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it may hold passwords
+        with os.fdopen(fd, "w") as out:
+            out.write(body)
+        tmp.replace(path)
         return config
 
-    def _format_storage(self, java: str, lib: Path) -> str:
-        meta = self.dir / "data" / "meta.properties"
-        if meta.exists():
-            for line in meta.read_text().splitlines():
-                if line.startswith("cluster.id="):
-                    return line.split("=", 1)[1].strip()
-        cluster_id = random_cluster_id()
-        self.progress("Formatting KRaft storage")
-        with self.log_path.open("a") as log:
+    def _cluster_id(self) -> str:
+        for node in self.node_ids:
+            meta = self.node_dir(node) / "data" / "meta.properties"
+            if meta.exists():
+                for line in meta.read_text().splitlines():
+                    if line.startswith("cluster.id="):
+                        return line.split("=", 1)[1].strip()
+        return random_cluster_id()
+
+    def _format_storage(self, java: str, lib: Path, node: int, cluster_id: str) -> None:
+        if (self.node_dir(node) / "data" / "meta.properties").exists():
+            return
+        self.progress(f"Formatting KRaft storage of node {node}")
+        scram = sec.scram_format_args(self._load_secrets()) if self.security == "sasl_ssl" else []
+        log_path = self._node_log(node)
+        with log_path.open("a") as log:
             proc = subprocess.run(
                 [
                     java,
@@ -359,8 +733,9 @@ class Sandbox:
                     "-t",
                     cluster_id,
                     "-c",
-                    str(self._props_path),
+                    str(self._props(node)),
                     "--ignore-formatted",
+                    *scram,
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -370,19 +745,17 @@ class Sandbox:
             raise ClusterUnavailable(
                 "Formatting the sandbox's KRaft storage failed.",
                 hint="Check the broker overrides passed with --config.",
-                log_path=self.log_path,
+                log_path=log_path,
             )
-        return cluster_id
 
-    def _launch(self, java: str, lib: Path) -> subprocess.Popen[bytes]:
-        log = self.log_path.open("ab")
+    def _launch(self, java: str, lib: Path, node: int) -> subprocess.Popen[bytes]:
+        heap = [BROKER_HEAP, "-Xms256m", "-XX:+UseG1GC"] if self.brokers == 1 else list(CLUSTER_JVM)
+        log = self._node_log(node).open("ab")
         try:
             return subprocess.Popen(
                 [
                     java,
-                    BROKER_HEAP,
-                    "-Xms256m",
-                    "-XX:+UseG1GC",
+                    *heap,
                     "-Djava.awt.headless=true",
                     "-Dorg.slf4j.simpleLogger.showDateTime=true",
                     "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSS",
@@ -390,13 +763,13 @@ class Sandbox:
                     "-cp",
                     f"{lib}/*",
                     "kafka.Kafka",
-                    str(self._props_path),
+                    str(self._props(node)),
                 ],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                cwd=self.dir,
+                cwd=self.node_dir(node),
             )
         finally:
             log.close()
@@ -407,12 +780,10 @@ class Sandbox:
         Without this the first group of every test races the offsets topic creation and sees
         COORDINATOR_LOAD_IN_PROGRESS; "ready" should mean ready for consumer groups.
         """
-        from kafka_coop.admin import ClusterAdmin
-
         # Short attempts, retried: one long request can hang on a coordinator lookup that failed while
         # __consumer_offsets was still being created (seen on a loaded machine: one request, no retry,
         # timed out after minutes although the coordinator had loaded in milliseconds).
-        admin = ClusterAdmin(self.bootstrap)
+        admin = self.admin()
         while True:
             try:
                 admin.describe_group("_kafka_coop_sandbox_probe", timeout_s=WARM_ATTEMPT_S)
@@ -420,37 +791,94 @@ class Sandbox:
             except ClusterUnavailable:
                 if time.monotonic() + WARM_ATTEMPT_S > deadline:
                     raise
-                admin = ClusterAdmin(self.bootstrap)  # a fresh client: no cached coordinator state
+                admin = self.admin()  # a fresh client: no cached coordinator state
 
-    def _wait_ready(self, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+    def _wait_ready(
+        self, procs: Mapping[int, subprocess.Popen[bytes]], timeout_s: float, *, whole_cluster: bool = True
+    ) -> None:
+        """Every started node answers and the cluster's metadata names it (a full start: every node,
+        then a group coordinator answers, so "ready" means ready for consumer groups)."""
         deadline = time.monotonic() + timeout_s
+        conf = self.client_conf()
+        waiting = set(procs)
         while time.monotonic() < deadline:
-            code = proc.poll()
-            if code is not None:
-                with contextlib.suppress(OSError):
-                    self._state_path.unlink()
-                raise ClusterUnavailable(
-                    f"The Kafka broker exited during start-up with code {code}.",
-                    hint=_last_error(self.log_path),
-                    log_path=self.log_path,
-                )
-            if not port_is_free(self.port) and _broker_answers(self.bootstrap, 2.0):
-                self._warm_group_coordinator(deadline)
+            for node, proc in procs.items():
+                code = proc.poll()
+                if code is not None:
+                    self._abandon(procs)
+                    raise ClusterUnavailable(
+                        f"Kafka node {node} exited during start-up with code {code}.",
+                        hint=_last_error(self._node_log(node)),
+                        log_path=self._node_log(node),
+                    )
+            for node in sorted(waiting):
+                port = self.node_port(node)
+                if not port_is_free(port) and node in _brokers_answering(f"127.0.0.1:{port}", conf, 2.0):
+                    waiting.discard(node)
+            if not waiting and set(procs) <= _brokers_answering(self.bootstrap, conf, 2.0):
+                if whole_cluster:
+                    self._warm_group_coordinator(deadline)
                 self.progress(f"Kafka is up on {self.bootstrap}")
                 return
             time.sleep(0.25)
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(10)
-        if proc.poll() is None:
-            proc.kill()
-        with contextlib.suppress(OSError):
-            self._state_path.unlink()
+        self._abandon(procs)
         raise ClusterUnavailable(
             f"The Kafka broker did not answer metadata requests within {timeout_s:.0f}s.",
             hint="Raise --timeout on a slow machine.",
             log_path=self.log_path,
         )
+
+    def _abandon(self, procs: Mapping[int, subprocess.Popen[bytes]]) -> None:
+        """A failed start: end what it launched; a full start also forgets the state file."""
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs.values():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(10)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if len(procs) == self.brokers:
+            with contextlib.suppress(OSError):
+                self._state_path.unlink()
+
+    def _grant_restricted_acls(self, timeout_s: float) -> None:
+        from confluent_kafka import KafkaException
+
+        admin = self.admin()
+        futures = admin.client.create_acls(sec.restricted_acl_bindings(), request_timeout=timeout_s)
+        for future in futures.values():
+            try:
+                future.result()
+            except KafkaException as exc:
+                raise ClusterUnavailable(
+                    f"Granting the restricted user's ACLs failed: {exc.args[0] if exc.args else exc}.",
+                    log_path=self.log_path,
+                ) from None
+
+
+def _nodes_of(state: SandboxState) -> list[NodeState]:
+    """The nodes of a state file (one written before clusters existed describes a single node)."""
+    if state.nodes:
+        return list(state.nodes)
+    return [
+        NodeState(
+            node_id=1,
+            pid=state.pid,
+            port=state.port,
+            controller_port=state.controller_port,
+            dir=state.dir,
+            log=state.log,
+            started_at=state.started_at,
+        )
+    ]
+
+
+def _wait_for(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _reap(pid: int) -> None:

@@ -1,0 +1,184 @@
+"""The 3-node sandbox as the fault tests drive it: start, kill the group coordinator, keep consuming,
+restart the node, freeze and thaw one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kafka_coop.sandbox import Fleet, MemberSpec, Sandbox, SteadyProducer, audit, free_ports, read_processed
+
+FAST_SESSION = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000"}
+
+
+def _cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kafka_coop.cli", "sandbox", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    """Started through the CLI, as a user would, then driven through the Python API."""
+    directory = tmp_path_factory.mktemp("cluster")
+    started = _cli(
+        "start", "--brokers", "3", "--dir", str(directory), "--port", str(free_ports(3)), "-o", "json"
+    )
+    assert started.returncode == 0, started.stderr
+    box = Sandbox.attach(directory)
+    try:
+        yield box
+    finally:
+        box.stop()
+
+
+def _processed_since(paths: list[Path], since_ms: int) -> int:
+    count = 0
+    for path in paths:
+        if path.exists():
+            for line in path.read_text().splitlines():
+                parts = line.split()
+                if len(parts) == 6 and int(parts[5]) > since_ms:
+                    count += 1
+    return count
+
+
+def test_status_lists_every_node_and_internal_topics_are_replicated_three_times(cluster: Sandbox) -> None:
+    status = _cli("status", "--dir", str(cluster.dir), "-o", "json")
+    assert status.returncode == 0, status.stderr
+    state = json.loads(status.stdout)
+    assert state["brokers"] == 3
+    assert [(n["node_id"], n["status"]) for n in state["nodes"]] == [
+        (1, "running"),
+        (2, "running"),
+        (3, "running"),
+    ]
+    table = _cli("status", "--dir", str(cluster.dir))
+    assert all(f"127.0.0.1:{n['port']}" in table.stdout for n in state["nodes"])
+
+    admin = cluster.admin()
+    offsets = admin.client.list_topics("__consumer_offsets", timeout=30).topics["__consumer_offsets"]
+    assert offsets.partitions and all(len(p.replicas) == 3 for p in offsets.partitions.values())
+    _, configs = admin.broker_configs()
+    assert configs["min.insync.replicas"] == "2"
+    assert configs["default.replication.factor"] == "3"
+
+
+def test_a_group_keeps_consuming_while_its_coordinator_is_killed_and_restarted(
+    cluster: Sandbox, tmp_path: Path
+) -> None:
+    topic, group = "cluster-kill-t", "cluster-kill-g"
+    admin = cluster.admin()
+    admin.ensure_topic(topic, 6)
+    with Fleet(cluster.bootstrap, tmp_path / "fleet") as fleet:
+        members = fleet.add_many(
+            MemberSpec(
+                name=f"py-{i}",
+                kind="python",
+                group=group,
+                topics=(topic,),
+                assignors=("cooperative-sticky",),
+                properties=FAST_SESSION,
+                record_log=True,
+                manifests=False,
+            )
+            for i in range(3)
+        )
+        fleet.wait_stable(group, joined=members, timeout_s=120)
+        logs = [m.records_path for m in members]
+        with SteadyProducer(cluster.bootstrap, topic, 6, rate=100) as producer:
+            coordinator = cluster.coordinator_of(group)
+            cluster.kill(coordinator)
+            killed_at = int(time.time() * 1000)
+            state = cluster.status()
+            assert state is not None
+            assert {n.node_id: n.status for n in state.nodes}[coordinator] == "stopped"
+
+            deadline = time.monotonic() + 90
+            while _processed_since(logs, killed_at + 2000) < 200 and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert _processed_since(logs, killed_at + 2000) >= 200, "consumption stalled after the kill"
+            moved, _ = _kafka_coop(
+                "describe", group, "--bootstrap-server", cluster.bootstrap, "--timeout", "90", "-o", "json"
+            )
+            assert moved.returncode == 0, moved.stderr
+            assert json.loads(moved.stdout)["coordinator"] not in (None, coordinator), (
+                "it moved to a live node"
+            )
+            assert cluster.coordinator_of(group) != coordinator
+
+            restarted = cluster.restart(coordinator)
+            assert {n.node_id: n.status for n in restarted.nodes}[coordinator] == "running"
+            time.sleep(2)
+        acked = dict(producer.acked)
+        assert producer.failed == 0
+        fleet.wait_stable(group, timeout_s=120)
+        deadline = time.monotonic() + 60
+        result = audit(topic, acked, read_processed(logs))
+        while result.lost and time.monotonic() < deadline:
+            time.sleep(0.5)
+            result = audit(topic, acked, read_processed(logs))
+        assert result.lost == 0, result.lost_examples
+
+
+def test_a_frozen_node_shows_as_frozen_until_thawed(cluster: Sandbox) -> None:
+    cluster.freeze(3)
+    try:
+        state = cluster.status()
+        assert state is not None
+        assert {n.node_id: n.status for n in state.nodes}[3] == "frozen"
+    finally:
+        cluster.thaw(3)
+    state = cluster.status()
+    assert state is not None
+    assert {n.node_id: n.status for n in state.nodes}[3] == "running"
+
+
+def _kafka_coop(*args: str, timeout: float = 240) -> tuple[subprocess.CompletedProcess[str], float]:
+    began = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "kafka_coop.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+    )
+    return proc, time.monotonic() - began
+
+
+def test_describe_while_the_coordinator_is_frozen_fails_in_one_sentence_within_its_timeout(
+    cluster: Sandbox, tmp_path: Path
+) -> None:
+    topic, group = "cluster-frozen-t", "cluster-frozen-g"
+    cluster.admin().ensure_topic(topic, 3)
+    with Fleet(cluster.bootstrap, tmp_path / "fleet") as fleet:
+        member = fleet.add(
+            MemberSpec(name="py-0", kind="python", group=group, topics=(topic,), manifests=False)
+        )
+        fleet.wait_stable(group, joined=[member], timeout_s=120)
+        coordinator = cluster.coordinator_of(group)
+        cluster.freeze(coordinator)
+        try:
+            for command in ("describe", "verify-group"):
+                result, took = _kafka_coop(
+                    command, group, "--bootstrap-server", cluster.bootstrap, "--timeout", "4"
+                )
+                assert result.returncode == 3, (command, result.stdout, result.stderr)
+                assert "Traceback" not in result.stderr
+                assert f"The coordinator of group '{group}' did not answer within 4s" in result.stderr
+                assert len([line for line in result.stderr.splitlines() if line.strip()]) <= 3
+                assert took < 60, f"{command} took {took:.0f}s"
+        finally:
+            cluster.thaw(coordinator)
