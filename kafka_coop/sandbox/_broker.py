@@ -30,8 +30,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+import kafka_coop.sandbox._security as sec
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
-from kafka_coop.sandbox import _security as sec
 from kafka_coop.sandbox._jars import require_java, resolve_kafka_jars
 from kafka_coop.sandbox._paths import state_dir
 
