@@ -29,6 +29,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "downgrade-plan": ("plan", "downgrade_plan"),
     "report": ("report", "report"),
     "manifest-topic": ("manifest_topic", "manifest_topic"),
+    "remove-members": ("remove_members", "remove_members"),
     "demo": ("demo", "demo"),
 }
 

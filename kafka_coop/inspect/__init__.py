@@ -32,13 +32,22 @@ if TYPE_CHECKING:
         ReadToEnd,
         lag_sample,
         list_groups,
+        read_manifest_keys,
         read_manifests,
         snapshot_with_lag_trend,
         take_snapshot,
     )
 
 _SHELL = frozenset(
-    {"ReadToEnd", "lag_sample", "list_groups", "read_manifests", "snapshot_with_lag_trend", "take_snapshot"}
+    {
+        "ReadToEnd",
+        "lag_sample",
+        "list_groups",
+        "read_manifest_keys",
+        "read_manifests",
+        "snapshot_with_lag_trend",
+        "take_snapshot",
+    }
 )
 
 
@@ -65,6 +74,7 @@ __all__ = [
     "lag_sample",
     "list_groups",
     "match_manifests",
+    "read_manifest_keys",
     "read_manifests",
     "snapshot_with_lag_trend",
     "take_snapshot",

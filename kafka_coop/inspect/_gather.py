@@ -62,6 +62,18 @@ def read_manifests(
     topic: str = DEFAULT_MANIFEST_TOPIC,
     timeout_s: float = MANIFEST_READ_TIMEOUT_S,
 ) -> tuple[list[Manifest], str | None]:
+    """The latest manifest per key (tombstones drop a key); see `read_manifest_keys`."""
+    latest, error = read_manifest_keys(bootstrap, conf, topic=topic, timeout_s=timeout_s)
+    return [m for m in latest.values() if m is not None], error
+
+
+def read_manifest_keys(
+    bootstrap: str,
+    conf: Mapping[str, str] | None = None,
+    *,
+    topic: str = DEFAULT_MANIFEST_TOPIC,
+    timeout_s: float = MANIFEST_READ_TIMEOUT_S,
+) -> tuple[dict[str, Manifest | None], str | None]:
     """The latest manifest per key (tombstones drop a key), read from the start to the high watermark.
 
     The high watermarks are taken first; reading stops as soon as every partition reached the one it
@@ -87,14 +99,14 @@ def read_manifests(
         meta = consumer.list_topics(topic, timeout=_left(deadline))
         info = meta.topics.get(topic)
         if info is None or info.error is not None:
-            return [], f"manifest topic {topic} not found (`kafka-coop manifest-topic` creates it)"
+            return {}, f"manifest topic {topic} not found (`kafka-coop manifest-topic` creates it)"
         watermarks = {
             p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=_left(deadline))
             for p in info.partitions
         }
         progress = ReadToEnd(watermarks)
         if progress.done:
-            return [], None
+            return {}, None
         consumer.assign([TopicPartition(topic, p, watermarks[p][0]) for p in sorted(progress.remaining)])
         latest: dict[str, Manifest | None] = {}
         while not progress.done and time.monotonic() < deadline:
@@ -110,9 +122,9 @@ def read_manifests(
             latest[key] = parse_manifest(msg.value())
             progress.record(msg.partition(), msg.offset())
         error = None if progress.done else f"manifest topic {topic} not read to its end in time"
-        return [m for m in latest.values() if m is not None], error
+        return latest, error  # a key whose latest record is a tombstone maps to None: that member closed
     except KafkaException as exc:
-        return [], f"manifest topic {topic} unreadable: {exc}"
+        return {}, f"manifest topic {topic} unreadable: {exc}"
     finally:
         consumer.close()
 

@@ -1,0 +1,206 @@
+"""`kafka-coop remove-members`: static members leave now instead of after session.timeout.ms (KIP-345)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from pydantic import BaseModel, ConfigDict
+from rich.table import Table
+
+from kafka_coop.errors import GateFailed
+from kafka_coop.events import now_ms
+from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, Manifest
+
+if TYPE_CHECKING:
+    from kafka_coop.manifest_watch import ManifestWatch
+
+from kafka_coop.static_members import choose_members, refuse_unobservable, still_running
+
+from ._context import Ctx, admin_for, bootstrap_option, command_config_option, output_option, pass_ctx
+
+WAIT_POLL_S = 0.1
+
+
+class RemovalReport(BaseModel):
+    """What `remove-members --output json` prints."""
+
+    model_config = ConfigDict(frozen=True)
+
+    group: str
+    removed: tuple[str, ...]
+    already_gone: tuple[str, ...]
+    failed: dict[str, str]
+    state_after: str
+    members_after: int
+    notes: tuple[str, ...]
+
+
+@click.command("remove-members")
+@click.argument("group")
+@bootstrap_option()
+@command_config_option()
+@click.option(
+    "--instance-id",
+    "instance_ids",
+    multiple=True,
+    metavar="ID",
+    help="group.instance.id of a stopped static member; repeatable.",
+)
+@click.option("--all-static", is_flag=True, help="Every static member the group still lists.")
+@click.option(
+    "--force", is_flag=True, help="Remove members whose manifest says they still run (they rejoin)."
+)
+@click.option(
+    "--wait-stopped",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    metavar="SECONDS",
+    help="Start it together with the stop: wait up to SECONDS for the members' manifests to say they "
+    "closed, then remove them at once (members without a manifest are refused).",
+)
+@click.option("--manifests-topic", default=DEFAULT_MANIFEST_TOPIC, show_default=True, help="'' to read none.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Seconds.")
+@output_option()
+@pass_ctx
+def remove_members(
+    ctx: Ctx,
+    group: str,
+    bootstrap: str,
+    command_config: Path | None,
+    instance_ids: tuple[str, ...],
+    all_static: bool,
+    force: bool,
+    wait_stopped: float,
+    manifests_topic: str,
+    timeout: float,
+    output: str,
+) -> None:
+    """Send LeaveGroup for stopped static members of GROUP, so the group rebalances (or empties) now."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kafka_coop.inspect import read_manifest_keys
+    from kafka_coop.leave_group import LeaveGroupClient
+    from kafka_coop.manifest_watch import ManifestWatch
+
+    admin, conf = admin_for(bootstrap, command_config)
+    watch: ManifestWatch | None = None
+    # The reads wait on librdkafka's threads while this one imports kafka-python and bootstraps it.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        live_f = pool.submit(admin.describe_group, group, timeout_s=timeout)
+        watch_f = (
+            pool.submit(ManifestWatch, bootstrap, conf, manifests_topic, timeout_s=timeout)
+            if manifests_topic and wait_stopped > 0
+            else None
+        )
+        read_f = (
+            pool.submit(read_manifest_keys, bootstrap, conf, topic=manifests_topic, timeout_s=timeout)
+            if manifests_topic and wait_stopped == 0
+            else None
+        )
+        client = LeaveGroupClient(bootstrap, conf, timeout)
+    try:
+        live = live_f.result()
+        if watch_f is not None:
+            watch = watch_f.result()
+            ages, closed = _observe(group, watch.latest, watch.error)
+        else:
+            ages, closed = _observe(group, *(read_f.result() if read_f is not None else ({}, "not read")))
+        if wait_stopped > 0:
+            chosen = choose_members(
+                group, live.instance_ids, requested=instance_ids, all_static=all_static, force=True
+            ).instance_ids
+            refuse_unobservable(group, chosen, ages, closed)
+            assert watch is not None  # refuse_unobservable refused every member without a watch
+            ages, closed = _wait_until_closed(group, chosen, watch, wait_stopped)
+        choice = choose_members(
+            group,
+            live.instance_ids,
+            requested=instance_ids,
+            all_static=all_static,
+            manifest_age_s=ages,
+            force=force,
+            closed=closed,
+        )
+        outcomes = client.remove(group, choice.instance_ids)
+    finally:
+        client.close()
+        if watch is not None:
+            watch.close()
+    after = admin.describe_group(group, timeout_s=timeout) if outcomes else live
+    report = RemovalReport(
+        group=group,
+        removed=tuple(o.instance_id for o in outcomes if o.error is None),
+        already_gone=tuple(o.instance_id for o in outcomes if o.error == "UNKNOWN_MEMBER_ID"),
+        failed={o.instance_id: o.error for o in outcomes if o.error not in (None, "UNKNOWN_MEMBER_ID")},
+        state_after=after.state,
+        members_after=len(after.members),
+        notes=choice.notes,
+    )
+    if output == "json":
+        ctx.emit_json(report)
+    else:
+        _render(ctx, report)
+    if report.failed:
+        raise click.exceptions.Exit(1)
+
+
+def _observe(
+    group: str, latest: dict[str, Manifest | None], error: str | None
+) -> tuple[dict[str, float] | None, set[str]]:
+    """(seconds since each static member of `group` last published its manifest, or None if the topic
+    was unreadable; the instance ids whose latest record is the tombstone of their close)."""
+    prefix = f"{group}/"
+    closed = {key.removeprefix(prefix) for key, m in latest.items() if m is None and key.startswith(prefix)}
+    if error is not None:
+        return None, closed
+    now = now_ms()
+    ages = {
+        m.instance_id: (now - m.heartbeat_ms) / 1000.0
+        for m in latest.values()
+        if m is not None and m.group == group and m.instance_id
+    }
+    return ages, closed
+
+
+def _wait_until_closed(
+    group: str, chosen: tuple[str, ...], watch: ManifestWatch, wait_s: float
+) -> tuple[dict[str, float] | None, set[str]]:
+    """Follow the manifests until none of `chosen` is fresh (a close publishes a tombstone)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        ages, closed = _observe(group, watch.latest, watch.error)
+        if ages is not None and not still_running(chosen, ages):
+            return ages, closed
+        if time.monotonic() >= deadline:
+            if ages is None:
+                raise GateFailed(
+                    f"The manifests of group {group!r} could not be read while waiting ({watch.error}).",
+                    hint="Run remove-members after the members stopped, without --wait-stopped.",
+                )
+            return ages, closed  # choose_members refuses what still runs, in its one sentence
+        watch.poll(WAIT_POLL_S)
+
+
+def _render(ctx: Ctx, report: RemovalReport) -> None:
+    if not (report.removed or report.already_gone or report.failed):
+        ctx.out.print(f"Group {report.group} has no static members to remove.", highlight=False)
+        return
+    table = Table(title=f"remove-members {report.group}", title_justify="left")
+    table.add_column("instance id")
+    table.add_column("result")
+    for instance_id in report.removed:
+        table.add_row(instance_id, "removed")
+    for instance_id in report.already_gone:
+        table.add_row(instance_id, "already gone")
+    for instance_id, error in report.failed.items():
+        table.add_row(instance_id, f"refused by the broker: {error}")
+    ctx.out.print(table)
+    for note in report.notes:
+        ctx.out.print(f"note: {note}", highlight=False)
+    ctx.out.print(
+        f"group {report.group} is now {report.state_after} with {report.members_after} member(s)",
+        highlight=False,
+    )
