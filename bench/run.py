@@ -20,7 +20,13 @@ from types import ModuleType
 from bench._common import RESULTS_DIR, BenchArgs, BenchResult, parse_params, summarize, write_result
 
 # Run order: cheap and self-contained first, the fleet-heavy ones after.
-BENCHMARKS: tuple[str, ...] = ("wrapper_overhead", "inspection_scale", "analytics_scale", "rolling_bounce")
+BENCHMARKS: tuple[str, ...] = (
+    "wrapper_overhead",
+    "inspection_scale",
+    "analytics_scale",
+    "rolling_bounce",
+    "static_cutover",
+)
 
 
 def module_name(name: str) -> str:

@@ -132,6 +132,16 @@ def render_table(ctx: Ctx, plan: Plan) -> None:
         out.print(Text("config after it:", style="dim"))
         for line in _config_lines(phase):
             out.print(f"  {escape(line)}", highlight=False)
+        if phase.alongside:
+            out.print(
+                Text("start together with the action (it waits for the members to close):", style="dim")
+            )
+            for command in phase.alongside:
+                out.print(Text(f"  {command}", style="bold"), soft_wrap=True)
+        if phase.then:
+            out.print(Text("right after the action:", style="dim"))
+            for command in phase.then:
+                out.print(Text(f"  {command}", style="bold"), soft_wrap=True)
         out.print(Text.assemble(("pause: ", "dim"), f"{phase.pause}: {phase.pause_note}"))
         out.print(Text.assemble(("rollback: ", "dim"), phase.rollback))
         for note in phase.notes:
@@ -185,6 +195,11 @@ def render_markdown(plan: Plan) -> str:
             "",
         ]
         out += [f"- {line}" for line in _config_lines(phase)]
+        if phase.alongside:
+            out += ["", "Start together with the action (it waits for the members to close):", ""]
+            out += ["```sh", *phase.alongside, "```", ""]
+        if phase.then:
+            out += ["", "Right after the action:", "", "```sh", *phase.then, "```", ""]
         out += [f"- Pause ({phase.pause}): {phase.pause_note}", f"- Rollback: {phase.rollback}"]
         out += [f"- Note: {note}" for note in phase.notes]
     if plan.final_gate:

@@ -57,6 +57,8 @@ class PlanPhase(BaseModel):
     pause_note: str
     rollback: str
     notes: tuple[str, ...] = ()
+    then: tuple[str, ...] = ()  # commands to run right after the action, before the next gate
+    alongside: tuple[str, ...] = ()  # commands to start with the action (they wait for what they need)
 
 
 class Blocker(BaseModel):
@@ -139,6 +141,19 @@ class GateCommand(BaseModel):
         if members is not None:
             parts += ["--expect-members", str(members)]
         parts += ["--wait", "--timeout", str(self.timeout_s)]
+        return shlex.join(parts)
+
+    def render_remove_static(self, group: str, *, wait_stopped: bool = False) -> str:
+        """remove-members for every static member still listed (a no-op for a dynamic fleet); with
+        `wait_stopped` it is started with the stop and waits for the members' manifests to close."""
+        parts = ["kafka-coop", "remove-members", group]
+        if self.bootstrap:
+            parts += ["--bootstrap-server", self.bootstrap]
+        if self.command_config:
+            parts += ["--command-config", self.command_config]
+        parts += ["--all-static"]
+        if wait_stopped:
+            parts += ["--wait-stopped", str(self.timeout_s)]
         return shlex.join(parts)
 
 

@@ -183,6 +183,9 @@ def _phases(fleet: FleetDescription, fit: _Fit, gate: GateCommand) -> list[PlanP
         ).static_membership or (fleet.size > 0 and all(m.static for m in fleet.members))
         if phase.action in ("stop-all", "stop-all-start-all"):
             static = any(m.static for m in fleet.members)  # what delays the empty group is who stops
+        # Members that declare themselves (manifests) say when they closed: remove-members can start
+        # with the stop and send LeaveGroup the moment they are gone, off the unavailable window.
+        declared = fleet.source == "live" and all(m.assignors is not None for m in fleet.members)
         out.append(
             PlanPhase(
                 n=phase.n,
@@ -201,6 +204,12 @@ def _phases(fleet: FleetDescription, fit: _Fit, gate: GateCommand) -> list[PlanP
                 pause_note=pause_note(phase, protocol_before, fleet.size, static),
                 rollback=phase.rollback,
                 notes=phase.notes,
+                then=(gate.render_remove_static(fleet.group),)
+                if phase.remove_static_members and not declared
+                else (),
+                alongside=(gate.render_remove_static(fleet.group, wait_stopped=True),)
+                if phase.remove_static_members and declared
+                else (),
             )
         )
     return out

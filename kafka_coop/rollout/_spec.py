@@ -94,6 +94,9 @@ class Phase(BaseModel):
     pause: PauseClass
     rollback: str
     notes: tuple[str, ...] = ()
+    # After the action: send LeaveGroup for every static member the group still lists (they do not leave
+    # on close), so the group empties at once instead of after session.timeout.ms.
+    remove_static_members: bool = False
 
 
 class Requirements(BaseModel):
@@ -127,6 +130,10 @@ class MigrationSpec(BaseModel):
         if numbers != list(range(1, len(numbers) + 1)):
             raise ValueError(f"phases must be numbered 1..{len(numbers)} in order, got {numbers}")
         for phase in self.phases:
+            if phase.remove_static_members and phase.action not in ("stop-all", "stop-all-start-all"):
+                raise ValueError(
+                    f"phase {phase.n} removes static members but does not stop them ({phase.action})"
+                )
             missing = [f for f in self.families if f not in phase.config and phase.action != "stop-all"]
             if missing:
                 raise ValueError(f"phase {phase.n} has no config for {missing}")

@@ -42,7 +42,13 @@ def pause_note(phase: Phase, protocol_before: str | None, size: int, static: boo
             f"Full stop: all {size} members are down from the first stop until the group is Stable on the "
             "new config; every partition is unowned for that whole time (kafka-coop report measures it)."
         )
-        if static and phase.action in ("stop-all", "stop-all-start-all"):
+        if static and phase.action in ("stop-all", "stop-all-start-all") and phase.remove_static_members:
+            note += (
+                " Static members do not leave the group when they stop; the plan removes them as soon as "
+                "they have stopped (remove-members --all-static), so the group empties at once instead of "
+                "after session.timeout.ms."
+            )
+        elif static and phase.action in ("stop-all", "stop-all-start-all"):
             note += (
                 " Static members do not leave the group when they stop: it empties only when their "
                 "session.timeout.ms runs out (45 s by default), and the next gate waits for that."

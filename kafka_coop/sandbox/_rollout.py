@@ -66,6 +66,51 @@ def gate_argv(command: str) -> list[str]:
     return [sys.executable, "-m", "kafka_coop.cli", *argv[1:]]
 
 
+class RunningCommand(BaseModel):
+    """A printed command started in the background (`alongside` an action)."""
+
+    model_config = {"arbitrary_types_allowed": True}
+
+    command: str
+    proc: subprocess.Popen[str]
+    started: float
+    timeout_s: float
+
+
+def _timeout_of(argv: list[str]) -> float:
+    timeout = GATE_GRACE_S
+    for flag in ("--timeout", "--wait-stopped"):
+        if flag in argv:
+            timeout += float(argv[argv.index(flag) + 1])
+    return timeout
+
+
+def start_command(command: str, *, extra: tuple[str, ...] = ()) -> RunningCommand:
+    argv = gate_argv(command) + list(extra)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return RunningCommand(command=command, proc=proc, started=time.monotonic(), timeout_s=_timeout_of(argv))
+
+
+def finish_command(running: RunningCommand) -> GateRun:
+    """Wait for a command started with `start_command`; GateFailed (with its output) unless it exits 0."""
+    try:
+        output, _ = running.proc.communicate(timeout=running.timeout_s)
+    except subprocess.TimeoutExpired:
+        running.proc.kill()
+        output, _ = running.proc.communicate()
+    run = GateRun(
+        command=running.command,
+        exit_code=running.proc.returncode,
+        seconds=round(time.monotonic() - running.started, 3),
+        output=(output or "")[-4000:],
+    )
+    if running.proc.returncode != 0:
+        raise GateFailed(
+            f"Command failed (exit {running.proc.returncode}): {running.command}", hint=run.output[-1500:]
+        )
+    return run
+
+
 def run_gate(command: str, *, extra: tuple[str, ...] = ()) -> GateRun:
     """Run a printed gate; raise GateFailed (with its output) unless it exits 0."""
     start = time.monotonic()
@@ -123,7 +168,9 @@ class PlanRunner:
         return change
 
     def gate(self, command: str) -> GateRun:
-        run = run_gate(command, extra=self.gate_extra)
+        return self._report(run_gate(command, extra=self.gate_extra))
+
+    def _report(self, run: GateRun) -> GateRun:
         if self.on_gate is not None:
             self.on_gate(run)
         return run
@@ -144,7 +191,12 @@ class PlanRunner:
                 on_member=self.on_member,
             )
         if action in ("stop-all", "stop-all-start-all"):
+            alongside = [start_command(c) for c in phase.alongside]  # gate_extra is for gates only
             self.fleet.stop_all(group=self.group)
+            for running in alongside:  # e.g. remove-members --wait-stopped, started with the stop
+                self._report(finish_command(running))
+            for command in phase.then:  # e.g. remove-members: static members leave now
+                self._report(run_gate(command))
         if action in ("start-all", "stop-all-start-all"):
             change = self._reconfigure(phase)
             members = self._members()

@@ -1,0 +1,98 @@
+"""Cutover plans remove stopped static members at once instead of waiting out session.timeout.ms."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from kafka_coop.rollout import (
+    BrokerInfo,
+    FleetDescription,
+    FleetMember,
+    GateCommand,
+    all_migrations,
+    make_plan,
+)
+from kafka_coop.rollout._spec import MigrationSpec
+
+MIGRATIONS = [(spec.name, spec) for spec in all_migrations()]
+
+
+def _plan(static: bool, protocol: str, selected: str, direction: str, to: str):  # type: ignore[no-untyped-def]
+    fleet = FleetDescription(
+        group="orders",
+        group_type="classic",
+        selected_assignor=selected,
+        members=(FleetMember(family="librdkafka", protocol=protocol, count=3, static=static),),  # type: ignore[arg-type]
+        broker=BrokerInfo(version="4.1"),
+    )
+    return make_plan(fleet, direction, to, MIGRATIONS, gate=GateCommand(bootstrap="b:9092"))  # type: ignore[arg-type]
+
+
+def test_every_stop_all_phase_of_the_shipped_cutovers_removes_static_members() -> None:
+    for spec in all_migrations():
+        for phase in spec.phases:
+            if phase.action in ("stop-all", "stop-all-start-all"):
+                assert phase.remove_static_members, (spec.name, phase.n)
+
+
+def test_the_cutover_plan_runs_remove_members_right_after_the_stop() -> None:
+    p = _plan(True, "cooperative", "cooperative-sticky", "downgrade", "eager")
+    assert p.migration == "cooperative-to-eager-cutover"
+    stop, start = p.phases
+    assert stop.then == ("kafka-coop remove-members orders --bootstrap-server b:9092 --all-static",)
+    assert start.then == ()
+    assert "the plan removes them as soon as they have stopped" in stop.pause_note
+
+
+def test_a_live_fleet_that_declares_itself_starts_the_removal_with_the_stop() -> None:
+    fleet = FleetDescription(
+        group="orders",
+        source="live",
+        group_type="classic",
+        selected_assignor="cooperative-sticky",
+        members=(
+            FleetMember(
+                family="librdkafka", protocol="cooperative", assignors=("cooperative-sticky",), static=True
+            ),
+        ),
+        broker=BrokerInfo(version="4.1"),
+    )
+    p = make_plan(fleet, "downgrade", "eager", MIGRATIONS, gate=GateCommand(bootstrap="b:9092"))
+    stop = p.phases[0]
+    assert stop.then == ()
+    assert stop.alongside == (
+        "kafka-coop remove-members orders --bootstrap-server b:9092 --all-static --wait-stopped 300",
+    )
+
+
+def test_a_dynamic_fleet_plan_says_nothing_about_static_members_in_its_pause() -> None:
+    p = _plan(False, "eager", "range", "upgrade", "cooperative")
+    assert "Static members" not in p.phases[0].pause_note
+
+
+def test_remove_static_members_on_a_phase_that_stops_nobody_is_refused_at_load() -> None:
+    spec = yaml.safe_load(
+        """
+name: bad
+title: t
+direction: upgrade
+from: eager
+to: cooperative
+families: [java]
+summary: s
+start: {group_type: classic}
+start_config: {java: {assignors: [range]}}
+phases:
+  - n: 1
+    title: bounce
+    action: rolling-bounce
+    config: {java: {assignors: [cooperative-sticky]}}
+    expect: {}
+    pause: per-member
+    rollback: r
+    remove_static_members: true
+"""
+    )
+    with pytest.raises(ValueError, match="removes static members but does not stop them"):
+        MigrationSpec.model_validate(spec)
