@@ -1,0 +1,129 @@
+"""Burrow's statuses on live groups made healthy, growing, stalled, stopped and rewound on purpose.
+
+Commits are made by the test itself (a plain Consumer committing explicit offsets), and the samples are
+taken between the test's steps, so each window has exactly the shape the status is about; the offsets,
+end offsets and ownership are the broker's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from kafka_coop.admin import ClusterAdmin
+from kafka_coop.lag_sampling import LagSampler
+
+
+def _produce(bootstrap: str, topic: str, n: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    for i in range(n):
+        producer.produce(topic, f"r{i}".encode(), partition=0)
+    assert producer.flush(30) == 0
+
+
+@contextmanager
+def _committer(bootstrap: str, group: str, topic: str, *, member: bool) -> Iterator[Callable[[int], None]]:
+    """commit(offset) for partition 0; `member=True` joins the group and owns the partition first."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    if member:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while not consumer.assignment() and time.monotonic() < deadline:
+            consumer.poll(0.2)
+        assert consumer.assignment(), "the member owns the partition"
+
+    def commit(offset: int) -> None:
+        consumer.commit(offsets=[TopicPartition(topic, 0, offset)], asynchronous=False)
+
+    try:
+        yield commit
+    finally:
+        consumer.close()
+
+
+def _sampler(admin: ClusterAdmin, group: str) -> LagSampler:
+    return LagSampler(admin, group)
+
+
+def test_a_group_that_catches_up_is_ok(
+    bootstrap: str, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    topic, group = topic_factory(1), unique("healthy")
+    _produce(bootstrap, topic, 30)
+    sampler = _sampler(admin, group)
+    with _committer(bootstrap, group, topic, member=True) as commit:
+        for offset in (10, 20, 30):
+            commit(offset)
+            sampler.sample()
+        result = sampler.evaluate()
+    assert result.status == "OK"
+    assert result.partitions[0].evidence.startswith("caught up over")
+
+
+def test_a_group_whose_lag_grows_while_it_commits_is_warning(
+    bootstrap: str, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    topic, group = topic_factory(1), unique("growing")
+    sampler = _sampler(admin, group)
+    with _committer(bootstrap, group, topic, member=True) as commit:
+        for step in range(1, 4):
+            _produce(bootstrap, topic, 20)
+            commit(step * 5)
+            sampler.sample()
+        result = sampler.evaluate()
+    p = result.partitions[0]
+    assert (result.status, p.committed_first, p.committed_last) == ("WARNING", 5, 15)
+    assert (p.lag_first, p.lag_last) == (15, 45)
+
+
+def test_a_member_that_owns_a_lagging_partition_and_never_commits_is_stalled(
+    bootstrap: str, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    topic, group = topic_factory(1), unique("stalled")
+    _produce(bootstrap, topic, 30)
+    sampler = _sampler(admin, group)
+    with _committer(bootstrap, group, topic, member=True) as commit:
+        commit(7)
+        sampler.sample_over(window_s=2.0, interval_s=0.5)
+        result = sampler.evaluate()
+    p = result.partitions[0]
+    assert (result.status, p.owned, p.lag_last) == ("STALLED", True, 23)
+    assert p.window_s >= 2.0 and p.samples >= 3
+
+
+def test_a_group_with_no_member_left_and_lag_is_stopped(
+    bootstrap: str, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    topic, group = topic_factory(1), unique("stopped")
+    _produce(bootstrap, topic, 30)
+    with _committer(bootstrap, group, topic, member=True) as commit:
+        commit(7)
+    sampler = _sampler(admin, group)
+    sampler.sample_over(window_s=2.0, interval_s=0.5)
+    result = sampler.evaluate()
+    assert (result.status, result.partitions[0].owned) == ("STOPPED", False)
+
+
+def test_a_group_whose_committed_offset_goes_back_is_rewind(
+    bootstrap: str, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    topic, group = topic_factory(1), unique("rewind")
+    _produce(bootstrap, topic, 30)
+    sampler = _sampler(admin, group)
+    with _committer(bootstrap, group, topic, member=False) as commit:
+        for offset in (20, 4, 6):  # reset to an earlier offset, then some progress, never back to 20
+            commit(offset)
+            sampler.sample()
+    result = sampler.evaluate()
+    assert result.status == "REWIND"
+    assert "went back 20 -> 4" in result.partitions[0].evidence
