@@ -14,6 +14,7 @@ example PromQL and alert rules.
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Final
 
@@ -41,14 +42,15 @@ DURATION_BUCKETS_S: Final = (
     30.0,
 )
 REBALANCE_KINDS: Final = ("assigned", "revoked", "lost")
-# librdkafka's fatal errors (`_FATAL`) and the fencing errors that make it raise one: a member that met
-# them does not come back by itself.
-FATAL_MARKERS: Final = ("_FATAL", "FENCED_INSTANCE_ID", "UNRELEASED_INSTANCE_ID")
+# The consumer writes a fatal client error (librdkafka `_FATAL`, a fenced static member) into the `lost`
+# event it emits as "fatal CODE: message"; a member that met one does not come back by itself. Later
+# callbacks of the same member say "after fatal error CODE" and are not counted again.
+FATAL_PATTERN: Final = re.compile(r"\bfatal [A-Z_]+:")
 
 
 def is_fatal(error: str | None) -> bool:
-    """Whether an event's error names a fatal client error (the member has left the group for good)."""
-    return error is not None and any(marker in error for marker in FATAL_MARKERS)
+    """Whether an event's error reports a fatal client error (the member has left the group for good)."""
+    return error is not None and FATAL_PATTERN.search(error) is not None
 
 
 class RebalanceMetrics:

@@ -496,7 +496,9 @@ class RebalanceHandler:
                 )
         finally:
             self._phase = "idle"
+        commit_started = time.perf_counter()
         committed, commit_error, verdict = yield from self._commit_marked(keys)
+        commit_ms = (time.perf_counter() - commit_started) * 1000.0
         if commit_error:
             errors.append(commit_error)
         if verdict == "fatal":
@@ -511,7 +513,9 @@ class RebalanceHandler:
         yield from self._unassign(partitions, errors)
         self._ownership.apply("revoked", keys)
         yield from self._reconcile()
-        yield from self._emit("revoked", keys, started, committed=committed or (), error=_join(errors))
+        yield from self._emit(
+            "revoked", keys, started, committed=committed or (), error=_join(errors), commit_ms=commit_ms
+        )
         self._reraise()
 
     def lose(self, partitions: list[ClientPartition]) -> Steps[None]:
@@ -721,6 +725,7 @@ class RebalanceHandler:
         *,
         committed: Iterable[CommittedOffset] | None = None,
         error: str | None = None,
+        commit_ms: float | None = None,
     ) -> Steps[None]:
         member_id = yield from self._read_member_id()
         event = self._stamp.make(
@@ -731,6 +736,7 @@ class RebalanceHandler:
             callback_ms=(time.perf_counter() - started) * 1000.0,
             committed=committed,
             error=error,
+            commit_ms=commit_ms,
         )
         self._deliver(event)
 

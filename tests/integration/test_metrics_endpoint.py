@@ -105,5 +105,46 @@ def test_metrics_endpoint_shows_a_real_cooperative_rebalance(
             assert _value(seen, "kafka_coop_rebalance_events_total", kind="revoked", **labels) >= 1
             revoked = {"kind": "revoked", **labels}
             assert _value(seen, "kafka_coop_rebalance_callback_duration_seconds_count", **revoked) >= 1
+            assert _value(seen, "kafka_coop_commit_on_revoke_duration_seconds_count", **labels) >= 1
             assert _value(seen, "kafka_coop_last_rebalance_timestamp_seconds", group=group) > first_rebalance
             assert _value(seen, "kafka_coop_fatal_errors_total", group=group) == 0
+
+
+def test_a_fenced_static_member_counts_one_fatal_error_and_drops_its_partitions(
+    bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    from confluent_kafka import Consumer
+    from prometheus_client import CollectorRegistry
+
+    from kafka_coop.consumer import CoopConsumer
+    from kafka_coop.errors import ConsumerFailed
+    from kafka_coop.metrics import RebalanceMetrics
+
+    topic, group = topic_factory(2), unique("fenced")
+    registry = CollectorRegistry()
+    conf = {"bootstrap.servers": bootstrap, "group.id": group, "group.instance.id": "svc-0"}
+    member = CoopConsumer(
+        {**conf, "partition.assignment.strategy": "cooperative-sticky"},
+        events=RebalanceMetrics(registry).sink(),
+    )
+    member.subscribe([topic])
+    _wait(lambda: member.poll(0.1) is None and len(member.owned) == 2, "the member owns both partitions")
+    duplicate = Consumer({**conf, "partition.assignment.strategy": "cooperative-sticky"})
+    duplicate.subscribe([topic])
+    failed: list[ConsumerFailed] = []
+
+    def fenced() -> bool:
+        duplicate.poll(0.1)
+        try:
+            member.poll(0.1)
+        except ConsumerFailed as exc:
+            failed.append(exc)
+        return bool(failed)
+
+    try:
+        _wait(fenced, "the broker to fence the first member")
+    finally:
+        duplicate.close()
+        member.close()
+    assert registry.get_sample_value("kafka_coop_fatal_errors_total", {"group": group}) == 1
+    assert registry.get_sample_value("kafka_coop_owned_partitions", {"group": group}) == 0

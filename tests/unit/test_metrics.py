@@ -125,19 +125,18 @@ def test_errors_are_counted_and_fatal_ones_apart() -> None:
             "revoked", member_id="m", partitions=[], owned=(), callback_ms=1, error="on_revoked hook: X"
         )
     )
-    fenced = (
-        "_FATAL: Fatal error: Broker: Static consumer fenced by other consumer with same group.instance.id"
-    )
+    fenced = "fatal FENCED_INSTANCE_ID: Another member of group 'orders' uses group.instance.id 'svc-0'"
     sink.emit(stamp.make("lost", member_id="m", partitions=[("t", 0)], owned=(), callback_ms=1, error=fenced))
     assert _value(reg, "kafka_coop_rebalance_callback_errors_total", group=GROUP, kind="revoked") == 1
     assert _value(reg, "kafka_coop_rebalance_callback_errors_total", group=GROUP, kind="lost") == 1
     assert _value(reg, "kafka_coop_fatal_errors_total", group=GROUP) == 1
 
 
-def test_fatal_errors_are_recognised_by_librdkafka_names() -> None:
-    assert is_fatal("_FATAL: Broker: Static consumer fenced")
-    assert is_fatal("FENCED_INSTANCE_ID: Broker: Static consumer fenced by other consumer")
-    assert not is_fatal("REBALANCE_IN_PROGRESS: Broker: Group rebalance in progress")
+def test_fatal_errors_are_recognised_as_the_consumer_reports_them_and_counted_once() -> None:
+    assert is_fatal("fatal _FATAL: The consumer of group 'g' (cooperative) stopped on a fatal error")
+    assert is_fatal("on_lost hook: X; fatal FENCED_INSTANCE_ID: Another member of group 'g' uses ...")
+    assert not is_fatal("after fatal error FENCED_INSTANCE_ID"), "follow-on callbacks are not a new one"
+    assert not is_fatal("commit: REBALANCE_IN_PROGRESS: Broker: Group rebalance in progress")
     assert not is_fatal(None)
 
 
@@ -173,7 +172,9 @@ def test_every_metric_the_docs_name_is_one_the_sink_exports() -> None:
     stamp = _stamp()
     sink.emit(stamp.make("assigned", member_id="m", partitions=[("t", 0)], owned=(), callback_ms=1))
     sink.emit(stamp.make("revoked", member_id="m", partitions=[], owned=(), callback_ms=1, commit_ms=1))
-    sink.emit(stamp.make("lost", member_id="m", partitions=[], owned=(), callback_ms=1, error="_FATAL: x"))
+    sink.emit(
+        stamp.make("lost", member_id="m", partitions=[], owned=(), callback_ms=1, error="fatal _FATAL: x")
+    )
     families = list(text_string_to_metric_families(generate_latest(reg).decode()))
     exported = {f.name for f in families} | {s.name for f in families for s in f.samples}
     docs = (Path(__file__).parents[2] / "docs" / "metrics.md").read_text()
