@@ -12,6 +12,8 @@ from rich.text import Text
 
 from kafka_coop.errors import GateFailed, InvalidInput
 from kafka_coop.inspect import GroupSnapshot, snapshot_with_lag_trend, take_snapshot
+from kafka_coop.lag import RANK as LAG_RANK
+from kafka_coop.lag import GroupLag
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.rollout import (
     PLAN_HINT,
@@ -72,7 +74,42 @@ def render_report(ctx: Ctx, report: GateReport) -> None:
             check.name, Text(check.status.upper(), style=STATUS_STYLE[check.status]), check.reason, members
         )
     ctx.out.print(table)
+    if report.lag is not None and report.lag.partitions:
+        ctx.out.print(_lag_table(report.lag))
     ctx.out.print(Text(f"gate {report.status.upper()}", style=STATUS_STYLE[report.status]))
+
+
+LAG_STYLE = {
+    "OK": "green",
+    "WARNING": "yellow",
+    "STOPPED": "bold red",
+    "STALLED": "bold red",
+    "REWIND": "bold red",
+}
+LAG_ROWS = 12
+
+
+def _lag_table(lag: GroupLag) -> Table:
+    """Per partition, worst first: Burrow's status, the window and the evidence."""
+    ranked = sorted(lag.partitions, key=lambda p: (-LAG_RANK[p.status], -p.lag_last, p.topic, p.partition))
+    shown = ranked[:LAG_ROWS]
+    title = f"lag-status {lag.status} (Burrow's rules over {lag.window_s:g} s, the group takes its worst)"
+    if len(ranked) > len(shown):
+        title += f"; {len(ranked) - len(shown)} more partitions in -o json"
+    table = Table(title=title, title_justify="left")
+    for column in ("partition", "status", "committed", "lag", "owned", "window", "evidence"):
+        table.add_column(column, overflow="fold")
+    for p in shown:
+        table.add_row(
+            f"{p.topic}-{p.partition}",
+            Text(p.status, style=LAG_STYLE[p.status]),
+            f"{p.committed_first} -> {p.committed_last}",
+            f"{p.lag_first} -> {p.lag_last}",
+            {True: "yes", False: "no", None: "?"}[p.owned],
+            f"{p.window_s:g} s / {p.samples}",
+            p.evidence,
+        )
+    return table
 
 
 def _title(report: GateReport) -> str:
@@ -171,6 +208,7 @@ def verify_group(
         )
 
     previous: GroupSnapshot | None = None
+    history: list[GroupSnapshot] = []  # every look of this run: the lag window grows with --wait
     attempt = 0
     while True:
         attempt += 1
@@ -188,7 +226,15 @@ def verify_group(
             )
         else:
             snap = look()  # later rounds compare with the previous round, --interval apart
-        report = evaluate(snap, spec=spec, phase=phase, expect_members=expect_members, previous=previous)
+        history += [s for s in (previous, snap) if s is not None and s not in history]
+        report = evaluate(
+            snap,
+            spec=spec,
+            phase=phase,
+            expect_members=expect_members,
+            previous=previous,
+            history=history[:-1],
+        )
         if not wait or not report.failed(strict) or time.monotonic() + interval > deadline:
             break
         left = deadline - time.monotonic()

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kafka_coop.identity import duplicate_instance_ids
 from kafka_coop.inspect import GroupSnapshot, MemberSnapshot
+from kafka_coop.lag import GroupLag, OffsetSample, PartitionKey, evaluate_group
 from kafka_coop.rollout._checks import Check, Status, worst
 from kafka_coop.rollout._fleet import fleet_from_snapshot
 from kafka_coop.rollout._match import match_phase
@@ -23,6 +24,10 @@ from kafka_coop.rollout._spec import MigrationSpec
 
 LAG_GROWTH_TOLERANCE = 0.10  # growth above 10% (and 100 records) between two samples is "growing"
 LAG_GROWTH_FLOOR = 100
+# STALLED and STOPPED say "no commit moved the offset during the window": members commit every
+# auto.commit.interval.ms (5 s by default), so only a window of two intervals is evidence enough to fail.
+LAG_EVIDENCE_S = 10.0
+LAG_MAX_SAMPLES = 10  # Burrow's default window: the last 10 offsets of each partition
 
 
 class GateTarget(BaseModel):
@@ -43,6 +48,7 @@ class GateReport(BaseModel):
     status: Status
     checks: tuple[Check, ...]
     taken_ms: int
+    lag: GroupLag | None = None  # Burrow's per-partition statuses, with window and evidence
 
     def failed(self, strict: bool = False) -> bool:
         return self.status == "fail" or (strict and self.status == "warn")
@@ -157,6 +163,52 @@ def _lag_check(snap: GroupSnapshot, previous: GroupSnapshot | None) -> Check:
     )
 
 
+def lag_series(snapshots: Sequence[GroupSnapshot]) -> dict[PartitionKey, list[OffsetSample]]:
+    """Each partition's (time, committed, end) samples over the snapshots, oldest first, the last
+    LAG_MAX_SAMPLES of each."""
+    series: dict[PartitionKey, list[OffsetSample]] = {}
+    for snap in sorted(snapshots, key=lambda s: s.taken_ms):
+        for p in snap.lag:
+            if p.committed is not None:
+                series.setdefault((p.topic, p.partition), []).append(
+                    OffsetSample(ts_ms=snap.taken_ms, committed=p.committed, end=p.end_offset)
+                )
+    return {key: samples[-LAG_MAX_SAMPLES:] for key, samples in series.items()}
+
+
+def _parts(group_lag: GroupLag, status: str) -> str:
+    names = [f"{p.topic}-{p.partition}" for p in group_lag.partitions if p.status == status]
+    return ", ".join(names[:5]) + (f" (+{len(names) - 5})" if len(names) > 5 else "")
+
+
+def lag_status_check(group_lag: GroupLag, *, expect_empty: bool) -> Check:
+    """Burrow's group status as a gate check: REWIND fails; STALLED and STOPPED fail over a window long
+    enough to prove them (else warn); WARNING warns; STOPPED passes where the phase expects no members."""
+    status, window = group_lag.status, group_lag.window_s
+    samples = max((p.samples for p in group_lag.partitions), default=0)
+    where = f"over {window:g} s ({samples} samples)"
+    if status == "OK":
+        return Check(name="lag-status", status="pass", reason=f"every partition OK {where}")
+    worst_part = group_lag.worst(1)[0]
+    reason = f"{status}: {_parts(group_lag, status)} {where}; e.g. {worst_part.evidence}"
+    if status == "STOPPED" and expect_empty:
+        return Check(name="lag-status", status="pass", reason=f"stopped, as this phase expects: {reason}")
+    proven = window >= LAG_EVIDENCE_S
+    failing = status == "REWIND" or (status in ("STALLED", "STOPPED") and proven)
+    verdict: Status = "fail" if failing else "warn"
+    hint = {
+        "REWIND": "A committed offset went back: an offset reset or a member committing stale offsets.",
+        "STALLED": "A member owns these partitions but does not commit: look for a stuck poll loop.",
+        "STOPPED": "No member owns these partitions and nobody commits: start the consumers.",
+        "WARNING": "The consumers commit but fall behind: let them catch up before the next bounce.",
+    }[status]
+    if verdict == "warn" and status in ("STALLED", "STOPPED"):
+        hint = (
+            f"Not proven over {window:g} s (members commit every 5 s by default): --lag-window 10 proves it."
+        )
+    return Check(name="lag-status", status=verdict, reason=reason, hint=hint)
+
+
 def evaluate(
     snap: GroupSnapshot,
     *,
@@ -164,10 +216,19 @@ def evaluate(
     phase: int | None = None,
     expect_members: int | None = None,
     previous: GroupSnapshot | None = None,
+    history: Sequence[GroupSnapshot] = (),
 ) -> GateReport:
-    """All checks that apply to this target, in a stable order."""
+    """All checks that apply to this target, in a stable order. `history`: earlier looks (oldest first;
+    `previous` is added if missing), whose committed offsets form the lag window with this one."""
     expect_empty = spec is not None and phase is not None and spec.expect_at(phase).empty
     checks = _general_checks(snap, previous, expect_empty)
+    earlier = [*history, *([previous] if previous is not None and previous not in history else [])]
+    group_lag: GroupLag | None = None
+    if snap.lag:
+        owned = {tp for m in snap.members for tp in m.assignment}
+        group_lag = evaluate_group(lag_series([*earlier, snap]), owned=owned)
+        if group_lag.partitions:
+            checks.append(lag_status_check(group_lag, expect_empty=expect_empty))
     if expect_members is not None:
         n = len(snap.members)
         checks.append(
@@ -190,4 +251,5 @@ def evaluate(
         status=worst(c.status for c in checks),
         checks=tuple(checks),
         taken_ms=snap.taken_ms,
+        lag=group_lag,
     )

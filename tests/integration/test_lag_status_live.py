@@ -15,6 +15,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.lag_sampling import LagSampler
+from tests.conftest import CliResult
 
 
 def _produce(bootstrap: str, topic: str, n: int) -> None:
@@ -127,3 +128,35 @@ def test_a_group_whose_committed_offset_goes_back_is_rewind(
     result = sampler.evaluate()
     assert result.status == "REWIND"
     assert "went back 20 -> 4" in result.partitions[0].evidence
+
+
+def test_verify_group_fails_a_stalled_group_and_states_window_and_evidence_per_partition(
+    bootstrap: str,
+    admin: ClusterAdmin,
+    run_cli: Callable[..., CliResult],
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+) -> None:
+    topic, group = topic_factory(1), unique("stalled-gate")
+    _produce(bootstrap, topic, 30)
+    with _committer(bootstrap, group, topic, member=True) as commit:
+        commit(7)
+        result = run_cli(
+            "verify-group", group, "--bootstrap-server", bootstrap, "--lag-window", "10", "-o", "json"
+        )
+        table = run_cli("verify-group", group, "--bootstrap-server", bootstrap, "--lag-window", "0.5")
+    assert result.code == 1, result.stdout + result.stderr
+    report = result.json()
+    lag_check = next(c for c in report["checks"] if c["name"] == "lag-status")
+    assert lag_check["status"] == "fail" and lag_check["reason"].startswith(f"STALLED: {topic}-0 over ")
+    part = report["lag"]["partitions"][0]
+    assert (part["status"], part["committed_last"], part["lag_last"], part["owned"]) == (
+        "STALLED",
+        7,
+        23,
+        True,
+    )
+    assert part["window_s"] >= 10 and part["samples"] >= 2
+    assert table.code == 0, "half a second proves nothing: a warning, not a failure"
+    assert "lag-status STALLED (Burrow's rules over" in table.stdout
+    assert f"{topic}-0" in table.stdout and "its owner is not committing" in table.stdout
