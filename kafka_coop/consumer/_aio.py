@@ -238,18 +238,18 @@ class CoopAIOConsumer:
 
     # --- the per-batch path --------------------------------------------------------------------
     async def consume(self, *args: Any, **kwargs: Any) -> list[Any]:
-        if self._fatal_text is not None:
+        if self._fatal_text is not None or self._handler.failure is not None:
             await self._fail()
         messages: list[Any] = await self._consumer.consume(*args, **kwargs)
-        if self._fatal_text is not None:
+        if self._fatal_text is not None or self._handler.failure is not None:
             await self._fail()
         return messages
 
     async def poll(self, *args: Any, **kwargs: Any) -> Any:
-        if self._fatal_text is not None:
+        if self._fatal_text is not None or self._handler.failure is not None:
             await self._fail()
         message = await self._consumer.poll(*args, **kwargs)
-        if self._fatal_text is not None:
+        if self._fatal_text is not None or self._handler.failure is not None:
             await self._fail()
         return message
 
@@ -375,6 +375,7 @@ class CoopAIOConsumer:
             self._fatal_text = text
 
     async def _fail(self) -> None:
+        """The failure (logged FATAL, or found by the handler, e.g. a fenced commit), raised every time."""
         if self._handler.failure is None:
             text = self._fatal_text or ""
             error = fatal_error(

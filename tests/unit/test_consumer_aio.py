@@ -266,3 +266,33 @@ def test_a_cancelled_async_hook_lets_the_revoke_finish_then_comes_out_of_consume
     assert inner.committed_offsets == {(T, 0): 7}, "the commit still happened"
     revoked = next(e for e in sink.events if e.kind == "revoked")
     assert revoked.owned == () and "interrupted" in (revoked.error or "")
+
+
+@pytest.mark.usefixtures("fake_client")
+def test_a_commit_fenced_inside_a_revoke_fails_this_and_every_later_consume() -> None:
+    from confluent_kafka import KafkaError
+
+    from kafka_coop.errors import InstanceIdConflict
+    from tests.unit.consumer_fake import kafka_error
+
+    async def scenario() -> tuple[Any, list[BaseException]]:
+        consumer, inner, sink = await _started(conf={"group.instance.id": "svc-3"})
+        await _rebalance(consumer, inner, "assign", 0, 1)
+        await consumer.mark_done(inner.deliver(T, 0, 1))
+        inner.commit_errors.append(kafka_error(KafkaError.FENCED_INSTANCE_ID, fatal=True))
+        inner.pending.append(lambda: inner.rebalance("revoke", [(T, 0)]))
+        inner.raise_fatal(KafkaError.FENCED_INSTANCE_ID, "OffsetCommit failed")  # as librdkafka does
+        raised: list[BaseException] = []
+        for _ in range(2):  # the first from inside the revoke, the next from the failed consumer
+            try:
+                await consumer.consume(num_messages=10, timeout=0.1)
+            except BaseException as exc:
+                raised.append(exc)
+        await consumer.close()
+        return sink, raised
+
+    sink, raised = asyncio.run(scenario())
+    assert len(raised) == 2 and all(isinstance(e, InstanceIdConflict) for e in raised), raised
+    losts = [e for e in sink.events if e.kind == "lost"]
+    assert len(losts) == 1 and losts[0].owned == () and sorted(losts[0].partitions) == [(T, 0), (T, 1)]
+    assert "revoked" not in [e.kind for e in sink.events]
