@@ -30,7 +30,13 @@ ClientFamily: TypeAlias = Literal["librdkafka", "java"]
 Unknown: TypeAlias = Literal["unknown"]
 SeenProtocol: TypeAlias = Literal["eager", "cooperative", "consumer", "unknown"]
 SeenMemberType: TypeAlias = Literal["classic", "consumer", "unknown"]
-SeenFamily: TypeAlias = Literal["librdkafka", "java", "unknown"]
+KnownFamily: TypeAlias = Literal[
+    "java", "librdkafka", "kafka-python", "aiokafka", "franz-go", "sarama", "kafkajs"
+]
+"""Every client family migrations/families/families.yaml describes (a test keeps the two equal)."""
+SeenFamily: TypeAlias = Literal[
+    "java", "librdkafka", "kafka-python", "aiokafka", "franz-go", "sarama", "kafkajs", "unknown"
+]
 
 RebalanceMode: TypeAlias = Literal["eager-range", "eager-roundrobin", "cooperative-sticky", "consumer"]
 """kafka-coop's one-word choice of protocol and assignor (`ConsumerSettings.rebalance`, `--rebalance`)."""

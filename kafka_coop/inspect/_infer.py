@@ -3,9 +3,12 @@
 The rules rest on bytes captured from real members on the sandbox (tests/unit/vectors, made by
 scripts/capture_vectors.py), not on documentation alone:
 
-* **Client family.** librdkafka writes an empty rack id and empty userData where the Java client
-  writes null; Java's CooperativeStickyAssignor userData is exactly its 4-byte generation. KIP-848
-  members send no metadata: there only the default client id (`rdkafka`, `consumer-<group>-<n>`) tells.
+* **Client family.** Each family's subscription has its own shape (families.yaml `wire`: the version
+  per assignor, userData null or empty, rack id absent, null or empty): librdkafka writes an empty rack
+  id, Java and franz-go a null one, kafka-python, aiokafka and KafkaJS write v0/v1 with empty userData.
+  One family fits: it is that one. Several fit: their default client id (`kafka-python-3.0.12`, `kgo`,
+  `rdkafka`...) decides, and an app-set client id leaves the family `unknown` with the candidates named.
+  KIP-848 members send no metadata: there only a default client id tells.
 * **Rebalance protocol.** If the group selected an eager-only assignor (range, roundrobin, sticky),
   every member supports it and so every member is EAGER (Java picks the protocol all its assignors
   share; librdkafka lists hold one protocol). If it selected cooperative-sticky: a librdkafka member
@@ -34,6 +37,7 @@ from kafka_coop._vocab import (
     SeenMemberType,
     SeenProtocol,
 )
+from kafka_coop.families import WireTraits, catalog, recognise
 from kafka_coop.inspect._model import BrokerFacts, Fact, MemberSnapshot
 from kafka_coop.manifest import Manifest
 from kafka_coop.protocol import (
@@ -47,7 +51,6 @@ _CLASSIC_MEMBER_ID = re.compile(
     r"^(?P<client>.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 )
 _CONSUMER_MEMBER_ID = re.compile(r"^[A-Za-z0-9+/_-]{22}$")
-_JAVA_DEFAULT_CLIENT_ID = re.compile(r"^consumer-.+-\d+$")
 
 
 class MemberInput(BaseModel):
@@ -118,27 +121,43 @@ def _member_type(group_type: str, member: MemberInput, manifest: Manifest | None
     return Fact(value="unknown", source="unknown")
 
 
+_DECLARED_LIBRARIES = {"librdkafka": "librdkafka", "kafka-clients": "java"}
+
+
+def wire_traits(member: MemberInput, sub: ConsumerProtocolSubscription | None, selected: str) -> WireTraits:
+    """What the wire shows of one member, in the terms of the families file's signatures."""
+    if sub is None:
+        return WireTraits(client_id=member.client_id)
+    user_data = "null" if sub.user_data is None else "empty" if sub.user_data == b"" else "bytes"
+    rack = (
+        "absent"
+        if sub.version < 3
+        else "null"
+        if sub.rack_id is None
+        else "empty"
+        if not sub.rack_id
+        else None
+    )
+    return WireTraits(
+        subscription_version=sub.version,
+        user_data=user_data,
+        rack=rack,
+        selected_assignor=selected or None,
+        client_id=member.client_id,
+    )
+
+
 def _family(
-    member: MemberInput, sub: ConsumerProtocolSubscription | None, manifest: Manifest | None
+    member: MemberInput, sub: ConsumerProtocolSubscription | None, manifest: Manifest | None, selected: str
 ) -> Fact[SeenFamily]:
     if manifest is not None:
-        libs = manifest.libraries
-        if "librdkafka" in libs:
-            return Fact(value="librdkafka", source="declared", signal="manifest")
-        if "kafka-clients" in libs:
-            return Fact(value="java", source="declared", signal="manifest")
-    if sub is not None:
-        if sub.rack_id == "" or sub.user_data == b"":
-            return Fact(value="librdkafka", source="inferred", signal="empty rack id / userData (librdkafka)")
-        if sub.user_data is not None and len(sub.user_data) == 4:
-            return Fact(value="java", source="inferred", signal="4-byte userData (Java cooperative-sticky)")
-        if sub.rack_id is None:
-            return Fact(value="java", source="inferred", signal="null rack id (Java)")
-    if member.client_id == "rdkafka":
-        return Fact(value="librdkafka", source="inferred", signal="default client.id rdkafka")
-    if _JAVA_DEFAULT_CLIENT_ID.match(member.client_id):
-        return Fact(value="java", source="inferred", signal="default client.id consumer-<group>-<n>")
-    return Fact(value="unknown", source="unknown")
+        for library, family in _DECLARED_LIBRARIES.items():
+            if library in manifest.libraries:
+                return Fact(value=family, source="declared", signal="manifest")
+    found = recognise(wire_traits(member, sub, selected))
+    if found.family is None:
+        return Fact(value="unknown", source="unknown", signal=found.signal)
+    return Fact(value=found.family, source="inferred", signal=found.signal)
 
 
 def _protocol(
@@ -155,13 +174,20 @@ def _protocol(
         return Fact(value="consumer", source="inferred", signal="KIP-848 member")
     if sub is None:
         return Fact(value="unknown", source="unknown", signal="no protocol metadata visible")
-    if selected in EAGER_ONLY_ASSIGNORS:
+    if selected in EAGER_ONLY_ASSIGNORS or catalog().assignor_protocol(selected) == "eager":
         return Fact(value="eager", source="inferred", signal=f"group selected eager-only {selected}")
     if selected in COOPERATIVE_ASSIGNORS:
         if sub.owned_partitions:
             return Fact(value="cooperative", source="inferred", signal="re-joined with owned partitions")
-        if family == "librdkafka":
-            return Fact(value="cooperative", source="inferred", signal=f"librdkafka on {selected}")
+        known = catalog().get(family)
+        if known is not None and known.mixed_list in ("refused", "selected"):
+            # its list holds one protocol, or it follows the selected assignor: cooperative either way
+            how = (
+                "lists hold one protocol"
+                if known.mixed_list == "refused"
+                else "follows the selected assignor"
+            )
+            return Fact(value="cooperative", source="inferred", signal=f"{family} on {selected} ({how})")
         if not anyone_sent_owned:
             return Fact(value="eager", source="inferred", signal="no member re-joined with owned partitions")
         return Fact(value="unknown", source="unknown", signal="re-joined owning nothing (eager or idle)")
@@ -196,7 +222,7 @@ def infer_members(
         sub, error, user_data = decoded[member.member_id]
         manifest = matched.get(member.member_id)
         member_type = _member_type(group_type, member, manifest)
-        family = _family(member, sub, manifest)
+        family = _family(member, sub, manifest, selected_assignor)
         out.append(
             MemberSnapshot(
                 member_id=member.member_id,

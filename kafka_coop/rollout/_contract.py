@@ -14,10 +14,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kafka_coop._vocab import KnownFamily
 from kafka_coop.errors import InvalidInput
 from kafka_coop.rollout._checks import Check
 from kafka_coop.rollout._match import FleetState
-from kafka_coop.rollout._spec import Action, Expect, Family, MemberConfig, PauseClass
+from kafka_coop.rollout._spec import Action, Expect, MemberConfig, PauseClass
 
 Direction = Literal["upgrade", "downgrade"]
 Target = Literal["cooperative", "consumer", "eager", "classic"]
@@ -51,7 +52,7 @@ class PlanPhase(BaseModel):
     status: Literal["done", "in-progress", "todo"]
     progress: str | None = None
     gate: str  # the verify-group command that must pass before this phase starts
-    config: dict[Family, FamilyConfig]
+    config: dict[KnownFamily, FamilyConfig]  # every family in the fleet, each in its own terms
     expect: Expect
     pause: PauseClass
     pause_note: str

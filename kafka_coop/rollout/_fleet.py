@@ -18,16 +18,14 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from kafka_coop._vocab import (
-    JAVA_ASSIGNOR_CLASSES,
-    ClientFamily,
     GroupProtocol,
+    KnownFamily,
     SeenFamily,
     SeenMemberType,
     SeenProtocol,
-    mixes_protocols,
-    protocol_of,
 )
 from kafka_coop.errors import InvalidInput
+from kafka_coop.families import catalog
 from kafka_coop.inspect import GroupSnapshot
 
 FleetFamily = SeenFamily
@@ -140,7 +138,8 @@ class _FileMember(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = ""
-    family: ClientFamily
+    family: KnownFamily
+    version: str | None = None  # the library's version, checked against families.yaml
     count: int = Field(default=1, ge=1)
     group_protocol: GroupProtocol = "classic"
     assignors: tuple[str, ...] | None = None
@@ -151,14 +150,12 @@ class _FileMember(BaseModel):
     def _valid_list(self) -> _FileMember:
         if self.group_protocol == "consumer" and self.assignors:
             raise ValueError("a group_protocol consumer member takes no assignors")
-        unknown = [a for a in self.assignors or () if a not in JAVA_ASSIGNOR_CLASSES]
-        if unknown:
-            raise ValueError(f"unknown assignor(s) {unknown}; known: {sorted(JAVA_ASSIGNOR_CLASSES)}")
-        if self.family == "librdkafka" and self.assignors and mixes_protocols(self.assignors):
-            raise ValueError(
-                f"librdkafka refuses the mixed list {list(self.assignors)} at consumer creation; "
-                "such a member cannot exist"
-            )
+        facts = catalog()[self.family]
+        why = facts.why_not(
+            self.assignors or (), consumer=self.group_protocol == "consumer", static=self.static
+        )
+        if why:
+            raise ValueError(f"{why}; such a member cannot exist")
         return self
 
 
@@ -172,10 +169,19 @@ class _FleetFile(BaseModel):
 
 
 def _member_from_file(entry: _FileMember) -> FleetMember:
+    facts = catalog()[entry.family]
     if entry.group_protocol == "consumer":
         protocol: MemberProtocol = "consumer"
     elif entry.assignors:
-        protocol = protocol_of(entry.assignors)
+        protocols = {facts.assignors[a].protocol for a in entry.assignors}
+        # one protocol, or a mixed list: Java's rule (common: eager); franz-go follows the selected one
+        protocol = (
+            protocols.pop()
+            if len(protocols) == 1
+            else "unknown"
+            if facts.mixed_list == "selected"
+            else "eager"
+        )
     else:
         protocol = "unknown"
     return FleetMember(
@@ -209,6 +215,12 @@ def parse_fleet(text: str, source: str) -> FleetDescription:
         raise InvalidInput(f"{source} is not valid YAML/JSON: {exc}.") from None
     if not isinstance(data, dict):
         raise InvalidInput(f"{source} must hold one mapping (a fleet), not {type(data).__name__}.")
+    for i, entry in enumerate(data.get("members") or []):
+        if isinstance(entry, dict) and "family" in entry:
+            version = entry.get("version")
+            wrong = catalog().check(str(entry["family"]), None if version is None else str(version))
+            if wrong:
+                raise InvalidInput(f"{source}: member {i + 1}: {wrong}.")
     try:
         parsed = _FleetFile.model_validate(data)
     except ValidationError as exc:

@@ -17,6 +17,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kafka_coop.families import Family as ClientFamilyFacts
+from kafka_coop.families import catalog
 from kafka_coop.rollout._checks import Check, Status, worst
 from kafka_coop.rollout._fleet import FleetDescription, FleetMember
 from kafka_coop.rollout._spec import Expect, Family, MemberConfig, MigrationSpec, Phase
@@ -80,26 +82,39 @@ def _config_findings(member: FleetMember, config: MemberConfig) -> list[Finding]
     return out
 
 
+def why_not(family: ClientFamilyFacts, config: MemberConfig) -> str:
+    """'' if the family can run a phase's config, else why not (families.yaml)."""
+    return family.why_not(
+        config.assignors, consumer=config.group_protocol == "consumer", static=config.static_membership
+    )
+
+
 def member_findings(
     member: FleetMember, configs: Mapping[Family, MemberConfig] | None, expect: Expect
 ) -> list[Finding]:
     """Does one member look as `expect` says and run its family's config in `configs`?
 
     A member of an unknown family is held to every family's config (they agree on what is visible:
-    group protocol, assignors, static membership); a family the migration has no config for fails.
-    `configs=None` checks `expect` only.
+    group protocol, assignors, static membership). A family the migration has no config of its own for
+    (kafka-python, franz-go...) is held to the same, if it can run it at all (families.yaml); if it
+    cannot, it fails with the reason. `configs=None` checks `expect` only.
     """
     out = _expect_findings(member, expect)
     if configs is None:
         return out
     family = member.family
-    if family == "unknown":
+    own = [config for name, config in configs.items() if name == family]
+    if own:
+        candidates = own
+    elif family == "unknown":
         candidates = list(configs.values())
-    elif family in configs:
-        candidates = [configs[family]]
     else:
-        detail = f"{member.label}: {member.family} members have no config in this migration"
-        return [*out, Finding("member-config", "fail", member.label, detail)]
+        known = catalog().get(family)
+        candidates = [c for c in configs.values() if known is not None and not why_not(known, c)]
+        if not candidates:
+            why = why_not(known, next(iter(configs.values()))) if known and configs else "no config"
+            detail = f"{member.label}: {why}"
+            return [*out, Finding("member-config", "fail", member.label, detail)]
     per_config = [_config_findings(member, config) for config in candidates]
     return out + max(per_config, key=lambda fs: worst(f.status for f in fs), default=[])
 

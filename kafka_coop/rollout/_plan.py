@@ -14,17 +14,20 @@ Live paths (a pause per member) are preferred to cutovers (a full stop); the pau
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kafka_coop._vocab import KnownFamily
+from kafka_coop.families import catalog
 from kafka_coop.inspect import version_at_least
 from kafka_coop.rollout._contract import (
     TARGETS,
     Alternative,
     Blocker,
     Direction,
+    FamilyConfig,
     FleetSummary,
     GateCommand,
     Plan,
@@ -33,9 +36,9 @@ from kafka_coop.rollout._contract import (
     Target,
 )
 from kafka_coop.rollout._fleet import FleetDescription
-from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match
+from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match, why_not
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
-from kafka_coop.rollout._spec import MemberConfig, MigrationSpec
+from kafka_coop.rollout._spec import Family, MemberConfig, MigrationSpec
 from kafka_coop.rollout._wording import family_config, pause_note
 
 
@@ -46,6 +49,26 @@ class _Fit(BaseModel):
     source: str  # the name or file the gate commands pass to --migration
     position: Position | None
     rejected: str | None
+
+
+def _base_config(configs: Mapping[Family, MemberConfig]) -> MemberConfig | None:
+    """A phase's config, family-neutral: the migration's families agree on what a member runs."""
+    return next(iter(configs.values()), None)
+
+
+def _why_family_cannot(family: str, spec: MigrationSpec) -> str:
+    """'' if a family the path has no config of its own for can run every phase (families.yaml)."""
+    facts = catalog().get(family)
+    if facts is None:
+        return f"{family} member(s): not a family kafka-coop knows"
+    for k in range(len(spec.phases) + 1):
+        config = _base_config(spec.config_at(k) or {})
+        if config is not None and config.group_protocol == "classic" and not config.assignors:
+            continue  # a start state that does not care which list
+        why = "" if config is None else why_not(facts, config)
+        if why:
+            return f"{family} member(s): {why}"
+    return ""
 
 
 def _fit(fleet: FleetDescription, spec: MigrationSpec, source: str) -> _Fit:
@@ -67,11 +90,12 @@ def _fit(fleet: FleetDescription, spec: MigrationSpec, source: str) -> _Fit:
             rejected=f"the client family of {unknown} member(s) is unknown and this path is only for "
             f"{', '.join(spec.families)} members",
         )
-    missing = [f for f in families if f != "unknown" and f not in spec.families]
-    if missing:
-        return _Fit(
-            spec=spec, source=source, position=None, rejected=f"it has no config for {missing} members"
-        )
+    for name in families:
+        if name == "unknown" or name in spec.families:
+            continue
+        why = _why_family_cannot(name, spec)
+        if why:
+            return _Fit(spec=spec, source=source, position=None, rejected=f"{families[name]} {why}")
     position = locate(fleet, spec)
     if position is None:
         _, start_why = phase_match(fleet, spec, 0)
@@ -163,6 +187,20 @@ def _plan_command(group: str, spec: MigrationSpec, gate: GateCommand, migration:
     return shlex.join(parts)
 
 
+def _phase_configs(
+    family_configs: Mapping[Family, MemberConfig], families: set[str]
+) -> dict[KnownFamily, FamilyConfig]:
+    """Each family's config in its own terms: the migration's own, else the phase's rendered for it."""
+    base = _base_config(family_configs)
+    configs = {str(k): v for k, v in family_configs.items()}
+    out: dict[KnownFamily, FamilyConfig] = {}
+    for family in sorted(families, key=lambda f: (f not in configs, f)):
+        config = configs.get(family, base)
+        if config is not None and catalog().get(family) is not None:
+            out[family] = family_config(family, config)  # type: ignore[index]
+    return out
+
+
 def _phases(fleet: FleetDescription, fit: _Fit, gate: GateCommand) -> list[PlanPhase]:
     spec, position = fit.spec, fit.position
     assert position is not None
@@ -198,7 +236,7 @@ def _phases(fleet: FleetDescription, fit: _Fit, gate: GateCommand) -> list[PlanP
                 gate=gate.render(fleet.group, None, None, fleet.size)
                 if status == "in-progress"
                 else gate.render(fleet.group, fit.source, phase.n - 1, members_before),
-                config={f: family_config(f, c) for f, c in phase.config.items() if f in families},
+                config=_phase_configs(phase.config, families),
                 expect=phase.expect,
                 pause=phase.pause,
                 pause_note=pause_note(phase, protocol_before, fleet.size, static),

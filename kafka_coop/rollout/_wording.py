@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from kafka_coop._vocab import ASSIGNOR_REBALANCE_MODE
+from kafka_coop.families import catalog
 from kafka_coop.rollout._contract import FamilyConfig
-from kafka_coop.rollout._spec import Family, MemberConfig, Phase
+from kafka_coop.rollout._spec import MemberConfig, Phase
 
 STATIC_ID_HINT = "<unique per member, stable across restarts>"
 
@@ -24,7 +25,25 @@ def _kafka_coop_settings(config: MemberConfig) -> dict[str, str]:
     return settings
 
 
-def family_config(family: Family, config: MemberConfig) -> FamilyConfig:
+def _in_own_terms(family: str, config: MemberConfig) -> dict[str, str]:
+    """A family without config of its own in the migration: the phase's config in its terms
+    (families.yaml `config`): option or property name -> value, or code lines."""
+    lines = catalog()[family].render(
+        config.assignors, consumer=config.group_protocol == "consumer", static=config.static_membership
+    )
+    values: dict[str, str] = {}
+    for i, line in enumerate(lines, 1):
+        key, eq, value = line.partition("=")
+        if eq and "(" not in key:
+            values[key.strip()] = value.strip()
+        else:
+            values[f"code {i}"] = line
+    return values
+
+
+def family_config(family: str, config: MemberConfig) -> FamilyConfig:
+    if family not in ("librdkafka", "java"):
+        return FamilyConfig(member=config, set=_in_own_terms(family, config))
     values = config.librdkafka_conf() if family == "librdkafka" else config.java_properties()
     if config.static_membership:
         values["group.instance.id"] = STATIC_ID_HINT

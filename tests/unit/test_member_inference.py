@@ -35,11 +35,16 @@ def _id(vector: dict[str, Any]) -> str:
     return f"{vector['scenario']}@{vector['moment']}"
 
 
+# Java and librdkafka (confluent-kafka-python) members with app-set client ids; the other families'
+# vectors (with `kind`) are covered by test_family_inference.py.
+JAVA_AND_PYTHON = [v for v in VECTORS if v.get("kind", v["family"]) in ("java", "librdkafka", "python")]
+
+
 @pytest.mark.parametrize("vector", VECTORS, ids=_id)
-def test_client_family_is_told_apart_from_the_subscription_bytes(vector: dict[str, Any]) -> None:
+def test_client_family_is_the_truth_or_unknown_never_another_family(vector: dict[str, Any]) -> None:
+    """Java and franz-go send the same shape, so an app-set client id leaves a Java member unknown."""
     members = infer_members("g", "classic", vector["protocol"], _inputs(vector))
-    assert {m.client_family.value for m in members} == {vector["family"]}
-    assert all(m.client_family.source == "inferred" for m in members)
+    assert {m.client_family.value for m in members} <= {vector["family"], "unknown"}
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=_id)
@@ -52,7 +57,7 @@ def test_rebalance_protocol_is_inferred_right_or_admitted_unknown(vector: dict[s
         )
 
 
-@pytest.mark.parametrize("vector", [v for v in VECTORS if v["moment"] == "after-rebalance"], ids=_id)
+@pytest.mark.parametrize("vector", [v for v in JAVA_AND_PYTHON if v["moment"] == "after-rebalance"], ids=_id)
 def test_a_settled_group_has_at_least_two_member_protocols_decided(vector: dict[str, Any]) -> None:
     """After a rebalance cooperative members re-join with owned partitions, so the rules decide."""
     members = infer_members("g", "classic", vector["protocol"], _inputs(vector))
@@ -68,7 +73,7 @@ def test_librdkafka_cooperative_sticky_leader_writes_user_data_into_assignments(
     )
     members = infer_members("g", "classic", coop["protocol"], _inputs(coop))
     assert all((m.assignment_user_data or 0) > 0 for m in members)
-    for v in VECTORS:
+    for v in JAVA_AND_PYTHON:  # sarama's sticky leader writes userData into assignments too
         if v["scenario"] != "python-cooperative-sticky":
             assert all(
                 not m.assignment_user_data for m in infer_members("g", "classic", v["protocol"], _inputs(v))

@@ -58,10 +58,10 @@ def test_a_blocked_plan_exits_1_and_says_why(tmp_path: Path, invoke_cli: Callabl
 def test_a_fleet_file_with_a_bad_field_is_exit_2_naming_file_and_field(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    fleet = _fleet(tmp_path, "group: g\nmembers:\n  - {family: go, count: 1}\n")
+    fleet = _fleet(tmp_path, "group: g\nmembers:\n  - {family: java, count: 0}\n")
     result = invoke_cli("upgrade-plan", "--fleet", fleet, "--to", "cooperative")
     assert result.code == 2
-    assert "fleet.yaml: field members.0.family" in result.stderr
+    assert "fleet.yaml: field members.0.count" in result.stderr
     assert result.stdout == "", "nothing half-written on stdout"
 
 

@@ -1,0 +1,271 @@
+"""Client families as data (migrations/families/families.yaml): what each can do, and how it shows.
+
+A real group mixes client libraries whose capabilities differ exactly where a plan decides: the
+assignors each ships, whether it rebalances cooperatively, what it does with a mixed eager+cooperative
+list (the KIP-429 two-bounce), KIP-848, static membership, leaving on close. Those facts live in one
+data file, each with its source, so inference and the planner read them instead of branching per
+family. Pure: pydantic and YAML only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from kafka_coop._vocab import ClassicProtocol
+
+MixedList = Literal["refused", "common", "selected", "n/a"]
+UserData = Literal["null", "empty", "bytes"]
+Rack = Literal["absent", "null", "empty"]
+WireUserData = Literal["null", "empty", "bytes"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class VersionRange(_Frozen):
+    min: str
+    below: str
+
+    def contains(self, version: str) -> bool:
+        v = version_tuple(version)
+        return v is not None and version_tuple(self.min) <= v < (version_tuple(self.below) or ())  # type: ignore[operator]
+
+    def __str__(self) -> str:
+        return f">={self.min},<{self.below}"
+
+
+class AssignorFact(_Frozen):
+    protocol: ClassicProtocol
+    name: str  # what the family calls it in its own config
+
+
+class Support(_Frozen):
+    supported: bool
+    since: str | None = None
+    source: str
+
+
+class LeaveOnClose(_Frozen):
+    dynamic: Literal["leave", "remain"]
+    static: Literal["leave", "remain"]
+    source: str
+
+
+class Wire(_Frozen):
+    client_id_default: str
+    client_id_source: str
+    subscription_version: dict[str, int]
+    user_data: tuple[WireUserData, ...]
+    rack: tuple[Rack, ...]
+
+    @model_validator(mode="after")
+    def _regex(self) -> Wire:
+        re.compile(self.client_id_default)
+        return self
+
+
+class ConfigTerms(_Frozen):
+    assignors: str
+    assignor_separator: str = ","
+    consumer: str | None = None  # None: the family has no KIP-848 setting
+    static: str | None = None
+
+
+class Family(_Frozen):
+    family: str
+    title: str
+    versions: VersionRange
+    tested_with: str
+    member_kind: str
+    assignors: dict[str, AssignorFact]
+    assignors_source: str
+    default_assignors: tuple[str, ...]
+    mixed_list: MixedList
+    mixed_list_source: str
+    kip848: Support
+    static_membership: Support
+    leave_on_close: LeaveOnClose
+    wire: Wire
+    config: ConfigTerms
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Family:
+        unknown = [a for a in self.default_assignors if a not in self.assignors]
+        if unknown:
+            raise ValueError(f"{self.family}: default assignors {unknown} are not among its assignors")
+        coop = any(a.protocol == "cooperative" for a in self.assignors.values())
+        if coop == (self.mixed_list == "n/a"):
+            raise ValueError(f"{self.family}: mixed_list n/a is for families without a cooperative assignor")
+        if not self.versions.contains(self.tested_with):
+            raise ValueError(f"{self.family}: tested_with {self.tested_with} is outside {self.versions}")
+        return self
+
+    @property
+    def cooperative(self) -> bool:
+        return any(a.protocol == "cooperative" for a in self.assignors.values())
+
+    def why_not(self, assignors: Iterable[str] = (), *, consumer: bool = False, static: bool = False) -> str:
+        """'' if the family can run this config, else one clause saying why not (for plans and gates)."""
+        if consumer and not self.kip848.supported:
+            return f"{self.family} does not speak the KIP-848 consumer protocol ({self.kip848.source})"
+        if static and not self.static_membership.supported:
+            return f"{self.family} has no static membership ({self.static_membership.source})"
+        names = tuple(assignors)
+        missing = [a for a in names if a not in self.assignors]
+        if missing:
+            shipped = ", ".join(self.assignors)
+            return f"{self.family} ships no {missing[0]} assignor (it ships {shipped})"
+        protocols = {self.assignors[a].protocol for a in names}
+        if len(protocols) > 1 and self.mixed_list == "refused":
+            source = self.mixed_list_source
+            return f"{self.family} refuses a list mixing eager and cooperative assignors ({source})"
+        return ""
+
+    def render(
+        self, assignors: Iterable[str] = (), *, consumer: bool = False, static: bool = False
+    ) -> list[str]:
+        """A config in the family's own terms (properties, options or code), one setting per line."""
+        lines: list[str] = []
+        if consumer:
+            lines.append(self.config.consumer or f"({self.family}: no KIP-848 setting)")
+        else:
+            names = tuple(assignors)
+            if names:
+                listed = self.config.assignor_separator.join(self.assignors[a].name for a in names)
+                lines.append(self.config.assignors.replace("{assignors}", listed))
+        if static and self.config.static:
+            lines.append(self.config.static.replace("{instance_id}", "<stable id per instance>"))
+        return lines
+
+
+class FamilyCatalog(_Frozen):
+    families: tuple[Family, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> FamilyCatalog:
+        names = [f.family for f in self.families]
+        if len(names) != len(set(names)):
+            raise ValueError(f"family names repeat: {names}")
+        return self
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.family for f in self.families)
+
+    def get(self, name: str) -> Family | None:
+        return next((f for f in self.families if f.family == name), None)
+
+    def __getitem__(self, name: str) -> Family:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def assignor_protocol(self, name: str) -> ClassicProtocol | None:
+        """The protocol of an assignor name, if every family that ships that name agrees on it."""
+        protocols = {f.assignors[name].protocol for f in self.families if name in f.assignors}
+        return protocols.pop() if len(protocols) == 1 else None
+
+    def known_sentence(self) -> str:
+        return ", ".join(f"{f.family} {f.versions}" for f in self.families)
+
+    def check(self, name: str, version: str | None = None) -> str:
+        """'' if `name` (at `version`) is a family we know, else one sentence listing the known ones."""
+        family = self.get(name)
+        if family is None:
+            return f"unknown client family {name!r}; known: {self.known_sentence()}"
+        if version is not None and not family.versions.contains(version):
+            known = self.known_sentence()
+            return f"{name} {version} is outside the versions we know ({family.versions}); known: {known}"
+        return ""
+
+
+def version_tuple(version: str) -> tuple[int, ...] | None:
+    match = re.match(r"^v?(\d+(?:\.\d+)*)", version.strip())
+    return tuple(int(p) for p in match.group(1).split(".")) if match else None
+
+
+class FamilyDataError(ValueError):
+    """The bundled families file does not validate: a packaging or editing bug."""
+
+
+def parse_catalog(text: str, source: str) -> FamilyCatalog:
+    try:
+        return FamilyCatalog.model_validate(yaml.safe_load(text))
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise FamilyDataError(f"{source} is not a valid families file: {exc}") from exc
+
+
+@cache
+def catalog() -> FamilyCatalog:
+    """The bundled catalog (migrations/families/families.yaml), parsed once."""
+    path = resources.files("kafka_coop.migrations") / "families" / "families.yaml"
+    return parse_catalog(path.read_text(encoding="utf-8"), "migrations/families/families.yaml")
+
+
+# --- recognising a family on the wire ----------------------------------------------------------------
+class WireTraits(_Frozen):
+    """What one member shows: its subscription's shape (None without one) and its client id."""
+
+    subscription_version: int | None = None
+    user_data: WireUserData | None = None
+    rack: Rack | None = None
+    selected_assignor: str | None = None
+    client_id: str = ""
+
+
+class Recognition(_Frozen):
+    family: str | None  # None: cannot tell
+    signal: str
+    candidates: tuple[str, ...] = ()
+
+
+def _wire_fits(family: Family, traits: WireTraits) -> bool:
+    if traits.subscription_version is None:
+        return True
+    selected = traits.selected_assignor
+    versions = family.wire.subscription_version
+    if selected in versions:
+        if versions[selected] != traits.subscription_version:
+            return False
+    elif traits.subscription_version not in set(versions.values()):
+        return False
+    return traits.user_data in family.wire.user_data and traits.rack in family.wire.rack
+
+
+def recognise(traits: WireTraits, families: FamilyCatalog | None = None) -> Recognition:
+    """The one family whose wire signature fits, else the one whose default client id matches among
+    those that fit; several or none: no family (the candidates are named, never guessed between)."""
+    cat = families or catalog()
+    fits = [f for f in cat.families if _wire_fits(f, traits)]
+    shape = (
+        f"subscription v{traits.subscription_version}, userData {traits.user_data}, rack {traits.rack}"
+        if traits.subscription_version is not None
+        else "no subscription bytes"
+    )
+    by_id = [f for f in fits if re.search(f.wire.client_id_default, traits.client_id)]
+    if traits.subscription_version is not None and len(fits) == 1:
+        only = fits[0]
+        return Recognition(family=only.family, signal=f"{shape}: only {only.family} sends this")
+    if len(by_id) == 1:
+        only = by_id[0]
+        how = f"{shape} fits {', '.join(f.family for f in fits)}; " if len(fits) > 1 else f"{shape}; "
+        return Recognition(family=only.family, signal=f"{how}default client id of {only.family}")
+    names = tuple(f.family for f in fits)
+    if not fits:
+        return Recognition(family=None, signal=f"{shape}: no known family sends this")
+    if traits.subscription_version is None:
+        return Recognition(family=None, signal=f"{shape} and a client id that is no family's default")
+    return Recognition(
+        family=None,
+        signal=f"{shape} fits {', '.join(names)}; the client id is set by the app",
+        candidates=names,
+    )
