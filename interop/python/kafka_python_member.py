@@ -13,6 +13,7 @@ import signal
 import time
 
 from kafka import ConsumerRebalanceListener, KafkaConsumer
+from kafka.errors import KafkaConfigurationError
 from kafka.coordinator.assignors.abstract import RebalanceProtocol
 from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
@@ -49,10 +50,9 @@ def main() -> None:
     if unknown:
         fail(f"kafka-python has no assignor {unknown[0]} (it ships {', '.join(ASSIGNORS)})")
     classes = [ASSIGNORS[n] for n in names]
+    # kafka-python's own rule (it refuses a list without one, at KafkaConsumer creation, below)
     common = set.intersection(*(set(c().supported_protocols()) for c in classes))
-    if not common:
-        fail(f"kafka-python refuses assignors {names}: they share no rebalance protocol")
-    protocol = "cooperative" if max(common) == RebalanceProtocol.COOPERATIVE else "eager"
+    protocol = "cooperative" if common and max(common) == RebalanceProtocol.COOPERATIVE else "eager"
     client_id = args.client_id or f"kafka-python-{__version__}"
     config: dict[str, object] = {
         "bootstrap_servers": args.bootstrap.split(","),
@@ -68,7 +68,11 @@ def main() -> None:
     for key, value in args.props.items():
         config[key] = int(value) if value.isdigit() else value
     log = Log(args, client_id)
-    consumer = KafkaConsumer(**config)
+    try:
+        consumer = KafkaConsumer(**config)
+    except KafkaConfigurationError as exc:
+        fail(f"kafka-python refused the configuration: {exc}")
+        return
 
     def member_id() -> str:
         try:

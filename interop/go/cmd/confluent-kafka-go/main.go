@@ -1,8 +1,9 @@
 // A confluent-kafka-go (librdkafka through Go) group member for kafka-coop's test bed: the Java member's
 // command line, RebalanceEvent lines, offsets committed on revoke, a clean close on SIGTERM.
 //
-// The rebalance protocol is librdkafka's own answer (GetRebalanceProtocol: EAGER, COOPERATIVE, or NONE
-// in a KIP-848 group); librdkafka refuses an assignor list that mixes eager and cooperative.
+// The rebalance protocol is librdkafka's own answer (GetRebalanceProtocol: EAGER or COOPERATIVE; in a
+// KIP-848 group it answers COOPERATIVE, so the member reports consumer there); librdkafka refuses an
+// assignor list that mixes eager and cooperative.
 package main
 
 import (
@@ -61,14 +62,12 @@ func main() {
 		clientID = "rdkafka"
 	}
 	protocol := func() string {
+		if o.GroupProtocol == "consumer" { // librdkafka answers COOPERATIVE there: incremental callbacks
+			return "consumer"
+		}
 		switch c.GetRebalanceProtocol() {
 		case "COOPERATIVE":
 			return "cooperative"
-		case "EAGER":
-			return "eager"
-		}
-		if o.GroupProtocol == "consumer" {
-			return "consumer"
 		}
 		return "eager"
 	}
