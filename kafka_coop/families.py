@@ -129,6 +129,16 @@ class Family(_Frozen):
             return f"{self.family} refuses a list mixing eager and cooperative assignors ({source})"
         return ""
 
+    def list_protocol(self, assignors: Iterable[str], selected: str) -> ClassicProtocol | None:
+        """The protocol a member with this list runs when the group selected `selected` (None: refused)."""
+        names = tuple(assignors)
+        protocols = {self.assignors[a].protocol for a in names if a in self.assignors}
+        if len(protocols) <= 1:
+            return protocols.pop() if protocols else None
+        if self.mixed_list == "selected" and selected in self.assignors:
+            return self.assignors[selected].protocol
+        return "eager" if self.mixed_list == "common" else None
+
     def render(
         self, assignors: Iterable[str] = (), *, consumer: bool = False, static: bool = False
     ) -> list[str]:

@@ -13,12 +13,12 @@ import signal
 import time
 
 from kafka import ConsumerRebalanceListener, KafkaConsumer
-from kafka.errors import KafkaConfigurationError
 from kafka.coordinator.assignors.abstract import RebalanceProtocol
 from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+from kafka.errors import KafkaConfigurationError
 from kafka.version import __version__
 from member_common import Log, fail, parse
 

@@ -68,6 +68,16 @@ def _why_family_cannot(family: str, spec: MigrationSpec) -> str:
         why = "" if config is None else why_not(facts, config)
         if why:
             return f"{family} member(s): {why}"
+        expect = spec.expect_at(k)
+        if config is not None and config.assignors and expect.rebalance_protocol in ("eager", "cooperative"):
+            selected = (expect.selected_assignor or config.assignors)[0]
+            runs = facts.list_protocol(config.assignors, selected)
+            if runs != expect.rebalance_protocol:
+                return (
+                    f"{family} member(s): with {list(config.assignors)} and {selected} selected, "
+                    f"{family} runs {runs} (mixed lists: {facts.mixed_list}, {facts.mixed_list_source}); "
+                    f"phase {k} needs {expect.rebalance_protocol}"
+                )
     return ""
 
 

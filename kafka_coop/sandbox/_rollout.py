@@ -19,10 +19,12 @@ from pydantic import BaseModel
 
 from kafka_coop.errors import GateFailed
 from kafka_coop.events import now_ms
+from kafka_coop.families import catalog
 from kafka_coop.rollout import FamilyConfig, Plan, PlanPhase
 from kafka_coop.sandbox._fleet import Fleet, FleetError, Member, MemberSpec
 
-FAMILY_OF_KIND = {"python": "librdkafka", "java": "java"}
+# The client family (families.yaml) each member kind belongs to: `kafka-coop consume` is librdkafka.
+FAMILY_OF_KIND = {"python": "librdkafka", **{f.member_kind: f.family for f in catalog().families}}
 GATE_GRACE_S = 60.0
 
 
