@@ -25,7 +25,7 @@ function parse(argv) {
       case '--bootstrap': o.bootstrap = v; break
       case '--group': o.group = v; break
       case '--topics': o.topics = v.split(','); break
-      case '--assignors': o.assignors = v.split(','); break
+      case '--assignors': if (v) o.assignors = v.split(','); break
       case '--group-protocol': o.groupProtocol = v; break
       case '--remote-assignor': o.remoteAssignor = v; break
       case '--instance-id': o.instanceId = v; break

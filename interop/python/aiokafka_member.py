@@ -8,6 +8,7 @@ revoke; a batch handed out before a rebalance is still written to the record log
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import time
 
@@ -68,8 +69,15 @@ async def run() -> None:
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_signal_handler(signal.SIGINT, stop.set)
+
+    def on_signal(*_: object) -> None:
+        # signal.signal, not loop.add_signal_handler: the loop's handlers go when asyncio.run ends, and
+        # the fleet runner's second SIGTERM may come while the interpreter exits (it would kill us)
+        with contextlib.suppress(RuntimeError):  # the loop is already closed
+            loop.call_soon_threadsafe(stop.set)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     consumer.subscribe(args.topics, listener=Listener())
     await consumer.start()
     print("READY 1", flush=True)

@@ -26,7 +26,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--bootstrap", required=True)
     p.add_argument("--group", required=True)
     p.add_argument("--topics", required=True, type=lambda v: v.split(","))
-    p.add_argument("--assignors", default=None, type=lambda v: v.split(","))
+    p.add_argument("--assignors", default=None, type=lambda v: [a for a in v.split(",") if a] or None)
     p.add_argument("--group-protocol", default="classic", choices=("classic", "consumer"))
     p.add_argument("--remote-assignor")
     p.add_argument("--instance-id")

@@ -134,13 +134,26 @@ _BUILDERS: dict[Toolchain, Callable[[Path, Path], None]] = {
 }
 
 
+_BUILT: dict[tuple[Toolchain, Path], Path] = {}
+
+
 def build_dir(toolchain: Toolchain, *, cache: Path | None = None) -> Path:
-    """The built members of one toolchain, building them on first use (keyed by sources + toolchain)."""
+    """The built members of one toolchain, building them on first use (keyed by sources + toolchain);
+    looked up once per process, as every member start asks."""
+    root = cache or cache_dir()
+    known = _BUILT.get((toolchain, root))
+    if known is not None and (known / ".complete").exists():
+        return known
+    _BUILT[(toolchain, root)] = path = _build_dir(toolchain, root)
+    return path
+
+
+def _build_dir(toolchain: Toolchain, cache: Path) -> Path:
     sources = _sources(toolchain)
     digest = hashlib.sha256(_version(toolchain).encode())
     for rel, data in sources:
         digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
-    out = (cache or cache_dir()) / "interop" / toolchain / digest.hexdigest()[:16]
+    out = cache / "interop" / toolchain / digest.hexdigest()[:16]
     done = out / ".complete"
     if done.exists():
         return out

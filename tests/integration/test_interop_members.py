@@ -6,13 +6,16 @@ they join, write RebalanceEvent lines, survive a bounce, close cleanly on SIGTER
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 import pytest
 
 from kafka_coop.events import RebalanceEvent
+from kafka_coop.inspect import GroupSnapshot
 from kafka_coop.sandbox import Fleet, MemberSpec, SteadyProducer, audit_when_drained
 from kafka_coop.sandbox._interop import INTEROP_KINDS
+from tests.conftest import CliResult
 
 PARTITIONS = 4
 # The assignor each family runs by itself here: its cooperative one where it ships one, else eager.
@@ -62,15 +65,98 @@ def test_member_joins_bounces_and_closes_cleanly_with_no_record_lost(
     assert result.lost == 0, result.lost_examples
 
 
-def test_six_families_share_one_group_on_the_roundrobin_protocol(
-    fleet: Fleet, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+def _describe(run_cli: Callable[..., CliResult], bootstrap: str, group: str) -> GroupSnapshot:
+    result = run_cli("describe", group, "--bootstrap-server", bootstrap, "-o", "json")
+    assert result.code == 0, result.stderr
+    return GroupSnapshot.model_validate(result.json())
+
+
+def test_two_kafka_python_members_with_defaults_and_a_kafka_coop_member_are_described_apart(
+    fleet: Fleet,
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
 ) -> None:
-    topic = topic_factory(12)
-    group = unique("six-families")
-    members = fleet.add_many(
-        MemberSpec(name=kind, kind=kind, group=group, topics=(topic,), assignors=("roundrobin",))  # type: ignore[arg-type]
-        for kind in INTEROP_KINDS
+    """The reported case, live: kafka-python's defaults (range, roundrobin; its own client id)."""
+    topic, group = topic_factory(4), unique("kpy-defaults")
+    kpy = MemberSpec(
+        name="kpy-0", kind="kafka-python", group=group, topics=(topic,), assignors=(), client_id="default"
     )
+    members = fleet.add_many(
+        [
+            kpy,
+            kpy.replace(name="kpy-1"),
+            MemberSpec(name="coop", kind="python", group=group, topics=(topic,), manifests=False),
+        ]
+    )
+    fleet.wait_stable(group, joined=members)
+    snap = _describe(run_cli, bootstrap, group)
+    families = sorted((m.client_family.value, m.client_family.source) for m in snap.members)
+    assert families == [
+        ("kafka-python", "inferred"),
+        ("kafka-python", "inferred"),
+        ("librdkafka", "inferred"),
+    ]
+
+
+def test_eight_members_of_seven_families_in_one_group_are_each_named_and_planned_for(
+    fleet: Fleet,
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+) -> None:
+    """Every family on roundrobin (KafkaJS runs its RoundRobinAssigner under that name), each with its
+    library's default client id (Java: an empty client.id makes its consumer-<group>-<n>)."""
+    topic, group = topic_factory(12), unique("seven-families")
+    specs = [
+        MemberSpec(
+            name=kind, kind=kind, group=group, topics=(topic,), assignors=("roundrobin",), client_id="default"
+        )  # type: ignore[arg-type]
+        for kind in INTEROP_KINDS
+    ]
+    specs.append(
+        MemberSpec(
+            name="java",
+            kind="java",
+            group=group,
+            topics=(topic,),
+            assignors=("roundrobin",),
+            properties={"client.id": ""},
+            manifests=False,
+        )
+    )
+    specs.append(
+        MemberSpec(
+            name="coop",
+            kind="python",
+            group=group,
+            topics=(topic,),
+            assignors=("roundrobin",),
+            manifests=False,
+        )
+    )
+    members = fleet.add_many(specs)
     live = fleet.wait_stable(group, joined=members)
     assert live.assignor == "roundrobin"
     assert sorted(tp for m in live.members for tp in m.assignment) == [(topic, p) for p in range(12)]
+    snap = _describe(run_cli, bootstrap, group)
+    named = Counter(m.client_family.value for m in snap.members)
+    assert named == {
+        "librdkafka": 2,  # confluent-kafka-go and kafka-coop consume
+        "kafka-python": 1,
+        "aiokafka": 1,
+        "franz-go": 1,
+        "sarama": 1,
+        "kafkajs": 1,
+        "java": 1,
+    }
+    assert {m.client_family.source for m in snap.members} == {"inferred"}
+    assert {m.rebalance_protocol.value for m in snap.members} == {"eager"}
+
+    up = run_cli("upgrade-plan", group, "--to", "cooperative", "--bootstrap-server", bootstrap)
+    assert up.code == 1, "no path to cooperative while aiokafka and KafkaJS members are in the group"
+    assert "aiokafka ships no cooperative-sticky assignor" in up.stdout
+    down = run_cli("downgrade-plan", group, "--to", "eager", "--bootstrap-server", bootstrap)
+    assert down.code == 0, down.stdout + down.stderr
