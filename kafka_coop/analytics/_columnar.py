@@ -26,13 +26,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kafka_coop._vocab import RebalanceProtocol
 from kafka_coop.analytics._intervals import member_name
 from kafka_coop.analytics._model import (
     MemberStat,
@@ -43,9 +44,11 @@ from kafka_coop.analytics._model import (
     Summary,
 )
 from kafka_coop.analytics._summary import callback_micros, default_phases, member_stat
+from kafka_coop.events import EventKind
 
-KINDS: Final = ("assigned", "revoked", "lost", "started", "closed")
-PROTOCOLS: Final = ("eager", "cooperative", "consumer")
+# Codes are indices into these, in the order the event schema defines them.
+KINDS: Final[tuple[str, ...]] = get_args(EventKind)
+PROTOCOLS: Final[tuple[str, ...]] = get_args(RebalanceProtocol)
 ASSIGNED, REVOKED, LOST, STARTED, CLOSED = range(5)
 
 Ints = npt.NDArray[np.int64]
