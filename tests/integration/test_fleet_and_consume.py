@@ -128,30 +128,6 @@ def test_consume_prints_events_and_closes_cleanly_on_sigterm(
     assert admin.describe_group(group).members == (), "a dynamic member leaves the group on close"
 
 
-def test_consume_with_a_mixed_assignor_list_is_refused_with_one_sentence_and_exit_2(bootstrap: str) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kafka_coop.cli",
-            "consume",
-            "g",
-            "t",
-            "--bootstrap-server",
-            bootstrap,
-            "--conf",
-            "partition.assignment.strategy=range,cooperative-sticky",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 2
-    assert "Traceback" not in result.stderr
-    assert "upgrade-plan" in result.stderr
-
-
 def test_secrets_never_appear_in_the_consumers_repr_or_events(
     bootstrap: str, unique: Callable[[str], str]
 ) -> None:
