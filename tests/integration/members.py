@@ -106,19 +106,26 @@ def wait_for(condition: Callable[[], bool], timeout_s: float = 60.0, what: str =
 def wait_settled(
     admin: ClusterAdmin, group: str, members: Iterable[ThreadMember], timeout_s: float = 60.0
 ) -> None:
-    """Wait until nothing more can arrive: the broker reports the group Stable with exactly these members,
-    and then every member has returned from two more polls, which serve any callback already due.
+    """Wait until nothing more can arrive, then return; "nothing happened" is judged without a fixed sleep.
 
-    After this, a further callback needs a new rebalance; "nothing happened" can be judged without a
-    fixed sleep.
+    Settled means: the broker reports the group Stable with exactly these members, each member owns what
+    the broker says it is assigned, and no member is idle while there are partitions enough for all (a
+    cooperative rebalance passes through a Stable group whose new member has nothing yet, before the
+    second round hands it the revoked partitions). Then every member returns from two more polls,
+    which serve any callback already due.
     """
     alive = list(members)
 
-    def stable() -> bool:
+    def settled() -> bool:
         live = admin.describe_group(group)
-        return live.state == "stable" and len(live.members) == len(alive)
+        if live.state != "stable" or len(live.members) != len(alive):
+            return False
+        assigned = {m.client_id: set(m.assignment) for m in live.members}
+        owned = {m.name: set(m.owned) for m in alive}
+        enough = sum(len(parts) for parts in owned.values()) >= len(alive)
+        return assigned == owned and (not enough or all(owned.values()))
 
-    wait_for(stable, timeout_s, what=f"group {group} to be Stable with {len(alive)} members")
+    wait_for(settled, timeout_s, what=f"group {group} to settle with {len(alive)} members")
     marks = [m.polls for m in alive]
     wait_for(
         lambda: all(m.polls >= mark + 2 for m, mark in zip(alive, marks, strict=True)),
