@@ -8,15 +8,19 @@ contract (revoke, close), not by librdkafka's timer.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafka_coop.admin import ClusterAdmin
+from kafka_coop.consumer import CoopAIOConsumer
 from kafka_coop.errors import ConsumerFailed, InstanceIdConflict
+from kafka_coop.manifest import MANIFEST_TOPIC_CONFIG, parse_manifest
 from tests.integration.aio_members import AioMember, ProcessingFailed
 from tests.integration.members import REBALANCE_CONF, covers, wait_for
+from tests.integration.test_event_topics import _read_all
 
 PROTOCOLS = ["eager-range", "cooperative-sticky", "consumer"]
 MANUAL = {"enable_auto_commit": "false"}
@@ -204,3 +208,38 @@ def test_a_static_member_losing_its_instance_id_to_a_twin_reports_lost_and_raise
         assert sorted(lost[0].partitions) == everything
     assert member.events[-1].kind == "closed" and member.events[-1].owned == ()
     assert _committed(admin, group).get((topic, 0)) is None, "the fenced member committed nothing"
+
+
+def test_an_asyncio_member_publishes_its_manifest_on_join_and_a_tombstone_on_close(
+    bootstrap: str, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    topic = topic_factory(1)
+    manifests = unique("aio-manifests")
+    admin.ensure_topic(manifests, 1, config=MANIFEST_TOPIC_CONFIG)
+    group = unique("aio-declared")
+    conf = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "group.instance.id": "pod-3",
+        "group.protocol": "consumer",
+    }
+
+    async def serve() -> str:
+        async with CoopAIOConsumer(conf, manifests=manifests) as consumer:
+            await consumer.subscribe([topic])
+            while not consumer.owned:
+                await consumer.consume(num_messages=10, timeout=0.2)
+            return consumer._member_id
+
+    member_id = asyncio.run(asyncio.wait_for(serve(), 60))
+    records = _read_all(bootstrap, manifests, 2)
+    key, value = records[0]
+    manifest = parse_manifest(value)
+    assert key == f"{group}/pod-3".encode() and manifest is not None
+    assert (manifest.member_id, manifest.group_protocol, manifest.rebalance_protocol) == (
+        member_id,
+        "consumer",
+        "consumer",
+    )
+    assert member_id and "librdkafka" in manifest.libraries
+    assert records[-1] == (key, None), "close publishes a tombstone"
