@@ -163,6 +163,13 @@ class CoopAIOConsumer:
         logger: logging.Logger | None = None,
         max_workers: int = DEFAULT_MAX_WORKERS,
     ) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "CoopAIOConsumer must be created inside a running event loop (in an async function); "
+                "synchronous code uses CoopConsumer."
+            ) from None
         callbacks: dict[str, Any] = {}
         if isinstance(conf, ConsumerSettings):
             self.settings = conf

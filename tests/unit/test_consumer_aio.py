@@ -296,3 +296,12 @@ def test_a_commit_fenced_inside_a_revoke_fails_this_and_every_later_consume() ->
     losts = [e for e in sink.events if e.kind == "lost"]
     assert len(losts) == 1 and losts[0].owned == () and sorted(losts[0].partitions) == [(T, 0), (T, 1)]
     assert "revoked" not in [e.kind for e in sink.events]
+
+
+def test_creating_it_outside_an_event_loop_says_where_it_belongs_in_one_sentence() -> None:
+    from kafka_coop.consumer import CoopAIOConsumer
+
+    with pytest.raises(RuntimeError) as info:
+        CoopAIOConsumer({"bootstrap.servers": "b:9092", "group.id": "g"})
+    message = str(info.value)
+    assert "running event loop" in message and "CoopConsumer" in message, message
