@@ -1,8 +1,8 @@
 """Member manifests: what a member declares about itself, so inspection can be exact, not inferred.
 
 Published to a compacted topic (default `_kafka_coop_manifests`), key `group/instance_id-or-member_id`,
-value a `Manifest` JSON object, a tombstone on close. The record is documented (README "Data
-contracts") so a Java service can publish the same one.
+value a `Manifest` JSON object, a tombstone on close. The record is documented field by field
+(docs/consumer.md "The Manifest contract") so a Java service can publish the same one.
 """
 
 from __future__ import annotations
