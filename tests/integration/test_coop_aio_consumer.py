@@ -46,6 +46,7 @@ def _committed(admin: ClusterAdmin, group: str) -> dict[tuple[str, int], int | N
     return {(o.topic, o.partition): o.committed for o in admin.offsets(group)}
 
 
+@pytest.mark.parametrize("membership", ["dynamic", "static"])
 @pytest.mark.parametrize("rebalance", PROTOCOLS)
 def test_a_record_whose_processing_raised_is_not_committed_and_close_commits_what_was_marked_done(
     bootstrap: str,
@@ -53,11 +54,16 @@ def test_a_record_whose_processing_raised_is_not_committed_and_close_commits_wha
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
     rebalance: str,
+    membership: str,
 ) -> None:
     topic = topic_factory(2)
     group = unique(f"aio-raise-{rebalance}")
     _produce(bootstrap, topic, 2, 10)
-    member = AioMember(bootstrap, group, [topic], rebalance, "crashes", fail_on={(topic, 0, 4)}, **MANUAL)
+    # A static member sends no LeaveGroup on close: the commit must not depend on leaving.
+    static = {"group_instance_id": f"{group}-0"} if membership == "static" else {}
+    member = AioMember(
+        bootstrap, group, [topic], rebalance, "crashes", fail_on={(topic, 0, 4)}, **MANUAL, **static
+    )
     wait_for(lambda: not member.running, what="the service to exit on its processing error")
     assert isinstance(member.ended, ProcessingFailed), member.ended
     # The service marked 0..3 done on partition 0 and failed on 4; partition 1 may be anywhere.
