@@ -71,8 +71,10 @@ async def run() -> None:
     loop = asyncio.get_running_loop()
 
     def on_signal(*_: object) -> None:
-        # signal.signal, not loop.add_signal_handler: the loop's handlers go when asyncio.run ends, and
-        # the fleet runner's second SIGTERM may come while the interpreter exits (it would kill us)
+        # signal.signal, not loop.add_signal_handler (its handlers go when asyncio.run ends), then
+        # SIG_IGN: Python's finalization resets a Python-level handler to the default, and the fleet
+        # runner's second SIGTERM landing then would kill us with -15
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         with contextlib.suppress(RuntimeError):  # the loop is already closed
             loop.call_soon_threadsafe(stop.set)
 

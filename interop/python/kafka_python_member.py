@@ -37,6 +37,9 @@ def main() -> None:
     def stop(*_: object) -> None:
         nonlocal running
         running = False
+        # ignore any further SIGTERM: Python's finalization resets a Python-level handler to the
+        # default, and the fleet runner's second SIGTERM landing then would kill us with -15
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
     # First: kafka-python 3 joins on its own IO thread, so a member can be in the group before poll().
     signal.signal(signal.SIGTERM, stop)
