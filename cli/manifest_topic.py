@@ -12,7 +12,7 @@ import click
 from pydantic import BaseModel, ConfigDict
 from rich.table import Table
 
-from kafka_coop.errors import GateFailed, InvalidInput
+from kafka_coop.errors import ClusterUnavailable, GateFailed, InvalidInput
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_ACLS, MANIFEST_TOPIC_CONFIG, TopicAcl
 
 from ._context import Ctx, admin_for, bootstrap_option, command_config_option, output_option, pass_ctx
@@ -81,15 +81,18 @@ def manifest_topic(
     if replication_factor == 0:
         raise InvalidInput("--replication-factor 0 cannot hold a record; give -1 (broker default) or >= 1.")
     admin, _ = admin_for(bootstrap, command_config)
-    created = admin.create_topic(
+    # Look first: Kafka checks CREATE before it checks existence, so a principal without CREATE would be
+    # refused even for a topic that is already there.
+    layout = admin.topic_layout(topic)
+    created = layout is None and admin.create_topic(
         topic, partitions, replication_factor=replication_factor, config=MANIFEST_TOPIC_CONFIG
     )
-    layout = admin.topic_layout(topic)
+    layout = layout or admin.topic_layout(topic)
     config = admin.topic_config(topic)
     if layout is None or config is None:
-        raise InvalidInput(
-            f"Topic {topic!r} exists but this principal may not describe it.",
-            hint="Grant DESCRIBE on the topic to the principal in --command-config.",
+        raise ClusterUnavailable(
+            f"Topic {topic!r} exists but this principal may not describe it or its configs.",
+            hint="Grant DESCRIBE and DESCRIBE_CONFIGS on the topic to the principal in --command-config.",
         )
     if "compact" not in config.get("cleanup.policy", ""):
         raise _not_compacted(topic, config)

@@ -387,7 +387,7 @@ class ClusterAdmin:
     ) -> tuple[int, int] | None:
         """(partitions, replicas of partition 0) of an existing topic; None if it is not there."""
         try:
-            md = self.client.list_topics(topic, timeout=timeout_s)
+            md = self.client.list_topics(timeout=timeout_s)  # all topics: naming one may auto-create it
         except KafkaException as exc:
             raise _unreachable(self.bootstrap, exc.args[0] if exc.args else exc) from None
         info = md.topics.get(topic)

@@ -161,6 +161,43 @@ def test_a_group_without_describe_acl_names_the_operation_and_the_group(secure: 
     assert "Not authorized to DESCRIBE group 'payments'" in result.stderr
 
 
+def test_remove_members_over_sasl_ssl_as_the_restricted_user_removes_a_stopped_static_member(
+    secure: Sandbox, tmp_path: Path
+) -> None:
+    """kafka-python (remove-members' client) takes the same --command-config as every other command."""
+    group, events = "app-static", tmp_path / "static.jsonl"
+    argv = [sys.executable, "-m", "kafka_coop.cli", "consume", group, TOPIC, *_app(secure)]
+    proc = subprocess.Popen(
+        [*argv, "--instance-id", "app-s0", "--events", str(events)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 90
+    while not any(e["kind"] == "assigned" for e in read_events(events)) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    proc.terminate()
+    assert proc.wait(30) == 0
+    Seen.files += [events]
+    result, _ = _run("remove-members", group, *_app(secure), "--instance-id", "app-s0", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["removed"] == ["app-s0"]
+
+
+def test_remove_members_on_a_group_the_user_may_not_touch_is_exit_3(secure: Sandbox) -> None:
+    result, _ = _run("remove-members", "payments", *_app(secure), "--all-static", "--timeout", "15")
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.count("Error:") == 1 and "Not authorized" in result.stderr
+
+
+def test_manifest_topic_as_a_user_without_create_is_one_sentence(secure: Sandbox) -> None:
+    result, _ = _run("manifest-topic", *_app(secure), "--topic", "elsewhere-manifests")
+    assert result.returncode == 3, result.stderr
+    assert "Not authorized to create topic 'elsewhere-manifests'" in result.stderr
+    there, _ = _run("manifest-topic", *_app(secure))  # exists; app may describe it, not its configs
+    assert there.returncode == 3, there.stderr
+    assert "Topic '_kafka_coop_manifests' exists but this principal may not describe" in there.stderr
+
+
 def test_no_canary_password_appears_in_any_output_event_manifest_or_log(
     secure: Sandbox, member: Path, tmp_path: Path
 ) -> None:
