@@ -11,6 +11,7 @@ import pytest
 
 from kafka_coop._vocab import KnownFamily
 from kafka_coop.families import catalog, parse_catalog
+from kafka_coop.rollout import FleetDescription, FleetMember, load_migration, match_phase
 from kafka_coop.sandbox._interop import INTEROP_KINDS
 from tests.conftest import CliResult
 
@@ -173,3 +174,26 @@ def test_kip848_is_offered_only_when_every_family_speaks_it(
     result = invoke_cli("upgrade-plan", "--fleet", mute, "--to", "consumer")
     assert result.code == 1
     assert "sarama does not speak the KIP-848 consumer protocol" in result.stdout
+
+
+def _fleet_member(family: str, assignors: tuple[str, ...]) -> FleetMember:
+    return FleetMember(name=f"{family}-0", family=family, protocol="eager", assignors=assignors)  # type: ignore[arg-type]
+
+
+def test_verify_group_holds_each_family_to_the_phase_config_it_can_run() -> None:
+    spec = load_migration("eager-to-cooperative")
+    fleet = FleetDescription(
+        group="g",
+        selected_assignor="range",
+        members=(
+            _fleet_member("franz-go", ("range", "cooperative-sticky")),
+            _fleet_member("sarama", ("range",)),
+            _fleet_member("kafkajs", ("RoundRobinAssigner",)),
+        ),
+    )
+    checks = {c.name: c for c in match_phase(fleet, spec, 1).checks}
+    config = checks["member-config"]
+    assert config.status == "fail"
+    assert set(config.members) == {"sarama-0", "kafkajs-0"}, "franz-go runs phase 1's list"
+    assert "kafkajs ships no range assignor" in config.reason
+    assert "sarama-0: assignors ['range'], expected ['range', 'cooperative-sticky']" in config.reason
