@@ -148,3 +148,37 @@ def test_a_fenced_static_member_counts_one_fatal_error_and_drops_its_partitions(
         member.close()
     assert registry.get_sample_value("kafka_coop_fatal_errors_total", {"group": group}) == 1
     assert registry.get_sample_value("kafka_coop_owned_partitions", {"group": group}) == 0
+
+
+def test_the_same_sink_counts_an_asyncio_consumers_rebalances(
+    bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    import asyncio
+
+    from prometheus_client import CollectorRegistry
+
+    from kafka_coop import CoopAIOConsumer
+    from kafka_coop.metrics import RebalanceMetrics
+
+    topic, group = topic_factory(3), unique("aio-metrics")
+    registry = CollectorRegistry()
+    conf = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "partition.assignment.strategy": "cooperative-sticky",
+    }
+
+    async def consume_until_assigned() -> None:
+        async with CoopAIOConsumer(conf, events=RebalanceMetrics(registry).sink()) as consumer:
+            await consumer.subscribe([topic])
+            deadline = time.monotonic() + 60
+            while len(consumer.owned) < 3 and time.monotonic() < deadline:
+                await consumer.consume(num_messages=10, timeout=0.2)
+            assert len(consumer.owned) == 3
+            assert registry.get_sample_value("kafka_coop_owned_partitions", {"group": group}) == 3
+
+    asyncio.run(consume_until_assigned())
+    labels = {"group": group, "protocol": "cooperative"}
+    assert registry.get_sample_value("kafka_coop_partitions_assigned_total", labels) == 3
+    assert registry.get_sample_value("kafka_coop_partitions_revoked_total", labels) == 3, "close revokes"
+    assert registry.get_sample_value("kafka_coop_owned_partitions", {"group": group}) == 0
