@@ -41,11 +41,14 @@ def test_demo_plans_and_walks_the_upgrade_and_the_way_back_losing_nothing_and_re
     assert demo["records"]["produced"] > 0
     assert demo["records"]["lost"] == 0
     assert "gate PASS" in result.stderr, "every phase ran behind its printed gate"
+    assert "ran OK" in result.stderr and "remove-members" in result.stderr, "the stop removed static members"
     report = demo["report"]
     assert {Path(p).name for p in report["paths"]} >= {"summary.json"}
     by_phase = {p["name"]: p for p in report["summary"]["phases"]}
     assert by_phase["eager-bounce"]["revoked_partitions"] > 0
     steps = {s["name"]: s for s in demo["steps"]}
+    down = steps["downgrade-2"]  # its gate waits for the stopped static members to leave the group
+    assert down["ended_ms"] - down["started_ms"] < 45_000, "not the 45 s session timeout of the first wave"
     assert (
         steps["eager-bounce"]["partition_unavailable_ms"]
         == by_phase["eager-bounce"]["partition_unavailable_ms"]
