@@ -29,7 +29,7 @@ fi
 # The other client families' test-bed members (interop/) are built with Go (franz-go, sarama,
 # confluent-kafka-go, which needs cgo: a C compiler) and Node/npm (KafkaJS).
 missing=()
-command -v go >/dev/null 2>&1 || missing+=(golang)
+command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || missing+=(golang)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)

@@ -81,8 +81,14 @@ def _run(cmd: list[str], cwd: Path, what: str, env: dict[str, str] | None = None
     return proc.stdout
 
 
+# Where the official Go tarball installs (go.dev/doc/install) when its bin is not on PATH.
+_WELL_KNOWN = {"go": "/usr/local/go/bin/go"}
+
+
 def _tool(name: str, toolchain: Toolchain) -> str:
     path = shutil.which(name)
+    if path is None and name in _WELL_KNOWN and Path(_WELL_KNOWN[name]).is_file():
+        path = _WELL_KNOWN[name]
     if path is None:
         raise InvalidInput(
             f"{name} was not found on PATH; the {toolchain} test-bed members are built with it.",

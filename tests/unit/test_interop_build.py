@@ -16,6 +16,7 @@ def test_a_missing_toolchain_names_what_to_install(
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(_interop, "_BUILT", {})
+    monkeypatch.setattr(_interop, "_WELL_KNOWN", {})
     with pytest.raises(InvalidInput, match=f"{tool} was not found on PATH") as err:
         _interop.member_command(kind, cache=tmp_path)
     assert "make setup" in (err.value.hint or "")
