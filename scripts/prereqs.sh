@@ -27,9 +27,19 @@ if [ "${major%%.*}" -lt 17 ] 2>/dev/null; then
 fi
 
 # The other client families' test-bed members (interop/) are built with Go (franz-go, sarama,
-# confluent-kafka-go, which needs cgo: a C compiler) and Node/npm (KafkaJS).
+# confluent-kafka-go, which needs cgo: a C compiler) and Node/npm (KafkaJS). franz-go 1.22 and sarama 1.61
+# need Go 1.26+, newer than Debian's golang package, so Go itself is not installed from there.
+gobin=$(command -v go 2>/dev/null || { [ -x /usr/local/go/bin/go ] && echo /usr/local/go/bin/go; } || true)
+if [ -z "$gobin" ]; then
+  echo "Error: go not found; install Go 1.26+ (https://go.dev/doc/install) and rerun." >&2
+  exit 2
+fi
+gover=$("$gobin" env GOVERSION | sed 's/^go//')
+if [ "$(printf '%s\n' 1.26 "$gover" | sort -V | head -1)" != "1.26" ]; then
+  echo "Error: Go $gover found; the Go test-bed members need Go 1.26 or newer." >&2
+  exit 2
+fi
 missing=()
-command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || missing+=(golang)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
@@ -40,7 +50,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
     apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    echo "Error: ${missing[*]} not found; install Go 1.24+, Node.js 18+ with npm and gcc, and rerun." >&2
+    echo "Error: ${missing[*]} not found; install Node.js 18+ with npm and gcc, and rerun." >&2
     exit 2
   fi
 fi

@@ -38,7 +38,7 @@ TOOLCHAIN_OF: dict[str, Toolchain] = {
 }
 BUILD_TIMEOUT_S = 900.0
 _HINTS = {
-    "go": "Install Go 1.24+ (https://go.dev/doc/install or `apt-get install golang`) and rerun `make setup`.",
+    "go": "Install Go 1.26+ (https://go.dev/doc/install; Debian's golang is older), rerun `make setup`.",
     "node": "Install Node.js 18+ with npm (e.g. `apt-get install nodejs npm`) and rerun `make setup`.",
     "python": "Rerun `make setup` (the members' venv is made with this Python's venv module).",
 }
