@@ -76,9 +76,9 @@ class _Stop:
 )
 @click.option(
     "--remote-assignor",
-    type=click.Choice(("uniform", "range")),
     default=None,
-    help="Broker-side assignor for --rebalance consumer (KIP-848).",
+    help="Broker-side assignor for --rebalance consumer (KIP-848): uniform, range, or a custom one the "
+    "brokers list in group.consumer.assignors.",
 )
 @click.option(
     "--instance-id", default=None, help="group.instance.id (static membership); {pod},{ordinal} ok."

@@ -514,7 +514,7 @@ class RebalanceHandler:
         self._ownership.apply("revoked", keys)
         yield from self._reconcile()
         yield from self._emit(
-            "revoked", keys, started, committed=committed or (), error=_join(errors), commit_ms=commit_ms
+            "revoked", keys, started, committed=committed, error=_join(errors), commit_ms=commit_ms
         )
         self._reraise()
 
@@ -574,6 +574,11 @@ class RebalanceHandler:
     def _lose(self, partitions: list[ClientPartition], started: float, errors: list[str]) -> Steps[None]:
         keys = _keys(partitions)
         errors = list(errors)
+        if self.failure is not None and not set(keys) & set(self.owned):
+            # librdkafka's own lost callback after a fatal error: `fail` already reported these.
+            yield from self._unassign(partitions, errors)
+            self._reraise()
+            return
         yield from self._unassign(partitions, errors)
         self._ownership.apply("lost", keys)
         yield from self._reconcile()

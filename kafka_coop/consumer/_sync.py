@@ -34,7 +34,7 @@ from kafka_coop.consumer._handler import (
     fatal_error,
     run_sync,
 )
-from kafka_coop.errors import ConsumerFailed
+from kafka_coop.errors import ConsumerFailed, InvalidInput
 from kafka_coop.events import EventStamp, RebalanceEvent, TopicPartition
 from kafka_coop.identity import DuplicatePolicy, check_duplicate
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, Manifest, ManifestPublisher, local_host, timestamp_ms
@@ -53,10 +53,11 @@ class CoopConsumer:
     """Drop-in for `confluent_kafka.Consumer` that owns the rebalance callbacks and keeps at-least-once.
 
     `conf` is a librdkafka dict (callbacks such as `error_cb`, `stats_cb`, `throttle_cb`, `on_commit`,
-    `oauth_cb`, `logger` included) or `ConsumerSettings`. Hooks: a `RebalanceListener` (`listener=`) or
-    the functions `start_offsets=`, `on_assigned=`, `on_revoked=`, `on_lost=`; their order and guarantees
-    are written on `RebalanceListener`. `events` is a sink, a callable or a path (JSON lines). Anything
-    not defined here passes through to the inner consumer.
+    `oauth_cb`, `logger` included) or `ConsumerSettings` (then pass those as `callbacks={...}`).
+    Hooks: a `RebalanceListener` (`listener=`) or the functions `start_offsets=`, `on_assigned=`,
+    `on_revoked=`, `on_lost=`; their order and guarantees are written on `RebalanceListener`. `events` is
+    a sink, a callable or a path (JSON lines). Anything not defined here passes through to the inner
+    consumer.
 
     Offset contract (docs/consumer.md "Offset contract"):
 
@@ -90,13 +91,14 @@ class CoopConsumer:
         manifests: bool | str = False,
         duplicate_check: DuplicatePolicy = "off",
         logger: logging.Logger | None = None,
+        callbacks: Mapping[str, Any] | None = None,
     ) -> None:
-        callbacks: dict[str, Any] = {}
+        callbacks = _check_callbacks(callbacks or {})
         if isinstance(conf, ConsumerSettings):
             self.settings = conf
         else:
             plain = dict(conf)
-            callbacks = {k: plain.pop(k) for k in sorted(CALLBACK_KEYS) if k in plain}
+            callbacks = {**{k: plain.pop(k) for k in sorted(CALLBACK_KEYS) if k in plain}, **callbacks}
             self.settings = ConsumerSettings.from_conf(plain)
         self._log = logger or log
         for warning in self.settings.warnings:
@@ -141,7 +143,12 @@ class CoopConsumer:
         self._publisher: ManifestPublisher | None = None
         if manifests:
             topic = manifests if isinstance(manifests, str) else DEFAULT_MANIFEST_TOPIC
-            self._publisher = ManifestPublisher(connection_conf(rendered), self._manifest, topic=topic)
+            # Its producer logs through Python logging too: no raw librdkafka lines on stderr.
+            producer_conf = {
+                **connection_conf(rendered),
+                "logger": ClientLog(logging.getLogger(LIBRDKAFKA_LOGGER)),
+            }
+            self._publisher = ManifestPublisher(producer_conf, self._manifest, topic=topic)
         # The per-record path is the inner consumer's own bound methods: no Python frame of ours.
         self.poll: Callable[..., Any] = self._consumer.poll
         self.consume: Callable[..., Any] = self._consumer.consume
@@ -343,6 +350,18 @@ class CoopConsumer:
         message = check_duplicate(instance_id, live.instance_ids, self.protocol, policy)
         if message:
             self._log.warning(message)
+
+
+def _check_callbacks(callbacks: Mapping[str, Any]) -> dict[str, Any]:
+    for key, value in callbacks.items():
+        if key not in CALLBACK_KEYS:
+            raise InvalidInput(
+                f"callbacks={{{key!r}: ...}} is not a confluent-kafka callback.",
+                hint=f"Use one of {', '.join(sorted(CALLBACK_KEYS))}.",
+            )
+        if key != "logger" and not callable(value):
+            raise InvalidInput(f"callbacks[{key!r}] is not callable.", hint="Pass a function.")
+    return dict(callbacks)
 
 
 def _admin_conf(rendered: Mapping[str, str]) -> dict[str, str]:

@@ -45,7 +45,6 @@ from kafka_coop._vocab import (
     GroupProtocol,
     RebalanceMode,
     RebalanceProtocol,
-    RemoteAssignor,
 )
 from kafka_coop.errors import SettingsError
 from kafka_coop.identity import validate_instance_id
@@ -62,6 +61,10 @@ UPGRADE_PLAN_HINT = (
 )
 GROUP_PROTOCOLS: frozenset[GroupProtocol] = frozenset({"classic", "consumer"})
 SUGGESTION_CUTOFF = 0.75
+# librdkafka's defaults (CONFIGURATION.md); it refuses a classic consumer whose max.poll.interval.ms is
+# below its session.timeout.ms ("`max.poll.interval.ms`must be >= `session.timeout.ms`", rdkafka_conf.c).
+LIBRDKAFKA_SESSION_TIMEOUT_MS = 45000
+LIBRDKAFKA_MAX_POLL_INTERVAL_MS = 300000
 
 
 def parse_assignors(value: str) -> tuple[str, ...]:
@@ -97,7 +100,8 @@ def _scalar(key: str, value: Any) -> str:
     if key in CALLBACK_KEYS or callable(value):
         raise SettingsError(
             f"Setting {key!r} is a Python callback; ConsumerSettings holds librdkafka settings only.",
-            hint="Leave callbacks out of the settings; CoopConsumer reports rebalances and errors as events.",
+            hint=f"Give it to the consumer instead: CoopConsumer({{..., {key!r}: ...}}) in the conf dict, or "
+            f"CoopConsumer(settings, callbacks={{{key!r}: ...}}).",
         )
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -153,7 +157,7 @@ class ConsumerSettings(BaseModel):
     group_id: str
     rebalance: Rebalance = DEFAULT_REBALANCE
     assignors: tuple[str, ...] | None = None
-    remote_assignor: RemoteAssignor | None = None
+    remote_assignor: str | None = None
     instance_id: str | None = None
     session_timeout_ms: int | None = Field(default=None, gt=0)
     max_poll_interval_ms: int | None = Field(default=None, gt=0)
@@ -238,7 +242,25 @@ class ConsumerSettings(BaseModel):
                 )
         if self.instance_id is not None:
             validate_instance_id(self.instance_id)
+        if self.remote_assignor is not None:
+            _check_remote_assignor(self.remote_assignor)
+        if self.rebalance != "consumer":
+            self._check_poll_interval()
         return self
+
+    def _check_poll_interval(self) -> None:
+        session = self.session_timeout_ms or LIBRDKAFKA_SESSION_TIMEOUT_MS
+        max_poll = self.max_poll_interval_ms or LIBRDKAFKA_MAX_POLL_INTERVAL_MS
+        if max_poll >= session:
+            return
+        default = " (librdkafka's default)"
+        poll_text = f"max.poll.interval.ms={max_poll}{'' if self.max_poll_interval_ms else default}"
+        session_text = f"session.timeout.ms={session}{'' if self.session_timeout_ms else default}"
+        raise SettingsError(
+            f"{poll_text} is shorter than {session_text}, and librdkafka refuses such a consumer.",
+            hint="Set max.poll.interval.ms to at least session.timeout.ms: the poll limit is how long your "
+            "processing may take, the session how long a dead process keeps its partitions.",
+        )
 
     # --- views -----------------------------------------------------------------------------------
     @property
@@ -292,6 +314,18 @@ class ConsumerSettings(BaseModel):
             rest[key] = secret.get_secret_value() if reveal else REDACTED
         conf.update(sorted(rest.items()))
         return conf
+
+
+def _check_remote_assignor(name: str) -> None:
+    """Any name the broker lists in `group.consumer.assignors` (uniform, range, or a custom assignor)."""
+    hint = (
+        "Use uniform or range (Kafka's built-in assignors), or the name of an assignor the brokers list in "
+        "group.consumer.assignors."
+    )
+    if not name.strip():
+        raise SettingsError("group.remote.assignor is empty.", hint=hint)
+    if any(ch.isspace() for ch in name):
+        raise SettingsError(f"group.remote.assignor={name!r} is not an assignor name.", hint=hint)
 
 
 def _classic_key_error(key: str) -> NoReturn:
@@ -375,7 +409,7 @@ def _fields_from_conf(conf: Mapping[str, Any]) -> dict[str, Any]:
                 "the client's partition.assignment.strategy decides.",
                 hint="Add group.protocol=consumer, or drop group.remote.assignor.",
             )
-        fields["remote_assignor"] = remote.strip()
+        fields["remote_assignor"] = remote.strip() or remote
 
     instance_id = rest.pop("group.instance.id", None)
     if instance_id is not None:

@@ -26,9 +26,19 @@ REBALANCE_CONF: dict[str, dict[str, str]] = {
 
 class ThreadMember:
     def __init__(
-        self, bootstrap: str, group: str, topics: Iterable[str], rebalance: str, name: str, **conf: Any
+        self,
+        bootstrap: str,
+        group: str,
+        topics: Iterable[str],
+        rebalance: str,
+        name: str,
+        *,
+        mark: Callable[[Any], bool] | None = None,
+        **conf: Any,
     ) -> None:
+        """`mark(msg)` says whether a processed record is marked done (default: every record)."""
         self.name = name
+        self._mark = mark
         self.events: list[RebalanceEvent] = []
         self.mismatches: list[str] = []
         self.processed: dict[tuple[str, int], list[int]] = {}
@@ -79,7 +89,8 @@ class ThreadMember:
             if msg is None or msg.error():
                 continue
             self.processed.setdefault((msg.topic(), msg.partition()), []).append(msg.offset())
-            self.consumer.store_offsets(msg)
+            if self._mark is None or self._mark(msg):
+                self.consumer.mark_done(msg)
         self.consumer.close()
 
     @property

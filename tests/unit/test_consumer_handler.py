@@ -540,3 +540,46 @@ def test_confluent_kafka_callbacks_in_the_conf_reach_the_client(key: str) -> Non
 
     _, inner, _ = make(conf={key: callback})
     assert inner.conf[key] is callback
+
+
+def test_callbacks_for_a_settings_object_reach_the_client() -> None:
+    from kafka_coop.settings import ConsumerSettings
+
+    def oauth(config: str) -> tuple[str, float]:
+        return ("token", 0.0)
+
+    settings = ConsumerSettings(bootstrap_servers="b:9092", group_id="g")
+    CoopConsumer(settings, callbacks={"oauth_cb": oauth})
+    assert FakeConsumer.last is not None and FakeConsumer.last.conf["oauth_cb"] is oauth
+
+
+def test_an_unknown_callback_name_is_refused_in_one_sentence() -> None:
+    with pytest.raises(InvalidInput) as failure:
+        make(callbacks={"on_rebalance": print})
+    assert "on_rebalance" in str(failure.value) and "oauth_cb" in str(failure.value)
+
+
+def test_librdkafkas_own_lost_callback_after_a_fatal_error_is_not_a_second_lost_event() -> None:
+    consumer, inner, sink = make("consumer", instance_id="svc-3")
+    inner.rebalance("assign", parts(0, 1))
+    inner.raise_fatal(KafkaError.UNRELEASED_INSTANCE_ID)
+    inner.pending.append(lambda: inner.rebalance("lost", parts(0, 1)))  # revoke_all_rejoin(lost) follows
+    with pytest.raises(InstanceIdConflict):
+        consumer.poll(0.1)
+    consumer.close()
+    assert kinds(sink).count("lost") == 1
+
+
+def test_a_failed_commit_whose_offsets_cannot_be_read_back_reports_committed_as_unknown() -> None:
+    consumer, inner, sink = make("eager")
+    inner.rebalance("assign", parts(0))
+    mark(consumer, inner, 0, 1)
+    inner.commit_errors.append(kafka_error(KafkaError.REBALANCE_IN_PROGRESS))
+
+    def unreadable(partitions: Any, timeout: float | None = None) -> Any:
+        raise kafka_error(KafkaError._DESTROY)
+
+    inner.committed = unreadable  # type: ignore[method-assign]
+    inner.rebalance("revoke", parts(0))
+    event = last(sink, "revoked")
+    assert event.committed is None and "REBALANCE_IN_PROGRESS" in (event.error or "")

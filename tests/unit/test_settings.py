@@ -77,9 +77,14 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
         "group.remote.assignor='uniform' needs group.protocol=consumer",
     ),
     (
-        "unknown remote assignor",
-        conf(group_protocol="consumer", group_remote_assignor="sticky"),
-        "'remote_assignor' is invalid",
+        "blank remote assignor",
+        conf(group_protocol="consumer", group_remote_assignor=" "),
+        "group.remote.assignor is empty",
+    ),
+    (
+        "remote assignor with a space",
+        conf(group_protocol="consumer", group_remote_assignor="my assignor"),
+        "is not an assignor name",
     ),
     ("unknown group protocol", conf(group_protocol="modern"), "is not a group protocol"),
     # 3. group.instance.id
@@ -105,6 +110,22 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
     ("non-integer timeout", conf(session_timeout_ms="45s"), "is not a whole number of milliseconds"),
     ("non-positive timeout", conf(max_poll_interval_ms="0"), "'max_poll_interval_ms' is invalid"),
     ("python callback", conf(error_cb=print), "is a Python callback"),
+    # librdkafka: "`max.poll.interval.ms`must be >= `session.timeout.ms`" (classic protocol only)
+    (
+        "max poll below session timeout",
+        conf(session_timeout_ms="10000", max_poll_interval_ms="7000"),
+        "max.poll.interval.ms=7000 is shorter than session.timeout.ms=10000",
+    ),
+    (
+        "max poll below librdkafka's default session timeout",
+        conf(max_poll_interval_ms="30000"),
+        "max.poll.interval.ms=30000 is shorter than session.timeout.ms=45000 (librdkafka's default)",
+    ),
+    (
+        "session timeout above librdkafka's default max poll",
+        conf(session_timeout_ms="400000"),
+        "max.poll.interval.ms=300000 (librdkafka's default) is shorter than session.timeout.ms=400000",
+    ),
     ("list value", conf(debug=["cgrp", "fetch"]), "has a list value"),
 ]
 
@@ -123,6 +144,28 @@ def test_mixed_assignors_hint_points_to_the_upgrade_plan() -> None:
     with pytest.raises(SettingsError) as info:
         ConsumerSettings.from_conf(conf(partition_assignment_strategy="range,cooperative-sticky"))
     assert "kafka-coop upgrade-plan GROUP --to cooperative" in (info.value.hint or "")
+
+
+def test_a_python_callback_in_settings_points_to_where_callbacks_go() -> None:
+    with pytest.raises(SettingsError) as info:
+        ConsumerSettings.from_conf(conf(oauth_cb=print))
+    assert "CoopConsumer" in (info.value.hint or "") and "callbacks=" in (info.value.hint or "")
+
+
+@pytest.mark.parametrize("name", ["uniform", "range", "com.example.RackAwareAssignor", "my-assignor"])
+def test_any_remote_assignor_name_the_broker_may_know_is_accepted(name: str) -> None:
+    settings = ConsumerSettings.from_conf(conf(group_protocol="consumer", group_remote_assignor=name))
+    assert settings.render()["group.remote.assignor"] == name
+
+
+def test_max_poll_below_session_timeout_is_fine_under_kip848_where_the_broker_owns_the_session() -> None:
+    settings = ConsumerSettings.from_conf(conf(group_protocol="consumer", max_poll_interval_ms="7000"))
+    assert settings.max_poll_interval_ms == 7000
+
+
+def test_max_poll_equal_to_session_timeout_is_accepted() -> None:
+    settings = ConsumerSettings.from_conf(conf(session_timeout_ms="6000", max_poll_interval_ms="6000"))
+    assert (settings.session_timeout_ms, settings.max_poll_interval_ms) == (6000, 6000)
 
 
 def test_classic_only_key_hint_points_to_the_remote_assignor() -> None:
