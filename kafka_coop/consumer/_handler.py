@@ -85,9 +85,8 @@ _FATAL_CODES = frozenset(
     {KafkaError.FENCED_INSTANCE_ID, KafkaError.UNRELEASED_INSTANCE_ID, KafkaError._FATAL}
 )
 # error_cb codes that mean "cannot reach or talk to the cluster"; librdkafka retries all of them.
-_UNREACHABLE = frozenset(
-    {KafkaError._ALL_BROKERS_DOWN, KafkaError._TRANSPORT, KafkaError._RESOLVE, KafkaError._TIMED_OUT}
-)
+# (_TRANSPORT alone is not one: an idle connection closed by the broker raises it on a healthy cluster.)
+_UNREACHABLE = frozenset({KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE})
 _REFUSED = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL, KafkaError.SASL_AUTHENTICATION_FAILED})
 # librdkafka log facilities of connection failures: summarized by ClientErrors in one sentence.
 _CONNECTION_FACILITIES = frozenset({"FAIL", "ERROR", "CONNECT", "BROKERFAIL"})
@@ -457,7 +456,7 @@ class RebalanceHandler:
             except BaseException as exc:
                 self._keep_interrupt(exc)
         self._ownership.apply("assigned", keys)
-        yield from self._reconcile()
+        yield from self._reconcile(after_assign=True)
         applied = [k for k in keys if k in set(self.owned)]
         if len(applied) < len(keys):
             why = "the consumer is closing" if self.closing else "librdkafka did not apply the assignment"
@@ -527,10 +526,11 @@ class RebalanceHandler:
             return
         self.failure = error
         errors: list[str] = []
-        try:
-            yield Unassign([], incremental=False)  # after a fatal error librdkafka accepts only this
-        except Exception as exc:
-            self._log.debug("unassign after fatal error: %s", describe_error(exc))
+        if not self.closing:  # (a terminated group would never answer it)
+            try:
+                yield Unassign([], incremental=False)  # after a fatal error librdkafka accepts only this
+            except Exception as exc:
+                self._log.debug("unassign after fatal error: %s", describe_error(exc))
         yield from self._fail_owned(error, time.perf_counter(), extra=(), errors=errors)
         self._reraise()
 
@@ -678,8 +678,17 @@ class RebalanceHandler:
             (tp.topic, tp.partition, tp.offset) for tp in back or [] if tp.error is None and tp.offset >= 0
         ]
 
-    def _reconcile(self) -> Steps[None]:
-        """Make `owned` the client's real assignment: librdkafka may have refused or undone a call."""
+    def _reconcile(self, *, after_assign: bool = False) -> Steps[None]:
+        """Make `owned` the client's real assignment: librdkafka may have refused or undone a call.
+
+        Not while closing or failed: librdkafka then turns every assign into an unassign, and once the
+        group is terminated it drops `assignment()`/`memberid()` requests without answering (the call
+        never returns), so the outcome is taken from that rule instead of asked for.
+        """
+        if self.closing or self.failure is not None:
+            if after_assign:
+                self._ownership.replace(())
+            return
         try:
             real = yield ReadAssignment()
         except Exception as exc:  # closed: keep what the callbacks said
@@ -693,6 +702,8 @@ class RebalanceHandler:
             self._ownership.replace(keys)
 
     def _read_member_id(self) -> Steps[str]:
+        if self.closing:  # see _reconcile: a terminated group never answers memberid()
+            return self._member_id
         try:
             member_id = yield ReadMemberId()
         except Exception:
@@ -783,7 +794,8 @@ class ClientLog:
     `poll`/`consume`; an exception raised here comes out of that `poll`/`consume` call, which is how a
     fatal error reaches the service as a typed exception without a Python frame on the per-record path.
     librdkafka logs every fatal error (facility FATAL) because confluent-kafka always sets an error_cb.
-    Connection failures (facility FAIL & co.) go to DEBUG: `ClientErrors` says them once, in a sentence.
+    Connection failures (facility FAIL & co.) go to INFO: `ClientErrors` says, once and in a sentence,
+    when no broker can be reached.
     """
 
     def __init__(self, logger: logging.Logger, on_fatal: Callable[[str], None] | None = None) -> None:
@@ -797,7 +809,7 @@ class ClientLog:
             self.on_fatal(str(args[-1]) if args else fmt)
             return
         if facility in _CONNECTION_FACILITIES and level >= logging.WARNING:
-            level = logging.DEBUG
+            level = logging.INFO
         self.logger.log(level, fmt, *args)
 
 
@@ -812,17 +824,22 @@ class ClientErrors:
         self.bootstrap = bootstrap
         self.user = user
         self.warned = False
+        self.last_transport: str | None = None
 
     def __call__(self, err: KafkaError) -> None:
         code = err.code()
+        if code == KafkaError._TRANSPORT:
+            self.last_transport = err.str()  # the why, for the sentence when every broker is down
         if not self.warned and (code in _UNREACHABLE or code in _REFUSED):
             self.warned = True
             what = "refused this client's credentials" if code in _REFUSED else "cannot be reached"
+            why = (
+                self.last_transport
+                if code == KafkaError._ALL_BROKERS_DOWN and self.last_transport
+                else err.str()
+            )
             self.logger.warning(
-                "The Kafka cluster at %s %s (%s); the consumer keeps retrying.",
-                self.bootstrap,
-                what,
-                err.str(),
+                "The Kafka cluster at %s %s (%s); the consumer keeps retrying.", self.bootstrap, what, why
             )
         if self.user is not None:
             self.user(err)

@@ -171,6 +171,12 @@ class CoopConsumer:
         return self._handler.owned
 
     @property
+    def closing(self) -> bool:
+        """True from the start of `close()`. An event sink must not call `assignment()` or `memberid()`
+        then: once the group has terminated, librdkafka never answers them (the call hangs)."""
+        return self._handler.closing
+
+    @property
     def failure(self) -> ConsumerFailed | None:
         """The fatal error that stopped this consumer, or None."""
         return self._handler.failure

@@ -61,7 +61,8 @@ class ThreadMember:
         self._thread.start()
 
     def _record(self, event: RebalanceEvent) -> None:
-        if event.kind in ("assigned", "revoked", "lost"):
+        # Not while closing: a terminated group never answers assignment() (librdkafka drops the request).
+        if event.kind in ("assigned", "revoked", "lost") and not self.consumer.closing:
             real = tuple(sorted((tp.topic, tp.partition) for tp in self.consumer.assignment()))
             if real != event.owned:
                 self.mismatches.append(f"{self.name} {event.kind} owned={event.owned} real={real}")

@@ -51,7 +51,11 @@ class Recorder:
         self.consumer: Any = None
 
     def __call__(self, event: RebalanceEvent) -> None:
-        if event.kind in ("assigned", "revoked", "lost") and self.consumer is not None:
+        if (
+            event.kind in ("assigned", "revoked", "lost")
+            and self.consumer is not None
+            and not self.consumer.closing
+        ):
             real = tuple(sorted((tp.topic, tp.partition) for tp in self.consumer.assignment()))
             if real != event.owned:
                 self.mismatches.append(f"{event.kind} owned={event.owned} real={real}")

@@ -65,6 +65,7 @@ class FakeConsumer:
         self.member_id = "member-1"
         self.fatal: int | None = None
         self.terminating = False
+        self.terminated = False
         self.closed = False
         self.calls: list[str] = []
         self.commit_errors: list[KafkaException] = []
@@ -125,9 +126,20 @@ class FakeConsumer:
         if self.closed:
             raise RuntimeError("Consumer closed")
 
+    def _check_group_answers(self) -> None:
+        # rd_kafka_cgrp_op_serve destroys ops without a reply once the group is terminated, so
+        # memberid()/assignment() would wait forever; a test must never get here.
+        if self.terminated:
+            raise AssertionError("memberid()/assignment() after the group terminated would never return")
+
+    def _maybe_terminate(self) -> None:
+        if self.terminating and not self.assigned:
+            self.terminated = True  # close: unassign done -> leave -> terminated
+
     def _do_assign(self, partitions: list[TopicPartition], *, incremental: bool) -> None:
         if self.fatal is not None or self.terminating:
             self.assigned.clear()  # "treating assign as unassign"
+            self._maybe_terminate()
             return
         if incremental:
             for tp in partitions:
@@ -161,6 +173,7 @@ class FakeConsumer:
         if self.protocol != "eager" and self.fatal is None and not self.terminating:
             raise kafka_error(KafkaError._STATE)
         self.assigned.clear()
+        self._maybe_terminate()
 
     def incremental_unassign(self, partitions: list[TopicPartition]) -> None:
         self._check_open()
@@ -170,13 +183,16 @@ class FakeConsumer:
             raise kafka_error(KafkaError._STATE)
         for tp in partitions:
             self.assigned.pop((tp.topic, tp.partition), None)
+        self._maybe_terminate()
 
     def assignment(self) -> list[TopicPartition]:
         self._check_open()
+        self._check_group_answers()
         return [TopicPartition(t, p) for t, p in sorted(self.assigned)]
 
     def memberid(self) -> str:
         self._check_open()
+        self._check_group_answers()
         self.calls.append("memberid")
         return self.member_id
 
@@ -220,9 +236,9 @@ class FakeConsumer:
         self._check_open()
         self.calls.append("close")
         self.terminating = True
+        while self.pending:  # close serves what was queued before it, with the group terminating
+            self.pending.pop(0)()
         if self.assigned and self.fatal is None:
             self.rebalance("revoke", sorted(self.assigned))
-        while self.pending:  # close serves the queue too
-            self.pending.pop(0)()
         self.assigned.clear()
         self.closed = True

@@ -258,9 +258,9 @@ def test_a_commit_fenced_inside_a_revoke_emits_one_lost_and_raises_from_poll() -
 
 # --- suspect 4: an assignment librdkafka did not apply --------------------------------------------
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_an_assign_served_while_closing_is_not_reported_as_owned(protocol: str) -> None:
+def test_an_assign_librdkafka_turned_into_an_unassign_is_not_reported_as_owned(protocol: str) -> None:
     consumer, inner, sink = make(protocol)
-    inner.terminating = True  # close started; the assign op was already queued
+    inner.fatal = KafkaError.FENCED_INSTANCE_ID  # raised in librdkafka's thread, not yet seen by poll
     inner.rebalance("assign", parts(0, 1))
     event = last(sink, "assigned")
     assert event.partitions == () and event.owned == () and consumer.owned == ()
@@ -279,7 +279,7 @@ def test_an_assign_librdkafka_refused_is_an_error_not_ownership() -> None:
 def test_on_assigned_is_not_called_for_partitions_that_were_not_assigned() -> None:
     seen: list[list[tuple[str, int]]] = []
     _consumer, inner, _ = make(on_assigned=seen.append)
-    inner.terminating = True
+    inner.fatal = KafkaError.FENCED_INSTANCE_ID
     inner.rebalance("assign", parts(0))
     assert seen == []
 
@@ -502,7 +502,7 @@ def test_a_listener_and_separate_hooks_together_are_refused() -> None:
         make(listener=RebalanceListener(), on_lost=lambda ps: None)
 
 
-def test_librdkafka_log_lines_go_to_python_logging_and_connection_failures_to_debug(
+def test_librdkafka_log_lines_go_to_python_logging_and_connection_failures_to_info(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     _, inner, _ = make()
@@ -514,7 +514,7 @@ def test_librdkafka_log_lines_go_to_python_logging_and_connection_failures_to_de
     levels = {
         r.getMessage().split()[0]: r.levelno for r in caplog.records if r.name == "kafka_coop.librdkafka"
     }
-    assert levels == {"FAIL": logging.DEBUG, "MAXPOLL": logging.WARNING}
+    assert levels == {"FAIL": logging.INFO, "MAXPOLL": logging.WARNING}
 
 
 def test_an_unreachable_cluster_is_one_sentence_until_it_answers(caplog: pytest.LogCaptureFixture) -> None:
@@ -529,7 +529,8 @@ def test_an_unreachable_cluster_is_one_sentence_until_it_answers(caplog: pytest.
         error_cb(KafkaError(KafkaError._ALL_BROKERS_DOWN, "1/1 brokers are down"))
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
-    assert "b:9092 cannot be reached" in warnings[0] and "keeps retrying" in warnings[0]
+    assert "b:9092 cannot be reached (Connect to ipv4#127.0.0.1:1 failed: Connection refused)" in warnings[0]
+    assert "keeps retrying" in warnings[0]
     assert len(seen) == 4, "the user's own error_cb still sees every error"
 
 
@@ -583,3 +584,27 @@ def test_a_failed_commit_whose_offsets_cannot_be_read_back_reports_committed_as_
     inner.rebalance("revoke", parts(0))
     event = last(sink, "revoked")
     assert event.committed is None and "REBALANCE_IN_PROGRESS" in (event.error or "")
+
+
+def test_a_broker_closing_an_idle_connection_is_no_outage(caplog: pytest.LogCaptureFixture) -> None:
+    _, inner, _ = make()
+    with caplog.at_level(logging.WARNING, logger="kafka_coop"):
+        inner.conf["error_cb"](KafkaError(KafkaError._TRANSPORT, "Disconnected: connection closed by peer"))
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_an_assign_queued_before_close_leaves_nothing_owned_and_asks_the_terminated_group_nothing(
+    protocol: str,
+) -> None:
+    consumer, inner, sink = make(protocol)
+    inner.rebalance("assign", parts(0) if protocol == "eager" else parts(0, 1))
+    mark(consumer, inner, 0, 4)
+    inner.pending.append(
+        lambda: inner.rebalance("assign", parts(0, 1, 2) if protocol == "eager" else parts(2))
+    )
+    consumer.close()  # the fake raises if memberid()/assignment() is called after the group terminated
+    assert inner.committed_offsets == {(T, 0): 5}, "marked offsets are committed before leaving"
+    event = last(sink, "assigned")
+    assert event.partitions == () and event.owned == () and "closing" in (event.error or "")
+    assert last(sink, "closed").owned == ()
