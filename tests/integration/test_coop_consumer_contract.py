@@ -254,7 +254,13 @@ def test_a_static_member_that_overran_its_poll_interval_mid_rebalance_loses_with
     topic = topic_factory(4)
     group = unique(f"maxpoll-{rebalance}")
     produce(bootstrap, topic, 20, 4)
-    timing = {"session_timeout_ms": 6000, "max_poll_interval_ms": 7000, "enable_auto_commit": "false"}
+    # heartbeat 0.5 s: the stalled member learns of the join's rebalance well inside its 7 s poll limit
+    timing = {
+        "session_timeout_ms": 6000,
+        "max_poll_interval_ms": 7000,
+        "heartbeat_interval_ms": 500,
+        "enable_auto_commit": "false",
+    }
     stalled = ThreadMember(
         bootstrap, group, [topic], rebalance, "stalls", group_instance_id=f"{group}-a", **timing
     )
