@@ -26,6 +26,7 @@ BENCHMARKS: tuple[str, ...] = (
     "analytics_scale",
     "rolling_bounce",
     "static_cutover",
+    "chaos",
 )
 
 

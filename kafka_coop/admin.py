@@ -56,6 +56,11 @@ _TRANSIENT_ERRORS = frozenset(
         KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
         KafkaError.COORDINATOR_NOT_AVAILABLE,
         KafkaError.NOT_COORDINATOR,
+        # a partition leader moved (list_offsets after a broker failure)
+        KafkaError.FENCED_LEADER_EPOCH,
+        KafkaError.UNKNOWN_LEADER_EPOCH,
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.LEADER_NOT_AVAILABLE,
         KafkaError._TIMED_OUT,
         KafkaError._TRANSPORT,
     }
@@ -293,7 +298,15 @@ class ClusterAdmin:
         from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
         from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
 
-        client = client or self.client
+        # A fresh client whose coordinator for the group was confirmed a moment ago by a describe: an
+        # OffsetFetch answered NOT_COORDINATOR on an *admin* client makes librdkafka (2.16, and master
+        # as of 2026-07) re-query the coordinator through the consumer group handle an admin client
+        # does not have, a NULL dereference that kills the process (seen in the chaos run right after
+        # a coordinator restart; rd_kafka_handle_OffsetFetch -> rd_kafka_cgrp_op(rk->rk_cgrp = NULL)).
+        # A stale cached coordinator is how that answer comes; this leaves only a moment's window.
+        del client
+        client = self.fresh_client()
+        client.describe_consumer_groups([group], request_timeout=timeout_s)[group].result()
         request = [ConsumerGroupTopicPartitions(group)]
         futures = client.list_consumer_group_offsets(request, request_timeout=timeout_s)
         committed = futures[group].result()

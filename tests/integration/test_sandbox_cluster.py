@@ -120,6 +120,9 @@ def test_a_group_keeps_consuming_while_its_coordinator_is_killed_and_restarted(
 
             restarted = cluster.restart(coordinator)
             assert {n.node_id: n.status for n in restarted.nodes}[coordinator] == "running"
+            # the admin made before the kill still reads committed offsets and log ends (moved leaders)
+            offsets = admin.offsets(group, timeout_s=60)
+            assert {o.partition for o in offsets} == set(range(6))
             time.sleep(2)
         acked = dict(producer.acked)
         assert producer.failed == 0
@@ -182,3 +185,28 @@ def test_describe_while_the_coordinator_is_frozen_fails_in_one_sentence_within_i
                 assert took < 60, f"{command} took {took:.0f}s"
         finally:
             cluster.thaw(coordinator)
+
+
+def test_reduced_chaos_run_loses_nothing_and_explains_every_duplicate(
+    cluster: Sandbox, tmp_path: Path
+) -> None:
+    """`make bench`'s chaos run, reduced: 100,000 sequenced records, 10 cooperative static members, one
+    SIGKILL, the coordinator's broker killed and restarted, one member frozen past its session."""
+    from bench.chaos import ci_schedule, run_mode
+
+    result = run_mode(
+        "cooperative-static",
+        cluster,
+        tmp_path,
+        records=100_000,
+        rate=2_500,
+        steps=ci_schedule(),
+        log=lambda _: None,
+    )
+    assert result["produced_acked"] == 100_000 and result["produce_failed"] == 0
+    assert [f["kind"] for f in result["faults"]] == ["kill", "coordinator_kill", "freeze"]
+    assert result["lost"] == 0, result["lost_examples"]
+    assert result["duplicates_unexplained"] == 0, result["unexplained_examples"]
+    assert result["ownership_overlaps"] == 0, result["overlap_examples"]
+    assert result["broker_assignment_seen"]
+    assert result["final_owned_mismatches"] == []

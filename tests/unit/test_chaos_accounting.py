@@ -1,0 +1,99 @@
+"""The chaos run's accounting rules, on hand-made member histories."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench._chaos_accounting import (
+    Incarnation,
+    account,
+    check_ownership,
+    final_owned_mismatches,
+    parse_rec,
+)
+
+
+def _inc(name: str, text: str, *, fault: str | None = None, fault_ms: int = 0) -> Incarnation:
+    member, n = name.split(".")
+    inc = parse_rec(member, int(n), text)
+    if fault:
+        inc.fault, inc.fault_ms = fault, fault_ms
+    return inc
+
+
+def test_an_acknowledged_record_nobody_processed_is_lost() -> None:
+    a = _inc("m0.1", "R 0 0 10\nR 0 2 11\nC 0 3 12\n")
+    result = account({0: 3}, [a])
+    assert (result.lost, result.lost_examples) == (1, [(0, 1)])
+
+
+def test_a_killed_members_uncommitted_records_processed_again_are_explained_duplicates() -> None:
+    killed = _inc("m1.1", "R 0 0 10\nC 0 1 11\nR 0 1 12\n", fault="kill", fault_ms=14)
+    heir = _inc("m2.1", "R 0 1 20\nC 0 2 21\n")
+    result = account({0: 2}, [killed, heir])
+    assert (result.lost, result.duplicates, result.duplicates_unexplained) == (0, 1, 0)
+    assert result.duplicates_by_cause == {"member kill": 1}
+
+
+def test_a_record_processed_again_after_its_offset_was_committed_is_unexplained() -> None:
+    first = _inc("m1.1", "R 0 0 10\nC 0 1 11\n", fault="kill", fault_ms=12)
+    again = _inc("m2.1", "R 0 0 20\nC 0 1 21\n")
+    result = account({0: 1}, [first, again])
+    assert result.duplicates_unexplained == 1
+    assert result.unexplained_examples[0]["first_committed_past"] == 1
+
+
+def test_a_duplicate_after_a_refused_commit_is_explained_by_it() -> None:
+    first = _inc("m1.1", "R 0 0 10\nX 11 REBALANCE_IN_PROGRESS\n")
+    again = _inc("m2.1", "R 0 0 20\nC 0 1 21\n")
+    result = account({0: 1}, [first, again])
+    assert result.duplicates_by_cause == {"commit refused": 1}
+    assert result.duplicates_unexplained == 0
+
+
+def test_the_uncommitted_window_counts_records_of_one_partition_since_its_last_commit() -> None:
+    inc = _inc("m0.1", "R 0 0 1\nR 0 1 1\nR 1 0 1\nC 0 2 2\nR 0 2 3\nR 0 3 3\nR 0 4 3\n")
+    assert inc.max_window == 3
+
+
+def test_a_fatal_line_marks_the_incarnation_fenced() -> None:
+    assert _inc("m0.1", "R 0 0 1\nF 5 FENCED_INSTANCE_ID\n").fault == "fatal"
+
+
+def _events(*items: tuple[int, str, list[int]]) -> list[dict[str, Any]]:
+    return [{"ts_ms": ts, "kind": kind, "owned": [["t", p] for p in owned]} for ts, kind, owned in items]
+
+
+def test_revoke_before_assign_is_a_clean_hand_over() -> None:
+    a, b = _inc("m0.1", ""), _inc("m1.1", "")
+    a.events = _events((0, "assigned", [0, 1]), (100, "revoked", [0]))
+    b.events = _events((110, "assigned", [1]))
+    result = check_ownership([a, b], {"m0.1": 500, "m1.1": 500})
+    assert (result.overlaps, result.overlaps_excused) == (0, 0)
+
+
+def test_two_healthy_owners_at_once_are_an_overlap() -> None:
+    a, b = _inc("m0.1", ""), _inc("m1.1", "")
+    a.events = _events((0, "assigned", [0]), (200, "revoked", []))
+    b.events = _events((100, "assigned", [0]))
+    result = check_ownership([a, b], {"m0.1": 500, "m1.1": 500})
+    assert result.overlaps == 1
+    assert result.overlap_examples[0]["first"] == "m0.1"
+
+
+def test_an_overlap_after_the_first_owner_was_frozen_or_ended_in_lost_is_excused() -> None:
+    frozen, heir = _inc("m0.1", "", fault="freeze", fault_ms=50), _inc("m1.1", "")
+    frozen.events = _events((0, "assigned", [0]), (300, "lost", []))
+    heir.events = _events((100, "assigned", [0]))
+    assert check_ownership([frozen, heir], {"m0.1": 500, "m1.1": 500}).overlaps_excused == 1
+    evicted, heir2 = _inc("m2.1", ""), _inc("m3.1", "")
+    evicted.events = _events((0, "assigned", [0]), (300, "lost", []))
+    heir2.events = _events((100, "assigned", [0]))
+    result = check_ownership([evicted, heir2], {"m2.1": 500, "m3.1": 500})
+    assert (result.overlaps, result.overlaps_excused) == (0, 1)
+
+
+def test_final_owned_is_compared_with_the_brokers_assignment() -> None:
+    owned = {"m0": [("t", 0)], "m1": [("t", 1)]}
+    broker = {"m0": [("t", 0)], "m1": [("t", 1), ("t", 2)]}
+    assert final_owned_mismatches(owned, broker) == ["m1"]
