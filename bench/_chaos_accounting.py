@@ -8,6 +8,7 @@ unit-tested on hand-made histories.
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -86,17 +87,28 @@ def account(acked: Mapping[int, int], incarnations: Sequence[Incarnation]) -> Ac
     """Lost, duplicates and what explains each duplicate.
 
     A duplicate is a later processing of (partition, offset) after an earlier one by incarnation A. It is
-    explained by a member fault when A was killed, evicted or fenced and A never committed past that
-    offset (the record was inside A's uncommitted window); by a refused commit when A logged a commit the
-    broker refused after processing it (a rebalance or a coordinator moving); otherwise it is unexplained.
+    explained by a member fault when A was killed, evicted or fenced and A had not committed past that
+    offset when it came again (the record was inside A's uncommitted window); by a refused commit when A
+    logged a commit the broker refused between the two (a rebalance, or a coordinator moving: a member
+    whose commits fail past its session is evicted and rejoins from the last commit); otherwise it is
+    unexplained.
     """
     first: dict[tuple[int, int], tuple[int, Incarnation]] = {}
     counts: Counter[tuple[int, int]] = Counter()
-    committed_past: dict[tuple[str, int], int] = {}
+    # per (incarnation, partition): commit times and the highest offset committed up to each
+    commit_ms: dict[tuple[str, int], list[int]] = defaultdict(list)
+    commit_max: dict[tuple[str, int], list[int]] = defaultdict(list)
     for inc in incarnations:
-        for p, o, _ in inc.commits:
+        for p, o, ms in sorted(inc.commits, key=lambda c: c[2]):
             key = (inc.key, p)
-            committed_past[key] = max(committed_past.get(key, -1), o)
+            commit_ms[key].append(ms)
+            commit_max[key].append(max(o, commit_max[key][-1] if commit_max[key] else -1))
+
+    def committed_past(key: tuple[str, int], before_ms: int) -> int:
+        """The highest offset `key` had committed before `before_ms` (-1: none)."""
+        i = bisect.bisect_left(commit_ms.get(key, []), before_ms)
+        return commit_max[key][i - 1] if i > 0 else -1
+
     by_cause: Counter[str] = Counter()
     unexplained: list[dict[str, Any]] = []
     # earliest processing first, so "the earlier processor" is well defined
@@ -112,10 +124,11 @@ def account(acked: Mapping[int, int], incarnations: Sequence[Incarnation]) -> Ac
             continue
         prev_ms, prev = first[(p, o)]
         first[(p, o)] = (ms, inc)
-        inside_window = committed_past.get((prev.key, p), -1) <= o
+        past = committed_past((prev.key, p), ms)
+        inside_window = past <= o  # the earlier processor had not committed it when it came again
         if prev.fault in MEMBER_FAULTS and inside_window:
             by_cause[f"member {prev.fault}"] += 1
-        elif inside_window and any(r >= prev_ms for r in prev.refused_ms):
+        elif inside_window and any(prev_ms <= r <= ms for r in prev.refused_ms):
             by_cause["commit refused"] += 1
         else:
             by_cause["unexplained"] += 1
@@ -128,7 +141,7 @@ def account(acked: Mapping[int, int], incarnations: Sequence[Incarnation]) -> Ac
                         "first_ms": prev_ms,
                         "again": inc.key,
                         "again_ms": ms,
-                        "first_committed_past": committed_past.get((prev.key, p), -1),
+                        "first_committed_past": past,
                     }
                 )
     lost = [(p, o) for p, n in sorted(acked.items()) for o in range(n) if counts[(p, o)] == 0]

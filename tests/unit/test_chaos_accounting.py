@@ -97,3 +97,11 @@ def test_final_owned_is_compared_with_the_brokers_assignment() -> None:
     owned = {"m0": [("t", 0)], "m1": [("t", 1)]}
     broker = {"m0": [("t", 0)], "m1": [("t", 1), ("t", 2)]}
     assert final_owned_mismatches(owned, broker) == ["m1"]
+
+
+def test_a_member_reprocessing_its_own_records_after_refused_commits_is_explained_by_them() -> None:
+    """A coordinator moving: the commits fail past the session, the member rejoins from its last commit
+    and reads the same records again; it commits past them only later, which does not un-explain them."""
+    text = "R 0 0 10\nX 20 COORDINATOR_LOAD_IN_PROGRESS\nR 0 0 30\nC 0 1 31\n"
+    result = account({0: 1}, [_inc("m0.1", text)])
+    assert result.duplicates_by_cause == {"commit refused": 1}
