@@ -111,3 +111,16 @@ def test_kafkajs_members_on_its_own_assigner_are_eager() -> None:
     vector = _vector("kafkajs-defaults")
     members = infer_members("g", "classic", "RoundRobinAssigner", _inputs(vector))
     assert {m.rebalance_protocol.value for m in members} == {"eager"}
+
+
+# kafkajs-roundrobin is KafkaJS's RoundRobinAssigner registered under the common name (a config, not an
+# assignor it ships)
+SINGLE = [v for v in VECTORS if len(v["assignors"]) == 1 and v["scenario"] != "kafkajs-roundrobin"]
+
+
+@pytest.mark.parametrize("vector", SINGLE, ids=_id)
+def test_the_file_gives_each_captured_assignor_the_protocol_its_member_ran(vector: dict[str, Any]) -> None:
+    family = catalog()[vector["family"]]
+    (assignor,) = vector["assignors"]
+    assert vector["protocol"] == assignor, "a group of one list selects that assignor"
+    assert family.assignors[assignor].protocol == vector["rebalance_protocol"]
