@@ -543,7 +543,14 @@ def run(args: BenchArgs) -> BenchResult:
         cluster(Path(tmp), security) as (box, net),
     ):
         for mode in modes:
-            run_result = run_mode(mode, box, Path(tmp), records=records, rate=rate, steps=schedule, net=net)
+            try:
+                run_result = run_mode(
+                    mode, box, Path(tmp), records=records, rate=rate, steps=schedule, net=net
+                )
+            except Exception as exc:  # one mode failing still leaves the others' results
+                result.runs.append({"mode": mode, "error": f"{type(exc).__name__}: {exc}"})
+                result.notes.append(f"{mode} did not finish: {type(exc).__name__}: {exc}")
+                continue
             result.runs.append(run_result)
             short = mode.replace("-", "_")
             result.samples[f"{short}_records_per_s"] = Series(
