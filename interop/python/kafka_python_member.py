@@ -20,6 +20,7 @@ from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 from kafka.errors import KafkaConfigurationError
 from kafka.version import __version__
+from kafka_python_join_fix import install as keep_finished_joins
 from member_common import Log, fail, parse
 
 ASSIGNORS = {
@@ -31,6 +32,7 @@ ASSIGNORS = {
 
 
 def main() -> None:
+    keep_finished_joins()  # kafka-python 3.0.12 drops a join that ends between two polls
     args = parse()
     running = True
 
