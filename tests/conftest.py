@@ -128,7 +128,7 @@ def invoke_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
 
     from kafka_coop.cli import main as cli_main
 
-    def exit_without_freeze(code: int) -> None:
+    def exit_without_freeze(code: int, **_: object) -> None:
         raise SystemExit(code)
 
     monkeypatch.setattr(cli_main, "_exit", exit_without_freeze)

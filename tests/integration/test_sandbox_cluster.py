@@ -121,7 +121,13 @@ def test_a_group_keeps_consuming_while_its_coordinator_is_killed_and_restarted(
             restarted = cluster.restart(coordinator)
             assert {n.node_id: n.status for n in restarted.nodes}[coordinator] == "running"
             # the admin made before the kill still reads committed offsets and log ends (moved leaders)
+            # Members commit on their own interval after the rejoin: a partition whose first commit
+            # since the move is still due has none yet, so wait for it with a deadline.
+            commit_deadline = time.monotonic() + 60
             offsets = admin.offsets(group, timeout_s=60)
+            while {o.partition for o in offsets} != set(range(6)) and time.monotonic() < commit_deadline:
+                time.sleep(1)
+                offsets = admin.offsets(group, timeout_s=60)
             assert {o.partition for o in offsets} == set(range(6))
             time.sleep(2)
         acked = dict(producer.acked)
