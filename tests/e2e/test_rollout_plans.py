@@ -41,7 +41,9 @@ def _plan(run_cli: Callable[..., CliResult], verb: str, group: str, to: str, boo
 
 def _assert_as_planned(admin: ClusterAdmin, fleet: Fleet, group: str, phase: PlanPhase) -> None:
     expect = phase.expect
-    live = admin.describe_group(group)
+    # A phase can end while one more rebalance is under way (a member's rejoin after the gate): judge
+    # the group once it is Stable again, not in PreparingRebalance with no assignor selected yet.
+    live = admin.describe_group(group) if expect.empty else fleet.wait_stable(group)
     if expect.empty:
         assert not live.members, f"phase {phase.n}: group still has members"
         return
