@@ -17,6 +17,9 @@ from typing import Any
 # A member incarnation's ending that makes re-delivery of its uncommitted records expected: killed,
 # evicted (frozen past its session or poll limit, cut from the network) or fenced (fatal error).
 MEMBER_FAULTS = frozenset({"kill", "freeze", "stall", "net_cut", "fatal"})
+# Faults after which the member lives on unaware it was evicted: records it fetched before the fault
+# can still be handed to the application after it (a zombie), until the broker tells it so.
+ZOMBIE_FAULTS = frozenset({"freeze", "net_cut"})
 
 
 @dataclass
@@ -90,8 +93,9 @@ def account(acked: Mapping[int, int], incarnations: Sequence[Incarnation]) -> Ac
     explained by a member fault when A was killed, evicted or fenced and A had not committed past that
     offset when it came again (the record was inside A's uncommitted window); by a refused commit when A
     logged a commit the broker refused between the two (a rebalance, or a coordinator moving: a member
-    whose commits fail past its session is evicted and rejoins from the last commit); otherwise it is
-    unexplained.
+    whose commits fail past its session is evicted and rejoins from the last commit); by a zombie when
+    the later processor was frozen or cut off before it and has had no rebalance event since (it is
+    handing over records fetched under its old assignment); otherwise it is unexplained.
     """
     first: dict[tuple[int, int], tuple[int, Incarnation]] = {}
     counts: Counter[tuple[int, int]] = Counter()
@@ -128,6 +132,8 @@ def account(acked: Mapping[int, int], incarnations: Sequence[Incarnation]) -> Ac
         inside_window = past <= o  # the earlier processor had not committed it when it came again
         if prev.fault in MEMBER_FAULTS and inside_window:
             by_cause[f"member {prev.fault}"] += 1
+        elif _zombie(inc, ms):
+            by_cause[f"zombie after {inc.fault}"] += 1
         elif inside_window and any(prev_ms <= r <= ms for r in prev.refused_ms):
             by_cause["commit refused"] += 1
         else:
@@ -157,6 +163,17 @@ def account(acked: Mapping[int, int], incarnations: Sequence[Incarnation]) -> Ac
         unexplained_examples=unexplained,
         largest_uncommitted_window=widest.max_window if widest else 0,
         largest_window_member=widest.key if widest else None,
+    )
+
+
+def _zombie(inc: Incarnation, ms: int) -> bool:
+    """`inc` processed at `ms` after a fault it survives unaware, with no rebalance event in between."""
+    if inc.fault not in ZOMBIE_FAULTS or inc.fault_ms is None or ms < inc.fault_ms:
+        return False
+    return not any(
+        inc.fault_ms <= int(e.get("ts_ms", -1)) <= ms
+        for e in inc.events
+        if e.get("kind") in ("assigned", "revoked", "lost")
     )
 
 
