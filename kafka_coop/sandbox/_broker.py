@@ -158,9 +158,9 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
 
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free port for a listener, below the ephemeral range (`free_ports`: why a bind to port 0, which
+    hands out an ephemeral port, is not good enough for a node that must get its port back)."""
+    return free_ports(1)
 
 
 def _ephemeral_low() -> int:

@@ -30,3 +30,14 @@ def test_cluster_id_is_kafka_uuid_text() -> None:
         text = random_cluster_id()
         assert len(text) == 22 and not text.startswith("-")
         assert len(base64.urlsafe_b64decode(text + "==")) == 16
+
+
+def test_a_free_port_for_a_sandbox_listener_is_below_the_ephemeral_range() -> None:
+    """A client port in the ephemeral range can be taken as some connection's source port while its node
+    is down (clients keep reconnecting), and the node's restart then fails with "Address in use"."""
+    from kafka_coop.sandbox import free_port
+    from kafka_coop.sandbox._broker import _ephemeral_low
+
+    low = _ephemeral_low()
+    ports = [free_port() for _ in range(20)]
+    assert all(1024 < port < low for port in ports), (low, ports)
