@@ -152,7 +152,7 @@ def _partitions(assignment: Any) -> tuple[TopicPartitionKey, ...]:
 
 def _unreachable(bootstrap: str, error: object) -> ClusterUnavailable:
     return ClusterUnavailable(
-        f"Could not reach the Kafka cluster at {bootstrap}: {error}.",
+        f"Could not reach the Kafka cluster at {bootstrap} ({_error_text(error)}).",
         hint="Check --bootstrap-server and that the broker is running (`kafka-coop sandbox status`).",
     )
 

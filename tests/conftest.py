@@ -36,7 +36,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    box = Sandbox(dir=tmp_path_factory.mktemp("kafka"), port=free_port())
+    # proxied: a PROXIED listener that toxiproxy can sit in front of (test_network_faults.py); costs
+    # one more listener on the same broker, nothing else
+    box = Sandbox(dir=tmp_path_factory.mktemp("kafka"), port=free_port(), proxied=True)
     box.start()
     try:
         yield box
