@@ -391,3 +391,31 @@ def heartbeat_model_notes(runs: Sequence[Mapping[str, Any]]) -> list[str]:
             f"measured {measured / 1000:.2f} s"
         )
     return notes
+
+
+def restart_segments(events: Sequence[Mapping[str, Any]]) -> dict[str, list[int]]:
+    """Each restart of each member split in three, from its own events: `close` (the release that
+    left it owning nothing -> its `closed` event: commit, leave or not, client teardown), `gap`
+    (`closed` -> the next incarnation's `started`: process exit and start) and `join` (`started` ->
+    its first `assigned` with partitions). What a restart-floor difference between protocols is made of."""
+    by_member: dict[str, list[Mapping[str, Any]]] = {}
+    for event in sorted(events, key=lambda e: (int(e["ts_ms"]), int(e.get("seq", 0)))):
+        by_member.setdefault(str(event.get("client_id")), []).append(event)
+    out: dict[str, list[int]] = {"close": [], "gap": [], "join": []}
+    for stream in by_member.values():
+        for i, event in enumerate(stream):
+            if event["kind"] != "closed":
+                continue
+            released = [
+                e for e in stream[:i] if e["kind"] in ("revoked", "lost") and not (e.get("owned") or ())
+            ]
+            later = stream[i + 1 :]
+            started = next((e for e in later if e["kind"] == "started"), None)
+            assigned = next((e for e in later if e["kind"] == "assigned" and (e.get("owned") or ())), None)
+            if not released or started is None or assigned is None:
+                continue
+            closed_ms = int(event["ts_ms"])
+            out["close"].append(closed_ms - int(released[-1]["ts_ms"]))
+            out["gap"].append(int(started["ts_ms"]) - closed_ms)
+            out["join"].append(int(assigned["ts_ms"]) - int(started["ts_ms"]))
+    return out

@@ -9,11 +9,14 @@ from typing import Literal
 from kafka_coop._vocab import RebalanceProtocol
 
 NAME = "rolling-bounce"
-TITLE = "Rolling bounce: pause and unavailability by rebalance protocol and membership"
+TITLE = "Rolling bounce, idle members: pause and unavailability by rebalance protocol and membership"
 EVENTS_ARCHIVE = f"{NAME}.events.jsonl.gz"
 
 Family = Literal["python", "java"]
 Case = Literal["bounce", "scale_out", "slow_restart"]
+# idle: `kafka-coop consume` / CoopMember as they ship (poll every 100 ms, no work per record);
+# service: real time per record in batches, a synchronous commit after each (bench/service_bounce.py)
+Shape = Literal["idle", "service"]
 PartitionKey = tuple[str, int]
 
 TARGET_COOP_STATIC_REDUCTION = 20.0  # eager dynamic pause / cooperative static pause
@@ -61,12 +64,14 @@ class Scenario:
     static: bool
     case: Case = "bounce"
     heartbeat_ms: int | None = None  # the client's heartbeat.interval.ms when not its default (3000)
+    shape: Shape = "idle"
 
     @property
     def baseline(self) -> str:
         """The scenario this one's ratios are taken against."""
         if self.case == "bounce":
-            return f"{'py' if self.family == 'python' else 'java'}-eager-dynamic"
+            prefix = "svc-" if self.shape == "service" else ""
+            return f"{prefix}{'py' if self.family == 'python' else 'java'}-eager-dynamic"
         return f"{'scaleout' if self.case == 'scale_out' else 'slow'}-eager"
 
     @property
@@ -75,8 +80,8 @@ class Scenario:
         proto = {"eager": "eager", "cooperative": "coop", "consumer": "KIP-848"}[self.protocol]
         if self.case == "bounce":
             beat = f" hb {self.heartbeat_ms / 1000:g} s" if self.heartbeat_ms else ""
-            return f"{self.family} {proto} {membership}{beat}"
-        return f"{'scale-out' if self.case == 'scale_out' else 'slow restart'} {proto}"
+            return f"{self.family} {proto} {membership}{beat} ({self.shape})"
+        return f"{'scale-out' if self.case == 'scale_out' else 'slow restart'} {proto} ({self.shape})"
 
 
 SCENARIOS: tuple[Scenario, ...] = (  # run order: each target pair back to back, so load drift hits both

@@ -123,9 +123,22 @@ def member_specs(
                 properties=props,
                 record_log=True,
                 manifests=False,
+                process_ms=int(params.get("process_ms", 0)) if scn.shape == "service" else 0,
             )
         )
     return specs
+
+
+def add_members(
+    fleet: Any, scn: Scenario, group: str, topic: str, params: Mapping[str, Any], count: int, first: int = 0
+) -> list[Any]:
+    """Start `count` members of the scenario's family and shape (idle: the fleet's own processes)."""
+    specs = member_specs(scn, group, topic, params, count, first)
+    if scn.shape == "service":
+        from bench._service_fleet import add_service_members
+
+        return add_service_members(fleet, specs)
+    return list(fleet.add_many(specs))
 
 
 def _set_group_session(bootstrap: str, group: str, session_ms: int, heartbeat_ms: int) -> None:
@@ -218,16 +231,14 @@ def run_scenario(
         producer = SteadyProducer(bootstrap, topic, partitions, rate=float(params["rate"])).start()
         try:
             t_setup = time.monotonic()
-            fleet.add_many(member_specs(scn, group, topic, params, members))
+            add_members(fleet, scn, group, topic, params, members)
             wait_settled(fleet, group, partitions, gate_timeout)
             setup_s = time.monotonic() - t_setup
             time.sleep(float(params["warmup_s"]))
             t0 = _now_ms()
             if scn.case == "scale_out":
                 t, t_ms = time.monotonic(), _now_ms()
-                added = fleet.add_many(
-                    member_specs(scn, group, topic, params, int(params["scale_out"]), first=members)
-                )
+                added = add_members(fleet, scn, group, topic, params, int(params["scale_out"]), first=members)
                 gate = wait_settled(fleet, group, partitions, gate_timeout)
                 steps.append(
                     {
@@ -285,6 +296,7 @@ def run_scenario(
         "protocol": scn.protocol,
         "static": scn.static,
         "case": scn.case,
+        "shape": scn.shape,
         "baseline": scn.baseline,
         "group": group,
         "topic": topic,
@@ -311,11 +323,11 @@ def run_scenario(
     }
 
 
-def _archive_events(runs: list[dict[str, Any]], results_dir: Path) -> Path:
+def _archive_events(runs: list[dict[str, Any]], results_dir: Path, name: str = EVENTS_ARCHIVE) -> Path:
     import json
 
     results_dir.mkdir(parents=True, exist_ok=True)
-    path = results_dir / EVENTS_ARCHIVE
+    path = results_dir / name
     tmp = path.with_name(path.name + ".tmp")
     with gzip.open(tmp, "wt", encoding="utf-8") as out:
         for run_ in runs:

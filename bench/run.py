@@ -25,6 +25,7 @@ BENCHMARKS: tuple[str, ...] = (
     "inspection_scale",
     "analytics_scale",
     "rolling_bounce",
+    "service_bounce",
     "static_cutover",
     "chaos",
 )

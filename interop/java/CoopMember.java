@@ -114,6 +114,7 @@ public final class CoopMember {
         int firstIndex = 0;
         long processMs = 0;
         String closeMode = "default";
+        String commitMode = "interval"; // interval: commitAsync every 1 s; batch: commitSync after each batch
         String manifests;
         Map<String, String> props = new LinkedHashMap<>();
 
@@ -138,6 +139,13 @@ public final class CoopMember {
                     case "--first-index": o.firstIndex = Integer.parseInt(v); break;
                     case "--process-ms": o.processMs = Long.parseLong(v); break;
                     case "--close": o.closeMode = v; break;
+                    case "--commit": {
+                        if (!v.equals("interval") && !v.equals("batch")) {
+                            throw new IllegalArgumentException("--commit expects interval or batch, got " + v);
+                        }
+                        o.commitMode = v;
+                        break;
+                    }
                     case "--manifests": o.manifests = v; break;
                     case "--prop": {
                         int eq = v.indexOf('=');
@@ -245,15 +253,28 @@ public final class CoopMember {
             try {
                 while (running.get()) {
                     ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(100));
+                    boolean any = false;
                     for (ConsumerRecord<byte[], byte[]> r : batch) {
+                        if (!running.get()) break; // SIGTERM: finish the record in hand, not the batch
                         if (opts.processMs > 0) Thread.sleep(opts.processMs);
                         TopicPartition tp = new TopicPartition(r.topic(), r.partition());
                         processed.put(tp, r.offset());
+                        any = true;
                         if (records != null) records.write(clientId, r.topic(), r.partition(), r.offset(), r.timestamp());
                     }
                     if (records != null && !batch.isEmpty()) records.flush();
                     long now = System.currentTimeMillis();
-                    if (now - lastCommit >= 1000 && !processed.isEmpty()) {
+                    if ("batch".equals(opts.commitMode)) {
+                        if (any) {
+                            try {
+                                consumer.commitSync(offsetsFor(new ArrayList<>(processed.keySet())));
+                            } catch (WakeupException e) {
+                                throw e;
+                            } catch (RuntimeException e) {
+                                // a rebalance in progress refused it: the revoke's commit or the next batch's covers it
+                            }
+                        }
+                    } else if (now - lastCommit >= 1000 && !processed.isEmpty()) {
                         consumer.commitAsync(offsetsFor(new ArrayList<>(processed.keySet())), null);
                         lastCommit = now;
                     }

@@ -187,4 +187,4 @@ def test_the_heartbeat_model_predicts_from_the_static_restart_and_the_heartbeat(
         "heartbeat model, py-eager-dynamic (heartbeat.interval.ms 3000): own pause per restart predicted "
         "3.00 s (restart 0.30 s + 3 s x 9/10), measured 2.90 s"
     ]
-    assert BY_NAME["py-eager-dynamic-hb1s"].label == "python eager dynamic hb 1 s"
+    assert BY_NAME["py-eager-dynamic-hb1s"].label == "python eager dynamic hb 1 s (idle)"
