@@ -45,12 +45,24 @@ class VersionRange(_Frozen):
 class AssignorFact(_Frozen):
     protocol: ClassicProtocol
     name: str  # what the family calls it in its own config
+    since: str | None = None  # None: every version in the family's range ships it
 
 
 class Support(_Frozen):
     supported: bool
-    since: str | None = None
+    since: str | None = None  # None (when supported): every version in the family's range has it
     source: str
+
+
+def older_than(version: str | None, since: str | None) -> bool:
+    """True only when both are known and `version` comes before `since` (unknown never refuses)."""
+    if version is None or since is None:
+        return False
+    have, need = version_tuple(version), version_tuple(since)
+    if have is None or need is None:
+        return False
+    width = max(len(have), len(need))  # 2.12 is 2.12.0
+    return have + (0,) * (width - len(have)) < need + (0,) * (width - len(need))
 
 
 class LeaveOnClose(_Frozen):
@@ -62,6 +74,7 @@ class LeaveOnClose(_Frozen):
 class Wire(_Frozen):
     client_id_default: str
     client_id_source: str
+    client_id_version: str | None = None  # regex whose group 1 is the version a default client id carries
     subscription_version: dict[str, int]
     user_data: tuple[WireUserData, ...]
     rack: tuple[Rack, ...]
@@ -69,6 +82,8 @@ class Wire(_Frozen):
     @model_validator(mode="after")
     def _regex(self) -> Wire:
         re.compile(self.client_id_default)
+        if self.client_id_version is not None and re.compile(self.client_id_version).groups != 1:
+            raise ValueError(f"client_id_version {self.client_id_version!r} needs exactly one group")
         return self
 
 
@@ -106,23 +121,59 @@ class Family(_Frozen):
             raise ValueError(f"{self.family}: mixed_list n/a is for families without a cooperative assignor")
         if not self.versions.contains(self.tested_with):
             raise ValueError(f"{self.family}: tested_with {self.tested_with} is outside {self.versions}")
+        if self.kip848.supported and self.kip848.since is None:
+            raise ValueError(f"{self.family}: kip848 supported needs `since` (its first GA version)")
+        minimums = {
+            "kip848": self.kip848.since,
+            "static_membership": self.static_membership.since,
+            **{f"assignor {name}": a.since for name, a in self.assignors.items()},
+        }
+        for what, since in minimums.items():
+            # a minimum at or below the range's own is no minimum: say None, so it is never compared
+            if since is not None and not (self.versions.contains(since) and since != self.versions.min):
+                raise ValueError(f"{self.family}: {what} since {since} must lie inside {self.versions}")
         return self
 
     @property
     def cooperative(self) -> bool:
         return any(a.protocol == "cooperative" for a in self.assignors.values())
 
-    def why_not(self, assignors: Iterable[str] = (), *, consumer: bool = False, static: bool = False) -> str:
-        """'' if the family can run this config, else one clause saying why not (for plans and gates)."""
+    def why_not(
+        self,
+        assignors: Iterable[str] = (),
+        *,
+        consumer: bool = False,
+        static: bool = False,
+        version: str | None = None,
+    ) -> str:
+        """'' if the family (at `version`, when known) can run this config, else one clause saying why
+        not (for plans and gates). An unknown version is judged by the family's capabilities alone."""
         if consumer and not self.kip848.supported:
             return f"{self.family} does not speak the KIP-848 consumer protocol ({self.kip848.source})"
+        if consumer and older_than(version, self.kip848.since):
+            return (
+                f"{self.family} {version} is older than {self.kip848.since}, the first version with the "
+                f"KIP-848 consumer protocol GA ({self.kip848.source})"
+            )
         if static and not self.static_membership.supported:
             return f"{self.family} has no static membership ({self.static_membership.source})"
+        if static and older_than(version, self.static_membership.since):
+            return (
+                f"{self.family} {version} is older than {self.static_membership.since}, the first version "
+                f"with static membership ({self.static_membership.source})"
+            )
         names = tuple(assignors)
         missing = [a for a in names if a not in self.assignors]
         if missing:
             shipped = ", ".join(self.assignors)
             return f"{self.family} ships no {missing[0]} assignor (it ships {shipped})"
+        too_new = [a for a in names if older_than(version, self.assignors[a].since)]
+        if too_new:
+            first = too_new[0]
+            return (
+                f"{self.family} {version} is older than {self.assignors[first].since}, the first version "
+                f"that ships the {first} assignor ({self.assignors_source})"
+            )
         protocols = {self.assignors[a].protocol for a in names}
         if len(protocols) > 1 and self.mixed_list == "refused":
             source = self.mixed_list_source

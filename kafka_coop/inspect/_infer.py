@@ -160,6 +160,23 @@ def _family(
     return Fact(value=found.family, source="inferred", signal=found.signal)
 
 
+def _version(member: MemberInput, family: Fact[SeenFamily], manifest: Manifest | None) -> Fact[str | None]:
+    """The library's version: what a manifest declares for the family's library, else what a default
+    client id carries (families.yaml `wire.client_id_version`); never guessed from anything else."""
+    if manifest is not None:
+        for library, name in _DECLARED_LIBRARIES.items():
+            if name == family.value and library in manifest.libraries:
+                return Fact(
+                    value=manifest.libraries[library], source="declared", signal=f"manifest ({library})"
+                )
+    known = catalog().get(family.value)
+    pattern = known.wire.client_id_version if known is not None and family.source != "unknown" else None
+    found = re.search(pattern, member.client_id) if pattern else None
+    if found is None:
+        return Fact(value=None, source="unknown")
+    return Fact(value=found.group(1), source="inferred", signal=f"default client id {member.client_id!r}")
+
+
 def _protocol(
     selected: str,
     member_type: SeenMemberType,
@@ -236,6 +253,7 @@ def infer_members(
                     selected_assignor, member_type.value, family.value, sub, anyone_sent_owned, manifest
                 ),
                 assignors=_assignors(selected_assignor, member_type.value, manifest),
+                client_version=_version(member, family, manifest),
                 subscription=sub,
                 subscription_error=error,
                 assignment_user_data=user_data,

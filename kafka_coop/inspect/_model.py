@@ -47,6 +47,9 @@ class MemberSnapshot(BaseModel):
     client_family: Fact[SeenFamily]
     rebalance_protocol: Fact[SeenProtocol]
     assignors: Fact[tuple[str, ...]]
+    # the client library's version: declared in a manifest, or read off a default client id that
+    # carries it (kafka-python-3.0.12); the planner refuses a path a known-older version cannot take
+    client_version: Fact[str | None] = Fact(value=None, source="unknown")
     subscription: ConsumerProtocolSubscription | None = None
     subscription_error: str | None = None
     assignment_user_data: int | None = None  # bytes of userData in its assignment (blocks KIP-848)

@@ -47,6 +47,8 @@ class FleetMember(BaseModel):
     assignment_user_data: bool | None = None  # None: not visible
     count: int = Field(default=1, ge=1)
     evidence: str = ""
+    version: str | None = None  # the library's version: fleet file, or declared in a manifest
+    version_source: str = ""
 
     @property
     def label(self) -> str:
@@ -108,6 +110,8 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
                 static=m.instance_id is not None,
                 assignment_user_data=None if m.assignment_user_data is None else m.assignment_user_data > 0,
                 evidence=f"family {m.client_family.source}, protocol {m.rebalance_protocol.source}",
+                version=m.client_version.value if m.client_version.source != "unknown" else None,
+                version_source=str(m.client_version) if m.client_version.source != "unknown" else "",
             )
         )
     broker = snap.broker
@@ -194,6 +198,8 @@ def _member_from_file(entry: _FileMember) -> FleetMember:
         assignment_user_data=entry.assignment_user_data,
         count=entry.count,
         evidence="fleet file",
+        version=entry.version,
+        version_source="fleet file" if entry.version is not None else "",
     )
 
 

@@ -82,10 +82,13 @@ def _config_findings(member: FleetMember, config: MemberConfig) -> list[Finding]
     return out
 
 
-def why_not(family: ClientFamilyFacts, config: MemberConfig) -> str:
-    """'' if the family can run a phase's config, else why not (families.yaml)."""
+def why_not(family: ClientFamilyFacts, config: MemberConfig, *, version: str | None = None) -> str:
+    """'' if the family (at `version`, when known) can run a phase's config, else why not (families.yaml)."""
     return family.why_not(
-        config.assignors, consumer=config.group_protocol == "consumer", static=config.static_membership
+        config.assignors,
+        consumer=config.group_protocol == "consumer",
+        static=config.static_membership,
+        version=version,
     )
 
 
@@ -110,9 +113,13 @@ def member_findings(
         candidates = list(configs.values())
     else:
         known = catalog().get(family)
-        candidates = [c for c in configs.values() if known is not None and not why_not(known, c)]
+        version = member.version
+        candidates = [
+            c for c in configs.values() if known is not None and not why_not(known, c, version=version)
+        ]
         if not candidates:
-            why = why_not(known, next(iter(configs.values()))) if known and configs else "no config"
+            first = next(iter(configs.values()), None)
+            why = why_not(known, first, version=version) if known and first else "no config"
             detail = f"{member.label}: {why}"
             return [*out, Finding("member-config", "fail", member.label, detail)]
     per_config = [_config_findings(member, config) for config in candidates]

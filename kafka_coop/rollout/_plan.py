@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop._vocab import KnownFamily
-from kafka_coop.families import catalog
+from kafka_coop.families import catalog, older_than
 from kafka_coop.inspect import version_at_least
 from kafka_coop.rollout._contract import (
     TARGETS,
@@ -81,6 +81,25 @@ def _why_family_cannot(family: str, spec: MigrationSpec) -> str:
     return ""
 
 
+def _why_too_old(fleet: FleetDescription, spec: MigrationSpec) -> str:
+    """'' unless a member whose library version is known (fleet file, manifest) is older than the first
+    version that can run a config the path moves it to (families.yaml `since`)."""
+    for member in fleet.members:
+        facts = catalog().get(member.family)
+        if member.version is None or facts is None:
+            continue
+        for k in range(1, len(spec.phases) + 1):
+            configs = {str(name): c for name, c in spec.config_at(k).items()}
+            config = configs.get(member.family) or next(iter(configs.values()), None)
+            if config is None or why_not(facts, config):
+                continue  # no config, or one the family cannot run at any version (judged elsewhere)
+            why = why_not(facts, config, version=member.version)
+            if why:
+                who = f"{member.count} {member.family} member(s) at {member.version}"
+                return f"{who} ({member.version_source}): {why}"
+    return ""
+
+
 def _fit(fleet: FleetDescription, spec: MigrationSpec, source: str) -> _Fit:
     families = fleet.families()
     for family, why in spec.excludes.items():
@@ -91,6 +110,9 @@ def _fit(fleet: FleetDescription, spec: MigrationSpec, source: str) -> _Fit:
                 position=None,
                 rejected=f"{families[family]} {family} member(s): {why}",
             )
+    too_old = _why_too_old(fleet, spec)
+    if too_old:
+        return _Fit(spec=spec, source=source, position=None, rejected=too_old)
     unknown = families.get("unknown", 0)
     if unknown and set(spec.families) != {"librdkafka", "java"}:
         return _Fit(
@@ -174,7 +196,11 @@ def _alternatives(
             )
     librdkafka = fleet.families().get("librdkafka", 0)
     version_ok = fleet.broker.version is None or version_at_least(fleet.broker.version, (4, 0)) is not False
-    if to == "cooperative" and librdkafka and version_ok:
+    kip848_since = catalog()["librdkafka"].kip848.since
+    clients_ok = not any(
+        m.family == "librdkafka" and older_than(m.version, kip848_since) for m in fleet.members
+    )
+    if to == "cooperative" and librdkafka and version_ok and clients_ok:
         parts = ["kafka-coop", "upgrade-plan", fleet.group, "--to", "consumer"]
         if gate.bootstrap:
             parts += ["--bootstrap-server", gate.bootstrap]
