@@ -68,4 +68,8 @@ class ConsumerFailed(KafkaCoopError):
 
 
 class InstanceIdConflict(ConsumerFailed):
-    """Two members used one group.instance.id: classic fences the old one, KIP-848 refuses the new one."""
+    """Two members used one group.instance.id: classic fences the old one, KIP-848 refuses the new one.
+
+    A FENCED_INSTANCE_ID right after librdkafka evicted this member itself (its poll limit or session ran
+    out) is not a conflict: that is a plain `ConsumerFailed` whose message says so.
+    """

@@ -59,7 +59,6 @@ from kafka_coop.consumer._handler import (
     Wait,
     describe_error,
     fatal_code_from_text,
-    fatal_error,
     run_async,
 )
 from kafka_coop.consumer._sync import (
@@ -204,7 +203,9 @@ class CoopAIOConsumer:
         self._fatal_text: str | None = None
         self._member_id = ""
         self._client_log = ClientLog(
-            callbacks.pop("logger", None) or logging.getLogger(LIBRDKAFKA_LOGGER), self._on_fatal_log
+            callbacks.pop("logger", None) or logging.getLogger(LIBRDKAFKA_LOGGER),
+            self._on_fatal_log,
+            self._handler.note_eviction,
         )
         self._user_error_cb = callbacks.pop("error_cb", None)
         self._errors = ClientErrors(self._log, self.settings.bootstrap_servers, None)
@@ -385,13 +386,7 @@ class CoopAIOConsumer:
         """The failure (logged FATAL, or found by the handler, e.g. a fenced commit), raised every time."""
         if self._handler.failure is None:
             text = self._fatal_text or ""
-            error = fatal_error(
-                fatal_code_from_text(text),
-                text,
-                group=self.settings.group_id,
-                instance_id=self.settings.instance_id,
-                protocol=self.protocol,
-            )
+            error = self._handler.fatal(fatal_code_from_text(text), text)
             await run_async(self._handler.fail(error), self._execute)
         failure = self._handler.failure
         assert failure is not None

@@ -88,6 +88,10 @@ _FATAL_CODES = frozenset(
 # (_TRANSPORT alone is not one: an idle connection closed by the broker raises it on a healthy cluster.)
 _UNREACHABLE = frozenset({KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE})
 _REFUSED = frozenset({KafkaError._AUTHENTICATION, KafkaError._SSL, KafkaError.SASL_AUTHENTICATION_FAILED})
+# librdkafka log facilities of its own eviction of this member (rdkafka_cgrp.c), and the setting that ran out.
+_EVICTION_FACILITIES = {"MAXPOLL": "max.poll.interval.ms", "SESSTMOUT": "session.timeout.ms"}
+# How long after such an eviction a FENCED_INSTANCE_ID is put down to it (librdkafka's default poll limit).
+EVICTION_WINDOW_S = 300.0
 # librdkafka log facilities of connection failures: summarized by ClientErrors in one sentence.
 _CONNECTION_FACILITIES = frozenset({"FAIL", "ERROR", "CONNECT", "BROKERFAIL"})
 
@@ -347,26 +351,74 @@ def _is_fatal(exc: BaseException) -> bool:
     return False
 
 
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    """librdkafka evicted this member itself: its poll limit or its session ran out (it logged why)."""
+
+    limit: str  # the setting that ran out: "max.poll.interval.ms" or "session.timeout.ms"
+    at: float  # time.monotonic() when the line was seen
+
+
 def fatal_error(
-    code: int, detail: str, *, group: str, instance_id: str | None, protocol: RebalanceProtocol
+    code: int,
+    detail: str,
+    *,
+    group: str,
+    instance_id: str | None,
+    protocol: RebalanceProtocol,
+    evicted: Eviction | None = None,
 ) -> ConsumerFailed:
-    """The typed exception for a fatal client error: what happened, in one sentence, and the fix."""
+    """The typed exception for a fatal client error: what happened, in one sentence, and the fix.
+
+    FENCED_INSTANCE_ID means "a request carried a member id the broker no longer holds for this
+    group.instance.id". A second process with the same id is one cause; the other is this member itself:
+    when its `max.poll.interval.ms` or session ran out (e.g. a synchronous commit waiting for a moving
+    coordinator), librdkafka reset its member id and rejoined, and a request still carrying the old identity
+    is fenced. librdkafka logs the eviction first (MAXPOLL / SESSTMOUT), so with `evicted` the message says
+    so instead of blaming a twin; without it, it names both causes.
+    """
     name = KafkaError(code).name()
     who = f"group.instance.id {instance_id!r}" if instance_id else "this member's group.instance.id"
+    if code == KafkaError.FENCED_INSTANCE_ID and evicted is not None:
+        age = max(0.0, time.monotonic() - evicted.at)
+        if evicted.limit == "max.poll.interval.ms":
+            fix = (
+                "keep the time between two polls, blocking calls included (a synchronous commit waits while "
+                "the group coordinator moves), under max.poll.interval.ms, or raise it"
+            )
+        else:
+            fix = (
+                "the group coordinator did not answer for session.timeout.ms (e.g. while it moved); raise "
+                "session.timeout.ms if such pauses are expected"
+            )
+        return ConsumerFailed(
+            f"The broker fenced this member of group {group!r} ({name}) after this member's own "
+            f"{evicted.limit} ran out {age:.0f} s earlier: librdkafka reset its member id to rejoin, so a "
+            "request still carrying the old one (e.g. a synchronous commit) no longer matched the member the "
+            f"broker holds for {who}; no other member uses the id.",
+            code=name,
+            hint=f"This consumer cannot continue; create a new one (committed offsets are intact). To avoid "
+            f"it, {fix}.",
+        )
     if code == KafkaError.FENCED_INSTANCE_ID:
         return InstanceIdConflict(
-            f"Another member of group {group!r} uses {who}, and the broker fenced this one ({name}).",
+            f"The broker fenced this member of group {group!r} ({name}): another running member uses {who}, "
+            "or this member was evicted (its session.timeout.ms or max.poll.interval.ms ran out) and a "
+            "request still carried its old member id.",
             code=name,
-            hint="Give every running member its own group.instance.id (e.g. the pod name) or stop the "
-            "duplicate; this consumer cannot continue, create a new one.",
+            hint="Give every running member its own group.instance.id (e.g. the pod name) and stop any "
+            "duplicate; if there is none, keep the time between polls, blocking commits included, under "
+            "max.poll.interval.ms. This consumer cannot continue; create a new one.",
         )
     if code == KafkaError.UNRELEASED_INSTANCE_ID:
         return InstanceIdConflict(
             f"Another member of group {group!r} still holds {who}, so under KIP-848 the broker refused "
             f"this one ({name}).",
             code=name,
-            hint="Stop the other member or give this one its own group.instance.id; this consumer cannot "
-            "continue, create a new one once the id is free.",
+            hint="Stop the other member or give this one its own group.instance.id; if this process replaces "
+            "one that was killed, the old session holds the id until the broker's "
+            "group.consumer.session.timeout.ms (45 s by default) runs out. This consumer cannot continue; "
+            "create a new one once the id is free.",
         )
     return ConsumerFailed(
         f"The consumer of group {group!r} ({protocol}) stopped on a fatal error: {name}: {detail}",
@@ -410,6 +462,7 @@ class RebalanceHandler:
         hooks: Hooks,
         sink: EventSink | None,
         log: logging.Logger,
+        eviction_window_s: float = EVICTION_WINDOW_S,
     ) -> None:
         self.protocol = protocol
         self.incremental = protocol != "eager"
@@ -425,10 +478,30 @@ class RebalanceHandler:
         self._legacy_assigned = False
         self._interrupt: BaseException | None = None
         self._member_id = ""
+        self._eviction: Eviction | None = None
+        self.eviction_window_s = eviction_window_s
 
     @property
     def owned(self) -> tuple[TopicPartition, ...]:
         return self._ownership.owned
+
+    def note_eviction(self, limit: str) -> None:
+        """librdkafka logged that it evicted this member itself (see `ClientLog`)."""
+        self._eviction = Eviction(limit, time.monotonic())
+
+    def fatal(self, code: int, detail: str) -> ConsumerFailed:
+        """The typed exception for a fatal error, knowing whether this member was just evicted."""
+        eviction = self._eviction
+        if eviction is not None and time.monotonic() - eviction.at > self.eviction_window_s:
+            eviction = None
+        return fatal_error(
+            code,
+            detail,
+            group=self._stamp.group,
+            instance_id=self._stamp.instance_id,
+            protocol=self.protocol,
+            evicted=eviction,
+        )
 
     # --- librdkafka's three callbacks ------------------------------------------------------------
     def assign(self, partitions: list[ClientPartition]) -> Steps[None]:
@@ -639,13 +712,7 @@ class RebalanceHandler:
                     continue
                 if _is_fatal(exc):
                     code = code if code not in (None, KafkaError._FATAL) else fatal_code_from_text(str(exc))
-                    self.failure = self.failure or fatal_error(
-                        code or KafkaError._FATAL,
-                        describe_error(exc),
-                        group=self._stamp.group,
-                        instance_id=self._stamp.instance_id,
-                        protocol=self.protocol,
-                    )
+                    self.failure = self.failure or self.fatal(code or KafkaError._FATAL, describe_error(exc))
                     return None, f"commit: {describe_error(exc)}", "fatal"
                 if code in _EVICTED:
                     return None, f"commit: {describe_error(exc)}; not committed", "evicted"
@@ -794,13 +861,21 @@ class ClientLog:
     `poll`/`consume`; an exception raised here comes out of that `poll`/`consume` call, which is how a
     fatal error reaches the service as a typed exception without a Python frame on the per-record path.
     librdkafka logs every fatal error (facility FATAL) because confluent-kafka always sets an error_cb.
+    librdkafka's own evictions of this member (facility MAXPOLL, SESSTMOUT) go to `on_evicted`, which
+    tells a later FENCED_INSTANCE_ID apart from a twin (see `fatal_error`).
     Connection failures (facility FAIL & co.) go to INFO: `ClientErrors` says, once and in a sentence,
     when no broker can be reached.
     """
 
-    def __init__(self, logger: logging.Logger, on_fatal: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        logger: logging.Logger,
+        on_fatal: Callable[[str], None] | None = None,
+        on_evicted: Callable[[str], None] | None = None,
+    ) -> None:
         self.logger = logger
         self.on_fatal = on_fatal
+        self.on_evicted = on_evicted
 
     def log(self, level: int, fmt: str, *args: Any) -> None:
         facility = str(args[0]) if args else ""
@@ -808,6 +883,8 @@ class ClientLog:
             self.logger.log(level, fmt, *args)
             self.on_fatal(str(args[-1]) if args else fmt)
             return
+        if facility in _EVICTION_FACILITIES and self.on_evicted is not None:
+            self.on_evicted(_EVICTION_FACILITIES[facility])
         if facility in _CONNECTION_FACILITIES and level >= logging.WARNING:
             level = logging.INFO
         self.logger.log(level, fmt, *args)

@@ -31,7 +31,6 @@ from kafka_coop.consumer._handler import (
     describe_error,
     execute_sync,
     fatal_code_from_text,
-    fatal_error,
     run_sync,
 )
 from kafka_coop.errors import ConsumerFailed, InvalidInput
@@ -133,6 +132,7 @@ class CoopConsumer:
         self._consumer = Consumer({**client_conf, "logger": self._client_log, "error_cb": self._errors})
         self._execute = execute_sync(self._consumer)
         self._client_log.on_fatal = self._on_fatal_log
+        self._client_log.on_evicted = self._handler.note_eviction
         if duplicate_check != "off" and self.settings.instance_id:
             try:
                 self._check_duplicate(rendered, duplicate_check)
@@ -292,13 +292,7 @@ class CoopConsumer:
 
     def _on_fatal_log(self, text: str) -> None:
         if self._handler.failure is None:
-            error = fatal_error(
-                fatal_code_from_text(text),
-                text,
-                group=self.settings.group_id,
-                instance_id=self.settings.instance_id,
-                protocol=self.protocol,
-            )
+            error = self._handler.fatal(fatal_code_from_text(text), text)
             run_sync(self._handler.fail(error), self._execute)
         self._raise_if_failed()
 

@@ -18,7 +18,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
-from kafka_coop.errors import InstanceIdConflict
+from kafka_coop.errors import ConsumerFailed, InstanceIdConflict
 from kafka_coop.events import RebalanceEvent
 from tests.integration.members import REBALANCE_CONF, ThreadMember, wait_for
 
@@ -355,3 +355,53 @@ def test_a_revoke_whose_commit_fails_for_one_partition_reports_what_the_broker_h
     assert revoke.committed == ((topic, 0, 2),), revoke
     assert "OFFSET_METADATA_TOO_LARGE" in (revoke.error or "")
     assert broker == {(topic, 0): 2}
+
+
+# --- a static member fenced by its own eviction (issue 13, gap A) ----------------------------------
+def test_a_static_member_fenced_after_its_own_poll_limit_ran_out_is_told_so_and_nothing_is_committed(
+    bootstrap: str, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    """What a synchronous commit that outlasts max.poll.interval.ms (a coordinator move) ends in: librdkafka
+    resets the member id, and the commit carrying the old identity is FENCED_INSTANCE_ID, fatal. No second
+    member exists, so the error must not say another member uses the id."""
+    topic = topic_factory(2)
+    group = unique("self-fenced")
+    produce(bootstrap, topic, 10, 2)
+    timing = {"session.timeout.ms": "6000", "max.poll.interval.ms": "6000", "heartbeat.interval.ms": "500"}
+    conf = conf_for(bootstrap, group, "cooperative-sticky", **{"group.instance.id": f"{group}-0", **timing})
+    conf["enable.auto.commit"] = "false"
+    recorder = Recorder()
+    consumer = CoopConsumer(conf, events=recorder)
+    recorder.consumer = consumer
+    failure: Exception | None = None
+    try:
+        consumer.subscribe([topic])
+        seen = 0
+        deadline = time.monotonic() + 60
+        while seen < 20 and time.monotonic() < deadline:
+            msg = consumer.poll(0.2)
+            if msg is not None and not msg.error():
+                seen += 1
+        assert seen == 20
+        consumer.commit(offsets=[TopicPartition(topic, p, 4) for p in range(2)], asynchronous=False)
+        time.sleep(9.0)  # blocked past max.poll.interval.ms, heartbeats going on: librdkafka evicts it
+        try:
+            consumer.commit(offsets=[TopicPartition(topic, p, 9) for p in range(2)], asynchronous=False)
+        except Exception as exc:  # the fenced commit itself raises librdkafka's KafkaException
+            assert "FENCED_INSTANCE_ID" in str(exc) or "fenced" in str(exc).lower(), exc
+        deadline = time.monotonic() + 30
+        while failure is None and time.monotonic() < deadline:
+            try:
+                consumer.poll(0.2)
+            except ConsumerFailed as exc:
+                failure = exc
+        broker = committed(admin, group)
+    finally:
+        consumer.close()
+    assert isinstance(failure, ConsumerFailed), f"no fatal error; events {recorder.kinds()}"
+    text = str(failure)
+    assert failure.code == "FENCED_INSTANCE_ID", text
+    assert "Another member" not in text and "another running member" not in text, text
+    assert "own max.poll.interval.ms" in text, text
+    assert broker == {(topic, 0): 4, (topic, 1): 4}, "the fenced commit changed nothing on the broker"
+    assert recorder.events[-1].kind == "closed" and recorder.events[-1].owned == ()

@@ -106,6 +106,12 @@ class FakeConsumer:
             lambda: self.conf["logger"].log(50, "%s [%s] %s", "FATAL", "rdkafka#consumer-1", text)
         )
 
+    def log_warning(self, facility: str, text: str) -> None:
+        """A librdkafka WARNING log line (e.g. MAXPOLL, SESSTMOUT), served by the next poll."""
+        self.pending.append(
+            lambda: self.conf["logger"].log(30, "%s [%s] %s", facility, "rdkafka#consumer-1", text)
+        )
+
     def deliver(self, topic: str, partition: int, offset: int) -> FakeMessage:
         if self.conf.get("enable.auto.offset.store", "true") == "true":
             self.stored[(topic, partition)] = offset + 1

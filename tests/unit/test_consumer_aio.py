@@ -305,3 +305,27 @@ def test_creating_it_outside_an_event_loop_says_where_it_belongs_in_one_sentence
         CoopAIOConsumer({"bootstrap.servers": "b:9092", "group.id": "g"})
     message = str(info.value)
     assert "running event loop" in message and "CoopConsumer" in message, message
+
+
+@pytest.mark.usefixtures("fake_client")
+def test_a_member_fenced_after_its_own_poll_limit_ran_out_is_told_so_under_asyncio_too() -> None:
+    from confluent_kafka import KafkaError
+
+    from kafka_coop.errors import ConsumerFailed, InstanceIdConflict
+
+    async def scenario() -> ConsumerFailed:
+        consumer, inner, _ = await _started(conf={"group.instance.id": "svc-3"})
+        await _rebalance(consumer, inner, "assign", 0)
+        inner.log_warning(
+            "MAXPOLL", "Application maximum poll interval (7000ms) exceeded by 5ms: leaving group"
+        )
+        inner.raise_fatal(KafkaError.FENCED_INSTANCE_ID, "OffsetCommit failed")
+        with pytest.raises(ConsumerFailed) as info:
+            for _ in range(5):  # AIOConsumer hands the log lines to the loop after the consume returned
+                await consumer.consume(num_messages=10, timeout=0.1)
+        await consumer.close()
+        return info.value
+
+    failure = asyncio.run(scenario())
+    assert not isinstance(failure, InstanceIdConflict) and "Another member" not in str(failure)
+    assert "own max.poll.interval.ms" in str(failure) and failure.code == "FENCED_INSTANCE_ID"

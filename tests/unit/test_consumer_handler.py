@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, TopicPartition
 
-from kafka_coop.consumer import CoopConsumer, RebalanceListener, _sync
+from kafka_coop.consumer import CoopConsumer, RebalanceListener, _handler, _sync
 from kafka_coop.errors import ConsumerFailed, InstanceIdConflict, InvalidInput
 from kafka_coop.events import RebalanceEvent
 from kafka_coop.sinks import MemorySink
@@ -254,6 +254,64 @@ def test_a_commit_fenced_inside_a_revoke_emits_one_lost_and_raises_from_poll() -
     losts = [e for e in sink.events if e.kind == "lost"]
     assert len(losts) == 1 and losts[0].partitions == tuple(parts(0, 1)) and losts[0].owned == ()
     assert "revoked" not in kinds(sink)
+
+
+MAXPOLL_LINE = (
+    "Application maximum poll interval (7000ms) exceeded by 312ms (adjust max.poll.interval.ms for "
+    "long-running message processing): leaving group"
+)
+SESSTMOUT_LINE = (
+    "Consumer group session timed out (in join-state steady) after 10512 ms without a successful response "
+    "from the group coordinator (broker 1, last error was Broker: Not coordinator): revoking assignment and "
+    "rejoining group"
+)
+
+
+@pytest.mark.parametrize(
+    ("facility", "line", "limit"),
+    [("MAXPOLL", MAXPOLL_LINE, "max.poll.interval.ms"), ("SESSTMOUT", SESSTMOUT_LINE, "session.timeout.ms")],
+)
+def test_a_member_fenced_after_its_own_eviction_is_told_so_not_blamed_on_a_twin(
+    facility: str, line: str, limit: str
+) -> None:
+    """A synchronous commit outlasted the poll limit (or the session) during a coordinator move: librdkafka
+    reset the member id and rejoined, and the commit carrying the old identity was FENCED_INSTANCE_ID."""
+    consumer, inner, sink = make("cooperative", instance_id="svc-3")
+    inner.rebalance("assign", parts(0, 1))
+    inner.log_warning(facility, line)
+    inner.raise_fatal(KafkaError.FENCED_INSTANCE_ID, "OffsetCommit failed")
+    with pytest.raises(ConsumerFailed) as failure:
+        consumer.poll(0.1)
+    text = str(failure.value)
+    assert not isinstance(failure.value, InstanceIdConflict), text
+    assert "Another member" not in text and "duplicate" not in text, text
+    assert limit in text and "'svc-3'" in text and "own" in text, text
+    assert failure.value.code == "FENCED_INSTANCE_ID"
+    event = last(sink, "lost")
+    assert event.owned == () and consumer.owned == ()
+
+
+def test_a_fenced_member_with_no_eviction_seen_is_told_both_causes_and_what_to_do() -> None:
+    consumer, inner, _ = make("cooperative", instance_id="svc-3")
+    inner.rebalance("assign", parts(0))
+    inner.raise_fatal(KafkaError.FENCED_INSTANCE_ID)
+    with pytest.raises(InstanceIdConflict) as failure:
+        consumer.poll(0.1)
+    text = str(failure.value)
+    assert "another running member" in text.lower() and "'svc-3'" in text, text
+    assert "max.poll.interval.ms" in text and "session.timeout.ms" in text, text
+
+
+def test_an_eviction_long_before_the_fence_does_not_explain_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    consumer, inner, _ = make("cooperative", instance_id="svc-3")
+    inner.rebalance("assign", parts(0))
+    inner.log_warning("MAXPOLL", MAXPOLL_LINE)
+    consumer.poll(0.1)
+    later = _handler.time.monotonic() + 3600.0  # an hour later, well past every limit
+    monkeypatch.setattr(_handler.time, "monotonic", lambda: later)
+    inner.raise_fatal(KafkaError.FENCED_INSTANCE_ID)
+    with pytest.raises(InstanceIdConflict):
+        consumer.poll(0.1)
 
 
 # --- suspect 4: an assignment librdkafka did not apply --------------------------------------------
