@@ -172,14 +172,21 @@ def test_revoke_commits_what_is_marked_done_and_the_next_owner_resumes_right_aft
 # --- suspect 3: a static member fenced by a duplicate id -------------------------------------------
 @pytest.mark.parametrize("rebalance", REBALANCES)
 def test_a_member_fenced_by_a_duplicate_instance_id_loses_everything_and_poll_says_why(
-    bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str], rebalance: str
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    rebalance: str,
 ) -> None:
     """Classic fences the OLD member (the CoopConsumer here joins first); KIP-848 refuses the NEW one
     (the CoopConsumer here joins second)."""
     topic = topic_factory(2)
     group = unique(f"fenced-{rebalance}")
     produce(bootstrap, topic, 5, 2)
-    conf = conf_for(bootstrap, group, rebalance, **{"group.instance.id": "svc-3"})
+    # No auto commit on either side: what the broker holds is exactly what the CoopConsumer committed.
+    conf = conf_for(
+        bootstrap, group, rebalance, **{"group.instance.id": "svc-3", "enable.auto.commit": "false"}
+    )
     plain_conf = {k: v for k, v in conf.items()}
     kip848 = rebalance == "consumer"
     recorder = Recorder()
@@ -207,18 +214,25 @@ def test_a_member_fenced_by_a_duplicate_instance_id_loses_everything_and_poll_sa
     recorder.consumer = coop
     coop.subscribe([topic])
     failure: InstanceIdConflict | None = None
+    processed = 0
     deadline = time.monotonic() + 90
     try:
         while time.monotonic() < deadline and failure is None:
-            if not kip848 and plain is None and len(coop.owned) == 2:
+            if not kip848 and plain is None and processed == 10:
+                # Offsets 0-2 of each partition committed, 3-4 marked done but not yet committed.
+                coop.commit(offsets=[TopicPartition(topic, p, 3) for p in range(2)], asynchronous=False)
                 plain = Consumer(plain_conf)  # the duplicate pod arrives
                 plain.subscribe([topic])
                 plain_thread = threading.Thread(target=keep_plain_polling, daemon=True)
                 plain_thread.start()
             try:
-                coop.poll(0.2)
+                msg = coop.poll(0.2)
             except InstanceIdConflict as exc:
                 failure = exc
+                continue
+            if msg is not None and not msg.error():
+                coop.mark_done(msg)
+                processed += 1
         assert failure is not None, f"no fatal error in 90 s; events {recorder.kinds()}"
         assert "'svc-3'" in str(failure) and failure.code == (
             "UNRELEASED_INSTANCE_ID" if kip848 else "FENCED_INSTANCE_ID"
@@ -233,6 +247,9 @@ def test_a_member_fenced_by_a_duplicate_instance_id_loses_everything_and_poll_sa
         coop.close()
         if plain is not None:
             plain.close()
+    # Nothing after the fence, not even the close: the broker keeps the commit made before it (classic);
+    # the refused KIP-848 member never owned anything and committed nothing.
+    assert committed(admin, group) == ({} if kip848 else {(topic, 0): 3, (topic, 1): 3})
     if not kip848:
         lost = [e for e in recorder.events if e.kind == "lost"]
         assert len(lost) == 1 and set(lost[0].partitions) == {(topic, 0), (topic, 1)} and lost[0].owned == ()
@@ -302,7 +319,11 @@ def test_a_static_member_that_overran_its_poll_interval_mid_rebalance_loses_with
 # --- suspect 6: start offsets --------------------------------------------------------------------
 @pytest.mark.parametrize("rebalance", REBALANCES)
 def test_start_offsets_from_the_hook_and_from_a_legacy_on_assign_are_where_fetching_starts(
-    bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str], rebalance: str
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    rebalance: str,
 ) -> None:
     topic = topic_factory(2)
     group = unique(f"start-{rebalance}")
@@ -321,11 +342,14 @@ def test_start_offsets_from_the_hook_and_from_a_legacy_on_assign_are_where_fetch
         deadline = time.monotonic() + 60
         while len(first) < 2 and time.monotonic() < deadline:
             msg = consumer.poll(0.2)
-            if msg is not None and not msg.error():
-                first.setdefault(msg.partition(), msg.offset())
+            if msg is not None and not msg.error() and msg.partition() not in first:
+                first[msg.partition()] = msg.offset()
+                consumer.mark_done(msg)  # only the first record read from each partition
     finally:
         consumer.close()
     assert first == {0: 4, 1: 7}
+    # The close committed right after the one record marked done where fetching started.
+    assert committed(admin, group) == {(topic, 0): 5, (topic, 1): 8}
 
 
 # --- suspect 5: a commit that fails for one partition --------------------------------------------
