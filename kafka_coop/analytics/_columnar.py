@@ -96,7 +96,7 @@ PAUSE_SCHEMA: Final = pa.schema(
 # Partial records, one flat shape for every kind (Spark returns them as rows of RECORD_SCHEMA).
 RECORD_SCHEMA: Final = pa.schema(
     [
-        ("rec", pa.string()),  # head | member | partition | protocol | phase | malformed
+        ("rec", pa.string()),  # head | member | partition | protocol | phase | malformed | deltas
         ("group", pa.string()),
         ("name", pa.string()),  # member name, protocol name or phase index (as text)
         ("topic", pa.string()),
@@ -122,6 +122,7 @@ RECORD_SCHEMA: Final = pa.schema(
         ("row", pa.int64()),
         ("line", pa.int64()),
         ("reason", pa.string()),
+        ("blob", pa.binary()),  # deltas: `pack_deltas` of one series (`name`: unowned | paused)
     ]
 )
 Record = dict[str, Any]
@@ -560,3 +561,44 @@ def summary_of(
             for i, w in enumerate(windows)
         ],
     )
+
+
+# --- the plot series ----------------------------------------------------------------------------------
+def span_deltas(start: Ints, end: Ints) -> tuple[Ints, Ints]:
+    """`_timeline.deltas` as whole arrays: +1 at each start, -1 at each end (spans with end > start),
+    summed per timestamp, zero sums dropped, in time order. Sums of several calls' results merge the
+    same way (`merge_deltas`), so each Spark task reduces its own spans and the driver only adds."""
+    keep = end > start
+    ts = np.concatenate([start[keep], end[keep]])
+    d = np.concatenate([np.ones(int(keep.sum()), np.int64), -np.ones(int(keep.sum()), np.int64)])
+    return _summed(ts, d)
+
+
+def merge_deltas(parts: Iterable[tuple[Ints, Ints]]) -> tuple[Ints, Ints]:
+    """Several `span_deltas` results as one (the deltas of all their spans together)."""
+    pairs = list(parts)
+    if not pairs:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return _summed(np.concatenate([ts for ts, _ in pairs]), np.concatenate([d for _, d in pairs]))
+
+
+def _summed(ts: Ints, d: Ints) -> tuple[Ints, Ints]:
+    if not len(ts):
+        return ts.astype(np.int64), d.astype(np.int64)
+    order = np.argsort(ts, kind="stable")
+    ts, d = ts[order], d[order]
+    starts = np.flatnonzero(np.concatenate([[True], ts[1:] != ts[:-1]]))
+    moments, sums = ts[starts], np.add.reduceat(d, starts)
+    nonzero = sums != 0
+    return moments[nonzero], sums[nonzero]
+
+
+def pack_deltas(ts: Ints, d: Ints) -> bytes:
+    """Deltas as bytes for a record's `blob` (little-endian int64 moments, then int64 sums)."""
+    return np.concatenate([ts, d]).astype("<i8").tobytes()
+
+
+def unpack_deltas(blob: bytes) -> tuple[Ints, Ints]:
+    values = np.frombuffer(blob, dtype="<i8").astype(np.int64)
+    half = len(values) // 2
+    return values[:half], values[half:]

@@ -10,12 +10,15 @@ The only module that imports pyspark. The job is one pass with one shuffle:
 3. each task hands its rows to Python as Arrow (`mapInArrow`) and runs the whole-array core
    (`_columnar.analyse`): it writes its intervals and pauses as Parquet parts into the output directory
    and returns partial records (per member, per partition, per protocol, per phase, counts);
-4. the driver merges the records into the `Summary` (`_columnar.summary_of`), numbers refused lines
-   (`_line_numbers`, a text-only pass over the files that have any), and reads the Parquet tables back
-   with Spark for the plot series (`_steps`, thinned per time bucket in parallel).
+4. the driver merges the records into the `Summary` (`_columnar.summary_of`) and the plot series
+   (each task also returns its spans reduced to summed +1/-1 changes per timestamp, packed as bytes:
+   the driver adds them up and thins them with the Python engine's own `levels`), and numbers refused
+   lines (`_line_numbers`, a text-only pass over the files that have any).
 
 Nothing collects events to the driver: it receives one record per member and per partition, at most
-`MAX_MALFORMED_KEPT` refused lines per task, and the thinned plot series. With a cluster `--master`,
+`MAX_MALFORMED_KEPT` refused lines per task, and per task one change per distinct timestamp of its
+spans (about 100 k for 250 k events; reading the Parquet tables back with Spark for the series took
+a third of the job). With a cluster `--master`,
 executors need kafka-coop[spark] installed and `--out` on a filesystem they share with the driver (the
 tasks write the Parquet parts there, as Spark's own writers would).
 """
@@ -40,14 +43,14 @@ from kafka_coop.analytics._engine import (
 )
 from kafka_coop.analytics._model import Malformed, PhaseWindow
 from kafka_coop.analytics._read import expand_paths, is_kafka_source, kafka_topic
-from kafka_coop.analytics._timeline import MAX_POINTS, Step
+from kafka_coop.analytics._timeline import Step, levels
 from kafka_coop.errors import InvalidInput
 
 try:
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
-    from pyspark.sql import DataFrame, SparkSession, Window
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
     from pyspark.sql.types import (
@@ -64,7 +67,16 @@ except ImportError as exc:  # pragma: no cover - exercised by users without the 
         "The Spark engine needs pyspark and pyarrow, which are not installed.", hint=SPARK_HINT
     ) from exc
 
-from kafka_coop.analytics._columnar import EVENT_COLUMNS, RECORD_SCHEMA, analyse, summary_of
+from kafka_coop.analytics._columnar import (
+    EVENT_COLUMNS,
+    RECORD_SCHEMA,
+    analyse,
+    merge_deltas,
+    pack_deltas,
+    span_deltas,
+    summary_of,
+    unpack_deltas,
+)
 
 DEFAULT_MASTER: Final = "local[*]"
 DRIVER_MEMORY: Final = os.environ.get("KAFKA_COOP_SPARK_DRIVER_MEMORY", "3g")
@@ -260,6 +272,9 @@ def _analyse_partition(
                 pq.write_table(data, staging)
                 os.replace(staging, target)
         records.extend(analysis.records)
+        for series, data in (("unowned", analysis.intervals), ("paused", analysis.pauses)):
+            ts, d = span_deltas(data["start_ms"].to_numpy(), data["end_ms"].to_numpy())
+            records.append({"rec": "deltas", "name": series, "blob": pack_deltas(ts, d)})
     yield pa.RecordBatch.from_pylist(records, schema=RECORD_SCHEMA)
 
 
@@ -319,13 +334,20 @@ def spark_engine(
         ),
         key=lambda m: (m.path, m.line),
     )
-    unowned: list[Step] = []
-    paused: list[Step] = []
-    if summary.first_ts_ms is not None and summary.last_ts_ms is not None:
-        first, last = summary.first_ts_ms, summary.last_ts_ms
-        unowned = _steps(spark, out_dir / INTERVALS_TABLE, first, last)
-        paused = _steps(spark, out_dir / PAUSES_TABLE, first, last)
-    return EngineOutcome(summary=summary, malformed=malformed, unowned=unowned, paused=paused)
+    return EngineOutcome(
+        summary=summary,
+        malformed=malformed,
+        unowned=_series(records, "unowned"),
+        paused=_series(records, "paused"),
+    )
+
+
+def _series(records: list[dict[str, Any]], name: str) -> list[Step]:
+    """The plot series `name` from every task's deltas: summed, then `levels` as the Python engine."""
+    ts, d = merge_deltas(
+        unpack_deltas(bytes(r["blob"])) for r in records if r["rec"] == "deltas" and r["name"] == name
+    )
+    return levels(zip(ts.tolist(), d.tolist(), strict=True))
 
 
 def _line_numbers(lines: DataFrame, bad: list[dict[str, Any]]) -> dict[tuple[str, int, int], int]:
@@ -361,43 +383,3 @@ def _line_numbers(lines: DataFrame, bad: list[dict[str, Any]]) -> dict[tuple[str
 def _local_path(uri: str) -> str:
     parsed = urlparse(uri)
     return unquote(parsed.path) if parsed.scheme == "file" else uri
-
-
-def _steps(spark: SparkSession, table: Path, first: int, last: int) -> list[Step]:
-    """Level of concurrently open spans over time, thinned like `_timeline.levels`: per time bucket its
-    highest level and the level it ends at. Buckets are summed in parallel; only the running offset
-    over the (at most MAX_POINTS / 2) buckets is done here."""
-    if not any(table.glob("*.parquet")):
-        return []
-    spans = spark.read.parquet(str(table))
-    changes = (
-        spans.select(F.col("start_ms").alias("ts"), F.lit(1).alias("d"))
-        .unionByName(spans.select(F.col("end_ms").alias("ts"), F.lit(-1).alias("d")))
-        .groupBy("ts")
-        .agg(F.sum("d").alias("d"))
-        .where(F.col("d") != 0)
-    )
-    width = max(1, (last - first) // (MAX_POINTS // 2) + 1)
-    bucket = F.floor((F.col("ts") - F.lit(first)) / F.lit(width)).alias("bucket")
-    within = (
-        Window.partitionBy("bucket").orderBy("ts").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    )
-    rows = (
-        changes.select("ts", "d", bucket)
-        .withColumn("level", F.sum("d").over(within))
-        .groupBy("bucket")
-        .agg(
-            F.max(F.struct("level", (-F.col("ts")).alias("neg_ts"))).alias("peak"),
-            F.max(F.struct("ts", "level")).alias("close"),
-        )
-        .orderBy("bucket")
-        .collect()
-    )
-    out: list[Step] = []
-    offset = 0
-    for r in rows:
-        peak = (-int(r["peak"]["neg_ts"]), offset + int(r["peak"]["level"]))
-        close = (int(r["close"]["ts"]), offset + int(r["close"]["level"]))
-        out.extend([peak] if peak == close else sorted({peak, close}))
-        offset = close[1]
-    return out

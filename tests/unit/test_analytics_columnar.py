@@ -11,12 +11,24 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_coop.analytics import PhaseWindow, Summary, generate_events, pauses, summarize, unavailability
-from kafka_coop.analytics._columnar import KINDS, PROTOCOLS, analyse, summary_of, table_from_events
+from kafka_coop.analytics._columnar import (
+    KINDS,
+    PROTOCOLS,
+    analyse,
+    merge_deltas,
+    pack_deltas,
+    span_deltas,
+    summary_of,
+    table_from_events,
+    unpack_deltas,
+)
+from kafka_coop.analytics._timeline import deltas
 from tests.unit.test_analytics_engine import STREAMS
 
 PHASES = [
@@ -118,3 +130,24 @@ def streams(draw: st.DrawFn) -> list[dict[str, Any]]:
 def test_any_valid_stream_gives_the_reference_summary(events: list[dict[str, Any]], phased: bool) -> None:
     phases = PHASES if phased else None
     assert columnar(events, phases) == summarize(events, phases)
+
+
+spans_strategy = st.lists(
+    st.tuples(st.integers(0, 60), st.integers(0, 60)),
+    max_size=40,
+)
+
+
+@given(parts=st.lists(spans_strategy, max_size=5))
+@settings(max_examples=200, deadline=None)
+def test_span_deltas_of_parts_merge_into_the_reference_deltas_of_all_spans(
+    parts: list[list[tuple[int, int]]],
+) -> None:
+    """Each Spark task reduces its own spans; the driver's sum is `_timeline.deltas` of them all."""
+    reduced = [
+        span_deltas(np.array([s for s, _ in p], np.int64), np.array([e for _, e in p], np.int64))
+        for p in parts
+    ]
+    packed = [unpack_deltas(pack_deltas(ts, d)) for ts, d in reduced]
+    ts, d = merge_deltas(packed)
+    assert list(zip(ts.tolist(), d.tolist(), strict=True)) == deltas(span for p in parts for span in p)
