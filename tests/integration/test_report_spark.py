@@ -1,6 +1,8 @@
 """The Spark engine gives the reference engine's summary, from files and from a Kafka topic.
 
-Real local Spark (local[2], one SparkSession for the module) and the sandbox broker. To keep Spark's
+Real local Spark (local[2], one SparkSession for the module), the sandbox broker, and a Spark
+standalone cluster (a master and two workers on loopback, started from the installed PySpark
+distribution) that the real CLI's `report --master spark://HOST:PORT` runs on. To keep Spark's
 per-job overhead down, several independent streams share one run: each stream's members, groups and
 topics get their own prefix, so per-member and per-partition figures of the combined summary are the
 figures of each stream, and the totals are their sums. Nothing here skips: no Java or no pyspark fails.
@@ -17,6 +19,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from kafka_coop.analytics import (
+    Malformed,
     PhaseWindow,
     Summary,
     generate_events,
@@ -26,10 +29,12 @@ from kafka_coop.analytics import (
 )
 from kafka_coop.analytics._columnar import decode_event
 from kafka_coop.analytics._read import validate_line
-from kafka_coop.analytics._spark import DECODE, get_session, stop_session
+from kafka_coop.analytics._report import python_engine
+from kafka_coop.analytics._spark import DECODE, get_session, spark_engine, stop_session
 from kafka_coop.events import RebalanceEvent
 from kafka_coop.sinks import KafkaTopicSink
 from tests.conftest import CliResult
+from tests.integration.spark_cluster import StandaloneCluster
 from tests.unit.test_analytics_engine import STREAMS
 from tests.unit.test_analytics_read import BAD_LINES
 
@@ -229,6 +234,22 @@ def test_generated_random_streams_give_the_reference_summary(tmp_path: Path) -> 
     assert result.summary.intervals > 100 and result.summary.pauses > 100
 
 
+def test_the_plot_series_are_the_python_engines(tmp_path: Path) -> None:
+    """Unowned partitions and paused members over time: the tasks' summed changes, thinned by the
+    Python engine's own `levels`, are exactly the Python engine's series."""
+    events: list[dict[str, Any]] = []
+    for seed in (31, 32):
+        events.extend(generate_events(4000, members=9, partitions=8, seed=seed, prefix=f"p{seed}-"))
+    source = str(write(tmp_path / "gen.jsonl", events))
+    (tmp_path / "out").mkdir()
+
+    spark = spark_engine([source], tmp_path / "out", master=MASTER)
+    python = python_engine([source], None, None)
+
+    assert spark.unowned == python.unowned and spark.paused == python.paused
+    assert len(python.unowned) > 1000 and len(python.paused) > 100
+
+
 def test_a_kafka_topic_gives_the_same_summary_as_the_files(
     tmp_path: Path, bootstrap: str, topic_factory: Callable[[int], str]
 ) -> None:
@@ -286,3 +307,74 @@ def test_cli_errors_are_one_sentence_with_the_right_exit_code(
     assert result.code == code, result.stderr
     assert message in result.stderr
     assert not (tmp_path / "out").exists(), "a failed run writes nothing"
+
+
+# --- a Spark standalone cluster ---------------------------------------------------------------------
+CLUSTER_BAD = ['{"v": 1, "ts_ms": "soon"}\n', "{not json\n"]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
+    with StandaloneCluster(tmp_path_factory.mktemp("spark-cluster"), workers=2) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def fleet_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("events")
+    for n, seed in enumerate((21, 22, 23, 24)):
+        lines = [
+            json.dumps(e) + "\n"
+            for e in generate_events(3000, members=6, partitions=6, seed=seed, prefix=f"f{n}-")
+        ]
+        if n == 1:  # refused lines in the middle of a file: their line numbers must survive the split
+            lines[1000:1000] = CLUSTER_BAD
+        (root / f"fleet-{n}.jsonl").write_text("".join(lines))
+    return root
+
+
+def cli_report(
+    run_cli: Callable[..., CliResult], source: Path, out: Path, *engine: str
+) -> tuple[Summary, str]:
+    result = run_cli("report", str(source), "--out", str(out), *engine, "-o", "json", timeout=300.0)
+    assert result.code == 0, result.stderr
+    summary = Summary.model_validate(result.json())
+    assert Summary.model_validate_json((out / "summary.json").read_text()) == summary
+    return summary, (out / "malformed.jsonl").read_text()
+
+
+@pytest.fixture(scope="module")
+def on_cluster(
+    cluster: StandaloneCluster,
+    fleet_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    run_cli: Callable[..., CliResult],
+) -> tuple[Summary, str, Path]:
+    """The CLI's report on the cluster (its own driver JVM, executors on the two workers)."""
+    out = tmp_path_factory.mktemp("cluster-report") / "out"
+    summary, malformed = cli_report(run_cli, fleet_dir, out, "--engine", "spark", "--master", cluster.url)
+    return summary, malformed, out
+
+
+def test_a_standalone_cluster_gives_the_summary_of_local_spark_and_of_the_python_engine(
+    on_cluster: tuple[Summary, str, Path], fleet_dir: Path, tmp_path: Path
+) -> None:
+    summary, malformed, out = on_cluster
+    local = spark_report(tmp_path, [fleet_dir])  # this module's local[2] session
+    python = run_report([fleet_dir], tmp_path / "python", engine="python")
+
+    assert summary == local.summary == python.summary
+    assert [(m.path, m.line) for m in local.malformed] == [(m.path, m.line) for m in python.malformed]
+    assert [Malformed.model_validate_json(line) for line in malformed.splitlines()] == python.malformed
+    assert summary.malformed == len(CLUSTER_BAD) and summary.events == 4 * 3000
+    assert [json.loads(line)["line"] for line in malformed.splitlines()] == [1001, 1002]
+    assert list((out / "intervals").glob("*.parquet")), "the executors wrote the Parquet parts"
+
+
+def test_the_cluster_report_ran_as_an_application_with_an_executor_on_each_worker(
+    cluster: StandaloneCluster, on_cluster: tuple[Summary, str, Path]
+) -> None:
+    status = cluster.status()
+    apps = [app["name"] for app in status.get("completedapps", []) + status.get("activeapps", [])]
+    assert apps == ["kafka-coop report"]
+    assert {p.parent.parent.name for p in cluster.executor_dirs()} == {"worker0", "worker1"}
