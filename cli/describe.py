@@ -139,22 +139,28 @@ def render_snapshot(ctx: Ctx, snap: GroupSnapshot) -> None:
         ctx.out.print(Text(f"note: {note}", style="yellow"))
 
 
+GROUP_COLUMNS = ("group", "type", "state", "assignor", "protocol", "members", "static")
+
+
 def render_groups(ctx: Ctx, rows: list[tuple[ListedGroup, LiveGroup | None]]) -> None:
-    table = Table(title=f"{len(rows)} groups", title_justify="left")
-    for column in ("group", "type", "state", "assignor", "protocol", "members", "static"):
-        table.add_column(column)
+    """One line per group (aligned columns, like `member_table`): a rich Table measured every cell of
+    a 1,000-group fleet for ~3 s."""
+    lines = []
     for listed, live in rows:
         assignor = live.assignor if live else ""
-        table.add_row(
-            listed.group_id,
-            listed.type,
-            listed.state,
-            assignor or "-",
-            group_protocol(listed.type, assignor),
-            str(len(live.members)) if live else "-",
-            str(len(live.instance_ids)) if live else "-",
+        lines.append(
+            [
+                Text(listed.group_id),
+                Text(listed.type),
+                Text(listed.state),
+                Text(assignor or "-"),
+                Text(group_protocol(listed.type, assignor)),
+                Text(str(len(live.members)) if live else "-"),
+                Text(str(len(live.instance_ids)) if live else "-"),
+            ]
         )
-    ctx.out.print(table)
+    ctx.out.print(Text(f"{len(rows)} groups", style="italic"))
+    ctx.out.print(aligned_table(GROUP_COLUMNS, lines))
 
 
 @click.command()

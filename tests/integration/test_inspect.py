@@ -249,6 +249,27 @@ def test_describe_all_lists_groups_with_type_state_and_protocol(
     }
 
 
+def test_describe_all_as_a_table_is_one_aligned_line_per_group(
+    fleet: Fleet,
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+) -> None:
+    topic = topic_factory(1)
+    group = unique("tabled")
+    fleet.add(MemberSpec(name="t0", kind="python", group=group, topics=(topic,), assignors=("range",)))
+    fleet.wait_stable(group, members=1)
+    result = run_cli("describe", "--all", "--bootstrap-server", bootstrap)
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("group "))
+    assert lines[header].split() == ["group", "type", "state", "assignor", "protocol", "members", "static"]
+    row = next(line for line in lines if line.startswith(group + " "))
+    assert row.split() == [group, "classic", "stable", "range", "eager", "1", "0"]
+    assert row.index("classic") == lines[header].index("type"), "columns line up with the header"
+
+
 def test_describe_of_an_unknown_group_is_one_sentence_and_exit_2(
     bootstrap: str, unique: Callable[[str], str], run_cli: Callable[..., CliResult]
 ) -> None:
