@@ -38,7 +38,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     # proxied: a PROXIED listener that toxiproxy can sit in front of (test_network_faults.py); costs
     # one more listener on the same broker, nothing else
-    box = Sandbox(dir=tmp_path_factory.mktemp("kafka"), port=free_port(), proxied=True)
+    # group.consumer.min.session.timeout.ms lowered from 45 s: a KIP-848 test may give its own group a
+    # 6 s session (group config consumer.session.timeout.ms); every other group keeps the 45 s default
+    box = Sandbox(
+        dir=tmp_path_factory.mktemp("kafka"),
+        port=free_port(),
+        proxied=True,
+        config={"group.consumer.min.session.timeout.ms": "6000"},
+    )
     box.start()
     try:
         yield box

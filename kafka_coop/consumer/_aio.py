@@ -28,16 +28,19 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 import confluent_kafka
 from confluent_kafka import KafkaException
+from confluent_kafka import TopicPartition as ClientPartition
 from confluent_kafka.aio import AIOConsumer
 
 from kafka_coop import __version__
 from kafka_coop._vocab import connection_conf
+from kafka_coop.consumer._freeze import FreezeGuard, call_timeout_s, freeze_limit_s, passed_through
 from kafka_coop.consumer._handler import (
     Assign,
     CallHook,
@@ -215,6 +218,12 @@ class CoopAIOConsumer:
             max_workers=max_workers,
         )
         self._execute = execute_async(self._consumer)
+        self._guard = FreezeGuard(
+            freeze_limit_s(
+                self.protocol, self.settings.session_timeout_ms, self.settings.max_poll_interval_ms
+            ),
+            self._log,
+        )
         self._started_ms = timestamp_ms()
         self._publisher: ManifestPublisher | None = None
         if manifests:
@@ -248,18 +257,49 @@ class CoopAIOConsumer:
     async def consume(self, *args: Any, **kwargs: Any) -> list[Any]:
         if self._fatal_text is not None or self._handler.failure is not None:
             await self._fail()
+        start = time.monotonic()
         messages: list[Any] = await self._consumer.consume(*args, **kwargs)
+        end = time.monotonic()
         if self._fatal_text is not None or self._handler.failure is not None:
             await self._fail()
-        return messages
+        guard = self._guard
+        if end - guard.last_end <= guard.limit_s and end >= guard.hold_until:
+            guard.last_end = end
+            return messages
+        if guard.verdict(start, end, call_timeout_s(args, kwargs, 1), self._handler.last_rebalance_at):
+            return messages
+        await self._seek_back(guard.seek_targets(messages))
+        return passed_through(messages)
 
     async def poll(self, *args: Any, **kwargs: Any) -> Any:
         if self._fatal_text is not None or self._handler.failure is not None:
             await self._fail()
+        start = time.monotonic()
         message = await self._consumer.poll(*args, **kwargs)
+        end = time.monotonic()
         if self._fatal_text is not None or self._handler.failure is not None:
             await self._fail()
-        return message
+        guard = self._guard
+        if end - guard.last_end <= guard.limit_s and end >= guard.hold_until:
+            guard.last_end = end
+            return message
+        timeout = call_timeout_s(args, kwargs, 0)
+        if (
+            guard.verdict(start, end, timeout, self._handler.last_rebalance_at)
+            or message is None
+            or message.error() is not None
+        ):
+            return message
+        await self._seek_back(guard.seek_targets([message]))
+        return None
+
+    async def _seek_back(self, targets: list[tuple[str, int, int]]) -> None:
+        """Fetch held records again from their first offset, if this member still owns the partition."""
+        for topic, partition, offset in targets:
+            try:
+                await self._consumer.seek(ClientPartition(topic, partition, offset))
+            except KafkaException as exc:  # no longer assigned: the new owner reads them
+                self._log.debug("seek back %s-%d: %s", topic, partition, describe_error(exc))
 
     # --- lifecycle -------------------------------------------------------------------------------
     async def subscribe(
@@ -282,6 +322,7 @@ class CoopAIOConsumer:
             list(topics), on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
         )
         self._subscribed = True
+        self._guard.restart()
         self._handler.lifecycle("started", await self._read_member_id())
         if self._publisher is not None:
             await loop.run_in_executor(None, self._publisher.start)

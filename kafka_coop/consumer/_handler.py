@@ -479,6 +479,8 @@ class RebalanceHandler:
         self._interrupt: BaseException | None = None
         self._member_id = ""
         self._eviction: Eviction | None = None
+        # When the latest rebalance callback (or fatal error) ran: the group's answer a FreezeGuard waits for.
+        self.last_rebalance_at = 0.0
         self.eviction_window_s = eviction_window_s
 
     @property
@@ -505,6 +507,7 @@ class RebalanceHandler:
 
     # --- librdkafka's three callbacks ------------------------------------------------------------
     def assign(self, partitions: list[ClientPartition]) -> Steps[None]:
+        self.last_rebalance_at = time.monotonic()
         started = time.perf_counter()
         keys = _keys(partitions)
         errors: list[str] = []
@@ -542,6 +545,7 @@ class RebalanceHandler:
         self._reraise()
 
     def revoke(self, partitions: list[ClientPartition]) -> Steps[None]:
+        self.last_rebalance_at = time.monotonic()
         started = time.perf_counter()
         keys = _keys(partitions)
         if self.failure is not None:
@@ -591,6 +595,7 @@ class RebalanceHandler:
         self._reraise()
 
     def lose(self, partitions: list[ClientPartition]) -> Steps[None]:
+        self.last_rebalance_at = time.monotonic()
         yield from self._lose(partitions, time.perf_counter(), [])
 
     def fail(self, error: ConsumerFailed) -> Steps[None]:
@@ -598,6 +603,7 @@ class RebalanceHandler:
         if self.failure is not None:
             return
         self.failure = error
+        self.last_rebalance_at = time.monotonic()
         errors: list[str] = []
         if not self.closing:  # (a terminated group would never answer it)
             try:

@@ -2,22 +2,27 @@
 
 The sync driver of `_handler.RebalanceHandler`: it gives librdkafka three callbacks that run the
 handler's steps directly on the inner consumer, routes librdkafka's log and errors through
-`ClientLog`/`ClientErrors`, and leaves the per-record path (`poll`, `consume`, `store_offsets`,
-`mark_done`) as the inner consumer's own bound methods, so no Python frame of ours runs per record.
+`ClientLog`/`ClientErrors`, and leaves marking done (`store_offsets`, `mark_done`) as the inner
+consumer's own bound method. `poll` and `consume` are one thin frame around the inner ones: two clock
+reads and a comparison (`_freeze.FreezeGuard`: records fetched before a freeze past the session are
+held until the group has answered).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, NoReturn
 
 import confluent_kafka
 from confluent_kafka import Consumer, KafkaException
+from confluent_kafka import TopicPartition as ClientPartition
 
 from kafka_coop import __version__
 from kafka_coop._vocab import connection_conf
+from kafka_coop.consumer._freeze import FreezeGuard, call_timeout_s, freeze_limit_s, passed_through
 from kafka_coop.consumer._handler import (
     ClientErrors,
     ClientLog,
@@ -46,6 +51,7 @@ LIBRDKAFKA_LOGGER = "kafka_coop.librdkafka"
 # told otherwise; kafka-coop commits only what the application marked done.
 OFFSET_STORE_KEY = "enable.auto.offset.store"
 DEFAULT_OFFSET_STORE = "false"
+_monotonic = time.monotonic
 
 
 class CoopConsumer:
@@ -149,9 +155,18 @@ class CoopConsumer:
                 "logger": ClientLog(logging.getLogger(LIBRDKAFKA_LOGGER)),
             }
             self._publisher = ManifestPublisher(producer_conf, self._manifest, topic=topic)
-        # The per-record path is the inner consumer's own bound methods: no Python frame of ours.
-        self.poll: Callable[..., Any] = self._consumer.poll
-        self.consume: Callable[..., Any] = self._consumer.consume
+        # poll/consume: the inner consumer's own, with two clock reads around them (_freeze.FreezeGuard).
+        self._guard = FreezeGuard(
+            freeze_limit_s(
+                self.protocol, self.settings.session_timeout_ms, self.settings.max_poll_interval_ms
+            ),
+            self._log,
+        )
+        self._inner_poll = self._consumer.poll
+        self._inner_consume = self._consumer.consume
+        self.poll: Callable[..., Any] = self._poll
+        self.consume: Callable[..., Any] = self._consume
+        # Marking done is the inner consumer's own bound method: no Python frame of ours per record.
         self.store_offsets: Callable[..., Any] = self._consumer.store_offsets
         self.mark_done: Callable[..., Any] = self._consumer.store_offsets
 
@@ -204,9 +219,46 @@ class CoopConsumer:
             list(topics), on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
         )
         self._subscribed = True
+        self._guard.restart()
         self._handler.lifecycle("started", self._member_id())
         if self._publisher is not None:
             self._publisher.start()
+
+    # --- the per-call path -------------------------------------------------------------------------
+    def _poll(self, *args: Any, **kwargs: Any) -> Any:
+        start = _monotonic()
+        msg = self._inner_poll(*args, **kwargs)
+        end = _monotonic()
+        guard = self._guard
+        if end - guard.last_end <= guard.limit_s and end >= guard.hold_until:
+            guard.last_end = end
+            return msg
+        timeout = call_timeout_s(args, kwargs, 0)
+        if guard.verdict(start, end, timeout, self._handler.last_rebalance_at) or msg is None or msg.error():
+            return msg
+        self._seek_back(guard.seek_targets([msg]))
+        return None
+
+    def _consume(self, *args: Any, **kwargs: Any) -> Any:
+        start = _monotonic()
+        messages = self._inner_consume(*args, **kwargs)
+        end = _monotonic()
+        guard = self._guard
+        if end - guard.last_end <= guard.limit_s and end >= guard.hold_until:
+            guard.last_end = end
+            return messages
+        if guard.verdict(start, end, call_timeout_s(args, kwargs, 1), self._handler.last_rebalance_at):
+            return messages
+        self._seek_back(guard.seek_targets(messages))
+        return passed_through(messages)
+
+    def _seek_back(self, targets: list[tuple[str, int, int]]) -> None:
+        """Fetch held records again from their first offset, if this member still owns the partition."""
+        for topic, partition, offset in targets:
+            try:
+                self._consumer.seek(ClientPartition(topic, partition, offset))
+            except KafkaException as exc:  # no longer assigned: the new owner reads them
+                self._log.debug("seek back %s-%d: %s", topic, partition, describe_error(exc))
 
     def commit(self, *args: Any, **kwargs: Any) -> Any:
         self._require_open()

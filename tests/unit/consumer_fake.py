@@ -72,6 +72,8 @@ class FakeConsumer:
         self.partition_commit_errors: dict[Key, int] = {}
         self.callbacks: dict[str, Callable[..., Any]] = {}
         self.pending: list[Callable[[], Any]] = []
+        self.fetched: list[FakeMessage] = []
+        self.seeks: list[tuple[str, int, int]] = []
         self._assign_calls = 0
 
     # --- what librdkafka does to the application ---------------------------------------------------
@@ -118,15 +120,36 @@ class FakeConsumer:
         return FakeMessage(topic, partition, offset)
 
     # --- the consumer API ----------------------------------------------------------------------
-    def poll(self, timeout: float | None = None) -> Any:
-        self.calls.append("poll")
+    def prefetch(self, topic: str, partition: int, *offsets: int) -> None:
+        """Records fetched into the local queue; poll/consume hand them out (if still assigned)."""
+        self.fetched.extend(FakeMessage(topic, partition, o) for o in offsets)
+
+    def _serve(self) -> None:
         while self.pending:
             self.pending.pop(0)()
+            # librdkafka discards what was fetched for partitions no longer assigned (op version barrier)
+            self.fetched = [m for m in self.fetched if (m.topic(), m.partition()) in self.assigned]
+
+    def poll(self, timeout: float | None = None) -> Any:
+        self.calls.append("poll")
+        self._serve()
+        if self.fetched:
+            return self.fetched.pop(0)
         return None
 
     def consume(self, num_messages: int = 1, timeout: float | None = None) -> list[Any]:
-        self.poll(timeout)
-        return []
+        self.calls.append("consume")
+        self._serve()
+        batch, self.fetched = self.fetched[:num_messages], self.fetched[num_messages:]
+        return batch
+
+    def seek(self, partition: TopicPartition) -> None:
+        """Fetching restarts at partition.offset: what was queued for it is discarded."""
+        key = (partition.topic, partition.partition)
+        if key not in self.assigned:
+            raise kafka_error(KafkaError._STATE)
+        self.seeks.append((partition.topic, partition.partition, partition.offset))
+        self.fetched = [m for m in self.fetched if (m.topic(), m.partition()) != key]
 
     def _check_open(self) -> None:
         if self.closed:

@@ -329,3 +329,19 @@ def test_a_member_fenced_after_its_own_poll_limit_ran_out_is_told_so_under_async
     failure = asyncio.run(scenario())
     assert not isinstance(failure, InstanceIdConflict) and "Another member" not in str(failure)
     assert "own max.poll.interval.ms" in str(failure) and failure.code == "FENCED_INSTANCE_ID"
+
+
+@pytest.mark.usefixtures("fake_client")
+def test_records_fetched_before_a_freeze_are_held_and_sought_back_under_asyncio_too() -> None:
+    async def scenario() -> tuple[list[Any], Any]:
+        consumer, inner, _ = await _started()
+        await _rebalance(consumer, inner, "assign", 0)
+        consumer._guard.limit_s = 0.05  # a freeze is anything longer than 50 ms here
+        inner.prefetch(T, 0, 5, 6)
+        await asyncio.sleep(0.2)  # the "freeze": no consume for longer than the limit
+        held = await consumer.consume(num_messages=10, timeout=0.1)
+        await consumer.close()
+        return held, inner
+
+    held, inner = asyncio.run(scenario())
+    assert held == [] and inner.seeks == [(T, 0, 5)]
