@@ -73,6 +73,18 @@ class MemberSpec(BaseModel):
         return self.model_validate({**self.model_dump(), **changes})
 
 
+def unowned_partitions(live: LiveGroup, partitions: Mapping[str, int]) -> list[tuple[str, int]]:
+    """Partitions of the subscribed topics that no member is assigned.
+
+    A Stable group is not a settled one under the cooperative protocol: the first round of a rebalance
+    revokes what must move and hands it to nobody, the group reads Stable, and only the second round gives
+    the revoked partitions to their new owners. Every partition having an owner tells the two apart (an
+    idle member alone does not: range over topics with few partitions leaves members idle for good).
+    """
+    owned = {tp for m in live.members for tp in m.assignment}
+    return [(t, p) for t, n in sorted(partitions.items()) for p in range(n) if (t, p) not in owned]
+
+
 class FleetError(KafkaCoopError):
     """A member or group did not reach the state a test or rollout step waited for."""
 
@@ -392,7 +404,7 @@ class Fleet:
         joined: Iterable[Member] = (),
         on_poll: Callable[[LiveGroup], None] | None = None,
     ) -> LiveGroup:
-        """Wait for a Stable group of the expected size, every member assigned, and `joined` members in."""
+        """Wait for a Stable group of the expected size, each subscribed partition owned, `joined` in."""
         expected = self.expected_size(group) if members is None else members
         must_join = list(joined)
         deadline = time.monotonic() + timeout_s
@@ -406,6 +418,7 @@ class Fleet:
                 last.state == "stable"
                 and len(last.members) == expected
                 and all(m.has_joined() for m in must_join)
+                and not unowned_partitions(last, self._partition_counts(group))
             )
             if settled:
                 return last
@@ -415,6 +428,15 @@ class Fleet:
             f"Group {group!r} did not settle with {expected} members within {timeout_s:.0f}s (saw {seen}).",
             hint="Check the member logs in " + str(self.workdir),
         )
+
+    def _partition_counts(self, group: str) -> dict[str, int]:
+        """Partitions of every topic the group's live members subscribe to, as the cluster has them now."""
+        counts: dict[str, int] = {}
+        for topic in sorted({t for m in self.group_members(group) if m.alive for t in m.spec.topics}):
+            layout = self.admin.topic_layout(topic)
+            if layout is not None:
+                counts[topic] = layout[0]
+        return counts
 
     def _check_alive(self, group: str) -> None:
         for member in self.group_members(group):
