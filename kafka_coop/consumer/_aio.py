@@ -33,14 +33,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-import confluent_kafka
 from confluent_kafka import KafkaException
 from confluent_kafka import TopicPartition as ClientPartition
 from confluent_kafka.aio import AIOConsumer
 
-from kafka_coop import __version__
-from kafka_coop._vocab import connection_conf
-from kafka_coop.consumer._freeze import FreezeGuard, call_timeout_s, freeze_limit_s, passed_through
+from kafka_coop.consumer._freeze import call_timeout_s, passed_through
 from kafka_coop.consumer._handler import (
     Assign,
     CallHook,
@@ -48,13 +45,11 @@ from kafka_coop.consumer._handler import (
     ClientLog,
     CommitMarked,
     Hook,
-    Hooks,
     LegacyCallback,
     LegacyCallbacks,
     ReadAssignment,
     ReadCommitted,
     ReadMemberId,
-    RebalanceHandler,
     RebalanceListener,
     StartOffsetsHook,
     Step,
@@ -64,18 +59,13 @@ from kafka_coop.consumer._handler import (
     fatal_code_from_text,
     run_async,
 )
-from kafka_coop.consumer._sync import (
-    DEFAULT_OFFSET_STORE,
-    LIBRDKAFKA_LOGGER,
-    OFFSET_STORE_KEY,
-    _admin_conf,
-)
+from kafka_coop.consumer._setup import LIBRDKAFKA_LOGGER, check_duplicate_id, manifest, prepare, publisher
 from kafka_coop.errors import ConsumerFailed
-from kafka_coop.events import EventStamp, RebalanceEvent, TopicPartition
-from kafka_coop.identity import DuplicatePolicy, check_duplicate
-from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, Manifest, ManifestPublisher, local_host, timestamp_ms
-from kafka_coop.settings import CALLBACK_KEYS, ConsumerSettings
-from kafka_coop.sinks import EventSink, as_sink
+from kafka_coop.events import RebalanceEvent, TopicPartition
+from kafka_coop.identity import DuplicatePolicy
+from kafka_coop.manifest import Manifest
+from kafka_coop.settings import ConsumerSettings
+from kafka_coop.sinks import EventSink
 
 log = logging.getLogger("kafka_coop.consumer")
 # AIOConsumer's default; at least 2, since a rebalance callback's own calls need a second worker.
@@ -172,63 +162,42 @@ class CoopAIOConsumer:
                 "CoopAIOConsumer must be created inside a running event loop (in an async function); "
                 "synchronous code uses CoopConsumer."
             ) from None
-        callbacks: dict[str, Any] = {}
-        if isinstance(conf, ConsumerSettings):
-            self.settings = conf
-        else:
-            plain = dict(conf)
-            callbacks = {k: plain.pop(k) for k in sorted(CALLBACK_KEYS) if k in plain}
-            self.settings = ConsumerSettings.from_conf(plain)
-        self._log = logger or log
-        for warning in self.settings.warnings:
-            self._log.warning(warning)
-        self.protocol = self.settings.protocol
-        hooks = Hooks.of(
-            listener,
+        prepared = prepare(
+            conf,
+            listener=listener,
             start_offsets=start_offsets,
             on_assigned=on_assigned,
             on_revoked=on_revoked,
             on_lost=on_lost,
+            events=events,
+            logger=logger,
+            default_log=log,
         )
-        self._sink = as_sink(events)
-        rendered = self.settings.render()
-        self._rendered = rendered
-        self._client_id = rendered.get("client.id", "rdkafka")
-        self._stamp = EventStamp(
-            self.settings.group_id, self._client_id, self.settings.instance_id, self.protocol
-        )
-        self._handler = RebalanceHandler(
-            protocol=self.protocol, stamp=self._stamp, hooks=hooks, sink=self._sink, log=self._log
-        )
+        self._prepared = prepared
+        self.settings = prepared.settings
+        self._log = prepared.log
+        self.protocol = prepared.protocol
+        self._sink = prepared.sink
+        self._handler = prepared.handler
+        self._guard = prepared.guard
         self._closed = False
         self._subscribed = False
         self._duplicate_check = duplicate_check
         self._fatal_text: str | None = None
         self._member_id = ""
         self._client_log = ClientLog(
-            callbacks.pop("logger", None) or logging.getLogger(LIBRDKAFKA_LOGGER),
+            prepared.callbacks.get("logger") or logging.getLogger(LIBRDKAFKA_LOGGER),
             self._on_fatal_log,
             self._handler.note_eviction,
         )
-        self._user_error_cb = callbacks.pop("error_cb", None)
+        self._user_error_cb = prepared.callbacks.get("error_cb")
         self._errors = ClientErrors(self._log, self.settings.bootstrap_servers, None)
-        client_conf: dict[str, Any] = {OFFSET_STORE_KEY: DEFAULT_OFFSET_STORE, **rendered, **callbacks}
         self._consumer = AIOConsumer(
-            {**client_conf, "logger": self._client_log, "error_cb": self._on_error},
+            {**prepared.client_conf(), "logger": self._client_log, "error_cb": self._on_error},
             max_workers=max_workers,
         )
         self._execute = execute_async(self._consumer)
-        self._guard = FreezeGuard(
-            freeze_limit_s(
-                self.protocol, self.settings.session_timeout_ms, self.settings.max_poll_interval_ms
-            ),
-            self._log,
-        )
-        self._started_ms = timestamp_ms()
-        self._publisher: ManifestPublisher | None = None
-        if manifests:
-            topic = manifests if isinstance(manifests, str) else DEFAULT_MANIFEST_TOPIC
-            self._publisher = ManifestPublisher(connection_conf(rendered), self._manifest, topic=topic)
+        self._publisher = publisher(prepared, manifests, self._manifest)
         # Marking done is AIOConsumer's own coroutine method: no frame of ours per record.
         self.store_offsets: Callable[..., Awaitable[Any]] = self._consumer.store_offsets
         self.mark_done: Callable[..., Awaitable[Any]] = self._consumer.store_offsets
@@ -442,35 +411,7 @@ class CoopAIOConsumer:
     def _manifest(self) -> Manifest | None:
         """Built on the loop (on assign) and on the heartbeat thread: from the cached member id only,
         never a call on the client (which would wait on the consume in flight)."""
-        if not self._member_id:
-            return None
-        s = self.settings
-        return Manifest(
-            group=s.group_id,
-            member_id=self._member_id,
-            instance_id=s.instance_id,
-            client_id=self._client_id,
-            host=local_host(),
-            libraries={
-                "kafka-coop": __version__,
-                "confluent-kafka": confluent_kafka.__version__,
-                "librdkafka": confluent_kafka.libversion()[0],
-            },
-            group_protocol="consumer" if self.protocol == "consumer" else "classic",
-            assignors=s.assignor_names,
-            rebalance_protocol=self.protocol,
-            remote_assignor=s.remote_assignor,
-            started_ms=self._started_ms,
-            heartbeat_ms=timestamp_ms(),
-        )
+        return manifest(self._prepared, self._member_id)
 
     def _check_duplicate(self) -> None:
-        from kafka_coop.admin import ClusterAdmin
-
-        instance_id = self.settings.instance_id
-        assert instance_id is not None
-        admin = ClusterAdmin(self._rendered["bootstrap.servers"], _admin_conf(self._rendered))
-        live = admin.describe_group(self.settings.group_id)
-        message = check_duplicate(instance_id, live.instance_ids, self.protocol, self._duplicate_check)
-        if message:
-            self._log.warning(message)
+        check_duplicate_id(self._prepared, self._duplicate_check)

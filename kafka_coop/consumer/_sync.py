@@ -16,21 +16,16 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, NoReturn
 
-import confluent_kafka
 from confluent_kafka import Consumer, KafkaException
 from confluent_kafka import TopicPartition as ClientPartition
 
-from kafka_coop import __version__
-from kafka_coop._vocab import connection_conf
-from kafka_coop.consumer._freeze import FreezeGuard, call_timeout_s, freeze_limit_s, passed_through
+from kafka_coop.consumer._freeze import call_timeout_s, passed_through
 from kafka_coop.consumer._handler import (
     ClientErrors,
     ClientLog,
     Hook,
-    Hooks,
     LegacyCallback,
     LegacyCallbacks,
-    RebalanceHandler,
     RebalanceListener,
     StartOffsetsHook,
     describe_error,
@@ -38,19 +33,15 @@ from kafka_coop.consumer._handler import (
     fatal_code_from_text,
     run_sync,
 )
-from kafka_coop.errors import ConsumerFailed, InvalidInput
-from kafka_coop.events import EventStamp, RebalanceEvent, TopicPartition
-from kafka_coop.identity import DuplicatePolicy, check_duplicate
-from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, Manifest, ManifestPublisher, local_host, timestamp_ms
-from kafka_coop.settings import CALLBACK_KEYS, ConsumerSettings
-from kafka_coop.sinks import EventSink, as_sink
+from kafka_coop.consumer._setup import LIBRDKAFKA_LOGGER, check_duplicate_id, manifest, prepare, publisher
+from kafka_coop.errors import ConsumerFailed
+from kafka_coop.events import RebalanceEvent, TopicPartition
+from kafka_coop.identity import DuplicatePolicy
+from kafka_coop.manifest import Manifest
+from kafka_coop.settings import ConsumerSettings
+from kafka_coop.sinks import EventSink
 
 log = logging.getLogger("kafka_coop.consumer")
-LIBRDKAFKA_LOGGER = "kafka_coop.librdkafka"
-# The offset contract: librdkafka stores (and so commits) an offset when it *delivers* a record unless
-# told otherwise; kafka-coop commits only what the application marked done.
-OFFSET_STORE_KEY = "enable.auto.offset.store"
-DEFAULT_OFFSET_STORE = "false"
 _monotonic = time.monotonic
 
 
@@ -98,70 +89,48 @@ class CoopConsumer:
         logger: logging.Logger | None = None,
         callbacks: Mapping[str, Any] | None = None,
     ) -> None:
-        callbacks = _check_callbacks(callbacks or {})
-        if isinstance(conf, ConsumerSettings):
-            self.settings = conf
-        else:
-            plain = dict(conf)
-            callbacks = {**{k: plain.pop(k) for k in sorted(CALLBACK_KEYS) if k in plain}, **callbacks}
-            self.settings = ConsumerSettings.from_conf(plain)
-        self._log = logger or log
-        for warning in self.settings.warnings:
-            self._log.warning(warning)
-        self.protocol = self.settings.protocol
-        hooks = Hooks.of(
-            listener,
+        prepared = prepare(
+            conf,
+            listener=listener,
             start_offsets=start_offsets,
             on_assigned=on_assigned,
             on_revoked=on_revoked,
             on_lost=on_lost,
+            events=events,
+            logger=logger,
+            default_log=log,
+            callbacks=callbacks,
         )
-        self._sink = as_sink(events)
-        rendered = self.settings.render()
-        self._client_id = rendered.get("client.id", "rdkafka")
-        self._stamp = EventStamp(
-            self.settings.group_id, self._client_id, self.settings.instance_id, self.protocol
-        )
-        self._handler = RebalanceHandler(
-            protocol=self.protocol, stamp=self._stamp, hooks=hooks, sink=self._sink, log=self._log
-        )
+        self._prepared = prepared
+        self.settings = prepared.settings
+        self._log = prepared.log
+        self.protocol = prepared.protocol
+        self._sink = prepared.sink
+        self._handler = prepared.handler
+        self._guard = prepared.guard
         self._closed = False
         self._subscribed = False
-        self._client_log = ClientLog(callbacks.pop("logger", None) or logging.getLogger(LIBRDKAFKA_LOGGER))
+        self._client_log = ClientLog(prepared.callbacks.get("logger") or logging.getLogger(LIBRDKAFKA_LOGGER))
         self._errors = ClientErrors(
-            self._log, self.settings.bootstrap_servers, callbacks.pop("error_cb", None)
+            self._log, self.settings.bootstrap_servers, prepared.callbacks.get("error_cb")
         )
-        client_conf: dict[str, Any] = {OFFSET_STORE_KEY: DEFAULT_OFFSET_STORE, **rendered, **callbacks}
         # The client first, then the duplicate check: librdkafka finds the cluster and the group coordinator
         # in its own threads while the check waits for its describe, and it sends no JoinGroup (or KIP-848
         # heartbeat) before `subscribe`, so the check still runs before this member joins.
-        self._consumer = Consumer({**client_conf, "logger": self._client_log, "error_cb": self._errors})
+        self._consumer = Consumer(
+            {**prepared.client_conf(), "logger": self._client_log, "error_cb": self._errors}
+        )
         self._execute = execute_sync(self._consumer)
         self._client_log.on_fatal = self._on_fatal_log
         self._client_log.on_evicted = self._handler.note_eviction
         if duplicate_check != "off" and self.settings.instance_id:
             try:
-                self._check_duplicate(rendered, duplicate_check)
+                check_duplicate_id(prepared, duplicate_check)
             except BaseException:
                 self._consumer.close()
                 raise
-        self._started_ms = timestamp_ms()
-        self._publisher: ManifestPublisher | None = None
-        if manifests:
-            topic = manifests if isinstance(manifests, str) else DEFAULT_MANIFEST_TOPIC
-            # Its producer logs through Python logging too: no raw librdkafka lines on stderr.
-            producer_conf = {
-                **connection_conf(rendered),
-                "logger": ClientLog(logging.getLogger(LIBRDKAFKA_LOGGER)),
-            }
-            self._publisher = ManifestPublisher(producer_conf, self._manifest, topic=topic)
+        self._publisher = publisher(prepared, manifests, self._manifest)
         # poll/consume: the inner consumer's own, with two clock reads around them (_freeze.FreezeGuard).
-        self._guard = FreezeGuard(
-            freeze_limit_s(
-                self.protocol, self.settings.session_timeout_ms, self.settings.max_poll_interval_ms
-            ),
-            self._log,
-        )
         self._inner_poll = self._consumer.poll
         self._inner_consume = self._consumer.consume
         self.poll: Callable[..., Any] = self._poll
@@ -369,54 +338,4 @@ class CoopConsumer:
             return ""
 
     def _manifest(self) -> Manifest | None:
-        member_id = self._member_id()
-        if not member_id:
-            return None
-        s = self.settings
-        return Manifest(
-            group=s.group_id,
-            member_id=member_id,
-            instance_id=s.instance_id,
-            client_id=self._client_id,
-            host=local_host(),
-            libraries={
-                "kafka-coop": __version__,
-                "confluent-kafka": confluent_kafka.__version__,
-                "librdkafka": confluent_kafka.libversion()[0],
-            },
-            group_protocol="consumer" if self.protocol == "consumer" else "classic",
-            assignors=s.assignor_names,
-            rebalance_protocol=self.protocol,
-            remote_assignor=s.remote_assignor,
-            started_ms=self._started_ms,
-            heartbeat_ms=timestamp_ms(),
-        )
-
-    def _check_duplicate(self, rendered: Mapping[str, str], policy: DuplicatePolicy) -> None:
-        from kafka_coop.admin import ClusterAdmin
-
-        instance_id = self.settings.instance_id
-        assert instance_id is not None
-        admin = ClusterAdmin(rendered["bootstrap.servers"], _admin_conf(rendered))
-        live = admin.describe_group(self.settings.group_id)
-        message = check_duplicate(instance_id, live.instance_ids, self.protocol, policy)
-        if message:
-            self._log.warning(message)
-
-
-def _check_callbacks(callbacks: Mapping[str, Any]) -> dict[str, Any]:
-    for key, value in callbacks.items():
-        if key not in CALLBACK_KEYS:
-            raise InvalidInput(
-                f"callbacks={{{key!r}: ...}} is not a confluent-kafka callback.",
-                hint=f"Use one of {', '.join(sorted(CALLBACK_KEYS))}.",
-            )
-        if key != "logger" and not callable(value):
-            raise InvalidInput(f"callbacks[{key!r}] is not callable.", hint="Pass a function.")
-    return dict(callbacks)
-
-
-def _admin_conf(rendered: Mapping[str, str]) -> dict[str, str]:
-    conf = connection_conf(rendered)
-    conf.pop("bootstrap.servers", None)
-    return conf
+        return manifest(self._prepared, self._member_id())

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, TopicPartition
 
-from kafka_coop.consumer import CoopConsumer, RebalanceListener, _handler, _sync
+from kafka_coop.consumer import CoopConsumer, RebalanceListener, _handler, _setup, _sync
 from kafka_coop.errors import ConsumerFailed, InstanceIdConflict, InvalidInput
 from kafka_coop.events import RebalanceEvent
 from kafka_coop.sinks import MemorySink
@@ -510,7 +510,7 @@ def test_close_stops_the_manifest_heartbeat_before_closing_the_client(
         def close(self) -> None:
             order.append("publisher.close")
 
-    monkeypatch.setattr(_sync, "ManifestPublisher", Publisher)
+    monkeypatch.setattr(_setup, "ManifestPublisher", Publisher)
     consumer, inner, _ = make(manifests=True)
     original_close = inner.close
 
