@@ -227,7 +227,8 @@ def _sync_run(
     else:
         consumer = CoopConsumer(conf, events=sink)
         _check_fair(consumer, conf)
-        # The wrapper exposes the inner consumer's own bound `consume`: no Python frame per call.
+        # False since the freeze guard: CoopConsumer.consume is one thin frame around the inner consume (two
+        # clock reads and a comparison per call, docs/consumer.md "A process that was frozen"), measured here.
         hot_path_is_inner = getattr(consumer.consume, "__self__", None) is consumer._consumer
     consumer.subscribe([TOPIC])
     t_sub = time.perf_counter()
