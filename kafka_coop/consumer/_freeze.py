@@ -18,6 +18,13 @@ hold ends, at the latest `hold_s` later. A gap that a call's own timeout explain
 is not a freeze. librdkafka's max.poll.interval.ms timer cannot do this: it runs in a thread that was
 frozen too, and the application's next poll resets it before it fires.
 
+A long gap alone is not a freeze: an application that spends longer than its session on one batch
+(legal up to max.poll.interval.ms, librdkafka heartbeats from its own thread meanwhile) keeps its
+partitions. The witness that tells the two apart is `Ticker`, one daemon thread per process that notes
+the time every `TICK_S`: if it ticked through the gap, the process ran and nothing is held; a stretch
+without ticks longer than the limit is the freeze. (An application holding the GIL in one C call for
+longer than the limit looks frozen to it: its records are held and fetched again, never lost.)
+
 The check costs two clock reads and one comparison per `poll`/`consume` call; only a call that returns
 after a long gap takes the slow path.
 """
@@ -25,9 +32,12 @@ after a long gap takes the slow path.
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from kafka_coop._vocab import RebalanceProtocol
 
@@ -39,6 +49,63 @@ HOLD_S = 10.0
 KIP848_BROKER_SESSION_S = 45.0
 LIBRDKAFKA_SESSION_S = 45.0
 LIBRDKAFKA_MAX_POLL_S = 300.0
+
+
+TICK_S = 0.5
+
+
+class Witness(Protocol):
+    def stopped_for(self, since: float, now: float) -> float:
+        """The longest stretch between `since` and `now` in which this process did not run (seconds)."""
+        ...
+
+
+class Ticker:
+    """A daemon thread that notes the monotonic time every `tick_s`; the gaps between its notes are the
+    stretches the process did not run. Only long gaps are kept (the last 64)."""
+
+    def __init__(self, tick_s: float = TICK_S) -> None:
+        self.tick_s = tick_s
+        self.last = time.monotonic()
+        self._gaps: deque[tuple[float, float]] = deque(maxlen=64)  # (noted at, gap)
+        self._pid: int | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+
+    def ensure_running(self) -> None:
+        """Start the thread in this process (again after a fork: threads do not survive one)."""
+        with self._lock:
+            if self._pid == os.getpid():
+                return
+            self._pid = os.getpid()
+            self.last = time.monotonic()
+            threading.Thread(target=self._run, name="kafka-coop-ticker", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.tick_s):
+            self.record(time.monotonic())
+
+    def record(self, now: float) -> None:
+        gap = now - self.last
+        if gap > 2 * self.tick_s:
+            self._gaps.append((now, gap))
+        self.last = now
+
+    def stopped_for(self, since: float, now: float) -> float:
+        noted = max((gap for at, gap in list(self._gaps) if at > since), default=0.0)
+        return max(noted, now - self.last - self.tick_s, 0.0)
+
+
+_TICKER = Ticker()
+
+
+def process_witness() -> Witness:
+    """The process-wide ticker, running."""
+    _TICKER.ensure_running()
+    return _TICKER
 
 
 def freeze_limit_s(
@@ -80,6 +147,7 @@ class FreezeGuard:
         self.hold_from = 0.0
         self.held = 0  # records held back so far (re-fetched if still owned)
         self._log = log
+        self._witness = process_witness()
 
     def restart(self) -> None:
         """A new start line (subscribe): the time before it is no gap."""
@@ -91,7 +159,12 @@ class FreezeGuard:
         between = start - previous
         inside = end - start - timeout_s if timeout_s is not None else 0.0
         gap = max(between, inside)
-        if gap > self.limit_s and last_rebalance < start and end >= self.hold_until:
+        if (
+            gap > self.limit_s
+            and last_rebalance < start
+            and end >= self.hold_until
+            and self._witness.stopped_for(previous, end) > self.limit_s
+        ):
             self.hold_from, self.hold_until = end, end + self.hold_s
             self._log.warning(
                 "This consumer did not run for %.1f s, longer than its group waits (%.0f s): records fetched "

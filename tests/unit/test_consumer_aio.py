@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka import TopicPartition
 from confluent_kafka.aio import AIOConsumer
 
-from kafka_coop.consumer import _aio
+from kafka_coop.consumer import _aio, _freeze
 from kafka_coop.consumer._handler import (
     Assign,
     CallHook,
@@ -331,8 +331,19 @@ def test_a_member_fenced_after_its_own_poll_limit_ran_out_is_told_so_under_async
     assert "own max.poll.interval.ms" in str(failure) and failure.code == "FENCED_INSTANCE_ID"
 
 
+class _FrozenThroughout:
+    """The process ticker's testimony for a real freeze: no tick in the whole gap."""
+
+    def stopped_for(self, since: float, now: float) -> float:
+        return now - since
+
+
 @pytest.mark.usefixtures("fake_client")
-def test_records_fetched_before_a_freeze_are_held_and_sought_back_under_asyncio_too() -> None:
+def test_records_fetched_before_a_freeze_are_held_and_sought_back_under_asyncio_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_freeze, "process_witness", _FrozenThroughout)
+
     async def scenario() -> tuple[list[Any], Any]:
         consumer, inner, _ = await _started()
         await _rebalance(consumer, inner, "assign", 0)

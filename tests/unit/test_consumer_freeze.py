@@ -7,6 +7,7 @@ tests/integration/test_coop_consumer_freeze.py.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,8 +30,25 @@ class Clock:
         return self.now
 
 
+class Witness:
+    """The process ticker's testimony: by default the process did not run through any gap (a freeze)."""
+
+    def __init__(self) -> None:
+        self.ran = False
+
+    def stopped_for(self, since: float, now: float) -> float:
+        return 0.0 if self.ran else now - since
+
+
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
+def witness(monkeypatch: pytest.MonkeyPatch) -> Witness:
+    fake = Witness()
+    monkeypatch.setattr(_freeze, "process_witness", lambda: fake)
+    return fake
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch, witness: Witness) -> Iterator[Clock]:
     fake = Clock()
     monkeypatch.setattr(_sync, "Consumer", FakeConsumer)
     monkeypatch.setattr(_sync, "_monotonic", fake, raising=False)
@@ -146,3 +164,39 @@ def test_the_limit_is_the_session_for_classic_and_at_most_the_broker_default_for
     assert _freeze.freeze_limit_s("eager", None, None) == 45.0
     assert _freeze.freeze_limit_s("consumer", None, 10_000) == 10.0
     assert _freeze.freeze_limit_s("consumer", None, None) == 45.0
+
+
+def test_an_application_slow_between_polls_while_the_process_ran_is_not_a_freeze(
+    clock: Clock, witness: Witness
+) -> None:
+    """A batch that took longer than the session (heartbeats went on from librdkafka's thread) is no
+    eviction; holding its next records would stall every slow-batch service for nothing."""
+    consumer, inner, _ = make()
+    inner.prefetch(T, 0, 5, 6)
+    consumer.poll(0.5)
+    witness.ran = True
+    clock.now += 16.0  # the application processed for 16 s; the process's ticker kept ticking
+    assert offsets([consumer.poll(0.5)]) == [(0, 6)]
+    assert inner.seeks == []
+
+
+def test_the_process_ticker_sees_a_sigstop_as_a_stretch_without_ticks() -> None:
+    """The real witness: a daemon thread noting the time every tick; a stop shows as a long tick gap."""
+    ticker = _freeze.Ticker(tick_s=0.01)
+    since = ticker.last
+    ticker.record(since + 5.0)  # what the thread notes on its first tick after a 5 s stop
+    assert ticker.stopped_for(since, since + 5.0) >= 4.9
+    assert ticker.stopped_for(since + 6.0, since + 6.0) < 1.0
+
+
+def test_the_process_ticker_ticks_in_its_own_thread() -> None:
+    ticker = _freeze.Ticker(tick_s=0.01)
+    before = ticker.last
+    ticker.ensure_running()
+    try:
+        deadline = time.monotonic() + 10
+        while ticker.last == before and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert ticker.last > before
+    finally:
+        ticker.stop()
