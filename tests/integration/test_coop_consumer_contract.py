@@ -408,7 +408,10 @@ def test_a_static_member_fenced_after_its_own_poll_limit_ran_out_is_told_so_and_
                 seen += 1
         assert seen == 20
         consumer.commit(offsets=[TopicPartition(topic, p, 4) for p in range(2)], asynchronous=False)
-        time.sleep(9.0)  # blocked past max.poll.interval.ms, heartbeats going on: librdkafka evicts it
+        # Blocked past max.poll.interval.ms (6 s): librdkafka evicts it (its 1 s timer) and stops
+        # heartbeating, so the broker keeps the static member until its 6 s session runs out, ~12 s in;
+        # the commit must reach the broker before that to be fenced rather than refused as unknown.
+        time.sleep(8.0)
         try:
             consumer.commit(offsets=[TopicPartition(topic, p, 9) for p in range(2)], asynchronous=False)
         except Exception as exc:  # the fenced commit itself raises librdkafka's KafkaException
