@@ -10,7 +10,7 @@ from rich.text import Text
 
 from kafka_coop.analytics import ENGINES, ReportResult
 
-from ._context import Ctx, bootstrap_option, output_option, pass_ctx
+from ._context import Ctx, bootstrap_option, command_config_option, output_option, pass_ctx
 
 TOP_MEMBERS = 15
 TOP_PARTITIONS = 10
@@ -160,6 +160,7 @@ def report_malformed(ctx: Ctx, result: ReportResult) -> None:
     help='JSON [{"name", "start_ms", "end_ms"}, ...]; default: the whole stream is one phase "all".',
 )
 @bootstrap_option(required=False)
+@command_config_option()
 @click.option("--no-plot", is_flag=True, help="Skip the PNG.")
 @output_option()
 @pass_ctx
@@ -171,13 +172,17 @@ def report(
     master: str | None,
     phases: Path | None,
     bootstrap: str | None,
+    command_config: Path | None,
     no_plot: bool,
     output: str,
 ) -> None:
     """Rebalance analytics over RebalanceEvent JSON lines (files, directories, globs) or kafka://TOPIC:
     per-partition unavailability, pause per member and phase, rebalances by protocol."""
+    from kafka_coop._vocab import connection_conf
     from kafka_coop.analytics import run_report
+    from kafka_coop.settings import read_properties
 
+    conf = connection_conf(read_properties(command_config)) if command_config is not None else None
     ctx.progress(f"Reading {len(events)} source(s)…")
     result = run_report(
         list(events),
@@ -187,6 +192,7 @@ def report(
         bootstrap=bootstrap,
         master=master,
         plot=not no_plot,
+        conf=conf,
     )
     report_malformed(ctx, result)
     if output == "json":

@@ -185,6 +185,19 @@ class ClusterAdmin:
             return _authentication_failed(self.bootstrap, self.authentication_error)
         return _unreachable(self.bootstrap, error)
 
+    def may_not_describe_topic(self, topic: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> bool:
+        """True when Kafka refuses this principal DESCRIBE on `topic` (all-topics metadata just leaves
+        such a topic out, as if it did not exist). Asked without creating it."""
+        from confluent_kafka import TopicCollection
+
+        future = self.client.describe_topics(TopicCollection([topic]), request_timeout=timeout_s)[topic]
+        try:
+            future.result()
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args else exc
+            return isinstance(err, KafkaError) and err.code() in _TOPIC_AUTH_ERRORS
+        return False
+
     def fresh_client(self) -> Any:
         """A new librdkafka client with the same settings: no cached coordinator, no pending requests.
 
@@ -306,7 +319,8 @@ class ClusterAdmin:
         # A stale cached coordinator is how that answer comes; this leaves only a moment's window.
         del client
         client = self.fresh_client()
-        client.describe_consumer_groups([group], request_timeout=timeout_s)[group].result()
+        described = client.describe_consumer_groups([group], request_timeout=timeout_s)[group].result()
+        _require_topic_describe(client, group, described, timeout_s)
         request = [ConsumerGroupTopicPartitions(group)]
         futures = client.list_consumer_group_offsets(request, request_timeout=timeout_s)
         committed = futures[group].result()
@@ -480,6 +494,33 @@ def _with_retry(
             if client is admin.client:  # the timed-out client is not asked again, by anyone
                 admin.client = fresh
             client = fresh
+
+
+def _require_topic_describe(client: Any, group: str, described: Any, timeout_s: float) -> None:
+    """OffsetFetch silently drops the partitions of topics the principal may not DESCRIBE, which would
+    read as "nothing committed there": ask for the metadata of the topics the members are assigned, and
+    a refused one is the one sentence (exit 3) instead of a lag or a verdict made without it."""
+    topics = sorted(
+        {tp.topic for m in described.members or () if m.assignment for tp in m.assignment.topic_partitions}
+    )
+    if not topics:
+        return
+    from confluent_kafka import TopicCollection
+
+    futures = client.describe_topics(TopicCollection(topics), request_timeout=timeout_s)  # one request
+    for topic, future in sorted(futures.items()):
+        try:
+            future.result()
+            continue
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args else exc
+            if not (isinstance(err, KafkaError) and err.code() in _TOPIC_AUTH_ERRORS):
+                continue  # anything else (a topic deleted meanwhile): the offsets say what they can
+            raise _NotAuthorized(
+                f"Not authorized to DESCRIBE topic {topic!r} of group {group!r} (Kafka says "
+                f"{_error_text(err)}): its committed offsets and lag cannot be read.",
+                hint="Grant DESCRIBE on the group's topics to the principal in --command-config.",
+            ) from None
 
 
 def _nothing_answers(admin: ClusterAdmin, client: Any, attempt_began: float) -> bool:

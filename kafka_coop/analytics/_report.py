@@ -18,7 +18,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -93,8 +93,10 @@ def resolve_phases(phases: Sequence[PhaseWindow] | str | Path | None) -> list[Ph
     return list(phases)
 
 
-def check_kafka(bootstrap: str | None, topics: Sequence[str]) -> None:
-    """Fail fast, before any engine starts: exit 3 for an unreachable cluster, 2 for a missing topic."""
+def check_kafka(bootstrap: str | None, topics: Sequence[str], conf: Mapping[str, str] | None = None) -> None:
+    """Fail fast, before any engine starts: exit 3 for an unreachable cluster or a topic the principal
+    may not DESCRIBE (all-topics metadata leaves those out, like missing ones), 2 for a missing topic.
+    `conf`: the connection's security settings (--command-config)."""
     if not topics:
         return
     if not bootstrap:
@@ -105,27 +107,33 @@ def check_kafka(bootstrap: str | None, topics: Sequence[str]) -> None:
 
     from kafka_coop.admin import ClusterAdmin
 
+    admin = ClusterAdmin(bootstrap, conf)
     try:
-        metadata = ClusterAdmin(bootstrap).client.list_topics(timeout=KAFKA_TIMEOUT_S)
+        metadata = admin.client.list_topics(timeout=KAFKA_TIMEOUT_S)
     except KafkaException as exc:
-        raise ClusterUnavailable(
-            f"Could not reach the Kafka cluster at {bootstrap}: {exc.args[0]}.",
-            hint="Check --bootstrap-server and that the broker is running (`kafka-coop sandbox status`).",
-        ) from None
+        raise admin.unreachable(exc.args[0] if exc.args else exc) from None
     for topic in topics:
         if topic not in metadata.topics:
+            if admin.may_not_describe_topic(topic, timeout_s=KAFKA_TIMEOUT_S):
+                raise ClusterUnavailable(
+                    f"Not authorized to DESCRIBE topic {topic!r} on {bootstrap}.",
+                    hint="Grant DESCRIBE and READ on the topic to the principal in --command-config.",
+                )
             raise InvalidInput(f"Topic {topic!r} does not exist on {bootstrap}.")
 
 
-def read_kafka_python(bootstrap: str, topic: str) -> tuple[list[dict[str, Any]], list[Malformed]]:
+def read_kafka_python(
+    bootstrap: str, topic: str, conf: Mapping[str, str] | None = None
+) -> tuple[list[dict[str, Any]], list[Malformed]]:
     """Every retained record of `topic`, read once from the low to the high watermark (no group)."""
     from confluent_kafka import Consumer, TopicPartition
 
     from kafka_coop.admin import ClusterAdmin
 
-    meta = ClusterAdmin(bootstrap).client.list_topics(topic, timeout=KAFKA_TIMEOUT_S)
+    meta = ClusterAdmin(bootstrap, conf).client.list_topics(topic, timeout=KAFKA_TIMEOUT_S)
     consumer = Consumer(
         {
+            **(conf or {}),
             "bootstrap.servers": bootstrap,
             "group.id": f"kafka-coop-report-{uuid.uuid4().hex[:8]}",
             "enable.auto.commit": False,
@@ -167,14 +175,17 @@ def read_kafka_python(bootstrap: str, topic: str) -> tuple[list[dict[str, Any]],
 
 
 def python_engine(
-    sources: Sequence[str], phases: list[PhaseWindow] | None, bootstrap: str | None
+    sources: Sequence[str],
+    phases: list[PhaseWindow] | None,
+    bootstrap: str | None,
+    conf: Mapping[str, str] | None = None,
 ) -> EngineOutcome:
     files = [s for s in sources if not is_kafka_source(s)]
     events, malformed = read_event_lines(files) if files else ([], [])
     for source in sources:
         if is_kafka_source(source):
             assert bootstrap is not None  # check_kafka ran
-            more, bad = read_kafka_python(bootstrap, kafka_topic(source))
+            more, bad = read_kafka_python(bootstrap, kafka_topic(source), conf)
             events.extend(more)
             malformed.extend(bad)
     summary = summarize(events, phases).model_copy(update={"malformed": len(malformed)})
@@ -218,9 +229,11 @@ def run_report(
     bootstrap: str | None = None,
     master: str | None = None,
     plot: bool = True,
+    conf: Mapping[str, str] | None = None,
 ) -> ReportResult:
     """Read, compute, write. Raises InvalidInput (exit 2) for missing inputs or no events at all and
-    ClusterUnavailable (exit 3) for an unreachable bootstrap server; writes nothing in either case."""
+    ClusterUnavailable (exit 3) for an unreachable bootstrap server; writes nothing in either case.
+    `conf`: librdkafka connection/security settings for kafka:// sources (--command-config)."""
     began = time.monotonic()
     texts = [str(s) for s in sources]
     if not texts:
@@ -230,7 +243,7 @@ def run_report(
     windows = resolve_phases(phases)
     local = [s for s in texts if not is_kafka_source(s)]
     expand_paths(local)  # a missing file is exit 2 before anything starts
-    check_kafka(bootstrap, [kafka_topic(s) for s in texts if is_kafka_source(s)])
+    check_kafka(bootstrap, [kafka_topic(s) for s in texts if is_kafka_source(s)], conf)
     chosen = choose_engine(texts, engine)
     target = Path(out_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -240,9 +253,11 @@ def run_report(
         if chosen == "spark":
             from kafka_coop.analytics._spark import spark_engine
 
-            outcome = spark_engine(texts, tmp, phases=windows, master=master, bootstrap=bootstrap)
+            outcome = spark_engine(
+                texts, tmp, phases=windows, master=master, bootstrap=bootstrap, kafka_conf=conf
+            )
         else:
-            outcome = python_engine(texts, windows, bootstrap)
+            outcome = python_engine(texts, windows, bootstrap, conf)
         summary = outcome.summary
         if summary.events == 0:
             where = ""

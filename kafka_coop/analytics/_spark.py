@@ -29,7 +29,7 @@ import functools
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlparse
@@ -41,6 +41,7 @@ from kafka_coop.analytics._engine import (
     SPARK_HINT,
     EngineOutcome,
 )
+from kafka_coop.analytics._kafka_options import java_client_options
 from kafka_coop.analytics._model import Malformed, PhaseWindow
 from kafka_coop.analytics._read import expand_paths, is_kafka_source, kafka_topic
 from kafka_coop.analytics._timeline import Step, levels
@@ -201,10 +202,13 @@ def _file_lines(spark: SparkSession, paths: Sequence[Path]) -> DataFrame:
     )
 
 
-def _kafka_lines(spark: SparkSession, bootstrap: str, topic: str) -> DataFrame:
+def _kafka_lines(
+    spark: SparkSession, bootstrap: str, topic: str, security: Mapping[str, str] | None = None
+) -> DataFrame:
     """Every retained record, earliest to latest at the time of the read (a batch, not a stream)."""
     return (
         spark.read.format("kafka")
+        .options(**java_client_options(security or {}))
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", topic)
         .option("startingOffsets", "earliest")
@@ -286,6 +290,7 @@ def spark_engine(
     phases: Sequence[PhaseWindow] | None = None,
     master: str | None = None,
     bootstrap: str | None = None,
+    kafka_conf: Mapping[str, str] | None = None,
 ) -> EngineOutcome:
     """Summary, malformed lines and plot series; Parquet tables `intervals/` and `pauses/` in out_dir."""
     kafka_sources = [s for s in sources if is_kafka_source(s)]
@@ -297,7 +302,7 @@ def spark_engine(
     for source in kafka_sources:
         if not bootstrap:
             raise InvalidInput("kafka:// sources need --bootstrap-server.")
-        parts.append(_kafka_lines(spark, bootstrap, kafka_topic(source)))
+        parts.append(_kafka_lines(spark, bootstrap, kafka_topic(source), kafka_conf))
     lines = parts[0]
     for more in parts[1:]:
         lines = lines.unionByName(more)

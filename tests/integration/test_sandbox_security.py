@@ -198,6 +198,112 @@ def test_manifest_topic_as_a_user_without_create_is_one_sentence(secure: Sandbox
     assert "Topic '_kafka_coop_manifests' exists but this principal may not describe" in there.stderr
 
 
+@pytest.mark.parametrize(
+    ("target", "output"), [("eager", "json"), ("eager", "markdown"), ("classic", "table")]
+)
+def test_downgrade_plan_live_as_the_restricted_user(
+    secure: Sandbox, member: Path, target: str, output: str
+) -> None:
+    result, _ = _run("downgrade-plan", GROUP, "--to", target, *_app(secure), "-o", output)
+    assert result.returncode in (0, 1), result.stderr
+    if output == "json":
+        plan = json.loads(result.stdout)
+        assert plan["group"] == GROUP and plan["fleet"]["members"] == 1
+        assert plan["fleet"]["source"] == "live"
+
+
+def _admin_member(secure: Sandbox, group: str, topic: str, events: Path) -> subprocess.Popen[bytes]:
+    """A member as the super user: a group the restricted user may describe, on a topic it may not."""
+    return subprocess.Popen(
+        [
+            *(sys.executable, "-m", "kafka_coop.cli", "consume", group, topic),
+            *(
+                "--bootstrap-server",
+                secure.bootstrap,
+                "--command-config",
+                str(secure.properties_path("admin")),
+            ),
+            *("--events", str(events), "--no-manifests"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def test_a_group_on_a_topic_without_describe_acl_names_the_operation_and_the_topic(
+    secure: Sandbox, tmp_path: Path
+) -> None:
+    """app may DESCRIBE the group (app-*) but not its topic: its committed offsets come back filtered
+    (Kafka drops what the principal may not see), which must not read as "no commits yet"."""
+    from confluent_kafka import Producer
+
+    group, topic, events = "app-foreign", "restricted-elsewhere", tmp_path / "foreign.jsonl"
+    proc = _admin_member(secure, group, topic, events)
+    try:
+        producer = Producer({"bootstrap.servers": secure.bootstrap, **secure.client_conf("admin")})
+        for i in range(20):
+            producer.produce(topic, f"r{i}".encode())
+        assert producer.flush(30) == 0
+        del producer  # no client left to retry a stopped sandbox at teardown
+        admin = secure.admin()
+        deadline = time.monotonic() + 90
+        while not any(o.committed for o in admin.offsets(group, timeout_s=15)):
+            assert proc.poll() is None and time.monotonic() < deadline, "the member committed nothing"
+            time.sleep(0.5)
+        for command in (["describe", group], ["verify-group", group, "--lag-window", "0"]):
+            result, took = _run(*command, *_app(secure), "--timeout", "15", "-o", "json")
+            assert result.returncode == 3, (command, result.stdout, result.stderr)
+            assert result.stdout.strip() == "", "no verdict or snapshot on missing data"
+            assert f"Not authorized to DESCRIBE topic '{topic}'" in result.stderr, result.stderr
+            assert result.stderr.count("Error:") == 1
+            assert took < 60
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        Seen.files += [events]
+
+
+@pytest.fixture(scope="module")
+def events_topic(secure: Sandbox, member: Path) -> tuple[str, int]:
+    """The member's RebalanceEvent lines on a topic the restricted user may read (app-*)."""
+    from confluent_kafka import Producer
+
+    topic = "app-rebalance-events"
+    secure.admin().ensure_topic(topic, 1)
+    lines = [line for line in member.read_text().splitlines() if line.strip()]
+    producer = Producer({"bootstrap.servers": secure.bootstrap, **secure.client_conf("admin")})
+    for line in lines:
+        producer.produce(topic, line.encode())
+    assert producer.flush(30) == 0
+    return topic, len(lines)
+
+
+@pytest.mark.parametrize("engine", ["python", "spark"])
+def test_report_of_an_events_topic_as_the_restricted_user(
+    secure: Sandbox, events_topic: tuple[str, int], tmp_path: Path, engine: str
+) -> None:
+    topic, produced = events_topic
+    out = tmp_path / "report"
+    result, _ = _run(
+        "report", f"kafka://{topic}", *_app(secure), "--engine", engine, "--out", str(out), "-o", "json"
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout)["events"] == produced
+    Seen.files += [p for p in out.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl")]
+
+
+def test_report_of_a_topic_without_describe_acl_is_one_sentence_and_exit_3(
+    secure: Sandbox, tmp_path: Path
+) -> None:
+    out = tmp_path / "report"
+    result, _ = _run(
+        "report", "kafka://restricted-elsewhere", *_app(secure), "--engine", "python", "--out", str(out)
+    )
+    assert result.returncode == 3, result.stderr
+    assert "Not authorized to DESCRIBE topic 'restricted-elsewhere'" in result.stderr
+    assert result.stderr.count("Error:") == 1 and not out.exists()
+
+
 def test_no_canary_password_appears_in_any_output_event_manifest_or_log(
     secure: Sandbox, member: Path, tmp_path: Path
 ) -> None:

@@ -30,3 +30,36 @@ def test_cli_errors_are_one_sentence_with_the_right_exit_code(
     assert result.code == code, result.stderr
     assert message in result.stderr
     assert not (tmp_path / "out").exists(), "a failed run writes nothing"
+
+
+def test_librdkafka_security_settings_become_spark_kafka_options() -> None:
+    from kafka_coop.analytics._kafka_options import java_client_options
+
+    options = java_client_options(
+        {
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.username": "app",
+            "sasl.password": 'p"w',
+            "ssl.ca.location": "/tls/ca.pem",
+            "ssl.endpoint.identification.algorithm": "none",
+        }
+    )
+    assert options == {
+        "kafka.security.protocol": "SASL_SSL",
+        "kafka.sasl.mechanism": "SCRAM-SHA-512",
+        "kafka.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        'username="app" password="p\\"w";',
+        "kafka.ssl.truststore.type": "PEM",
+        "kafka.ssl.truststore.location": "/tls/ca.pem",
+        "kafka.ssl.endpoint.identification.algorithm": "",
+    }
+
+
+def test_a_sasl_login_the_spark_engine_cannot_translate_is_one_sentence() -> None:
+    from kafka_coop.analytics._kafka_options import java_client_options
+    from kafka_coop.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match=r"cannot log in with sasl\.mechanism 'OAUTHBEARER'"):
+        java_client_options({"sasl.mechanism": "OAUTHBEARER", "sasl.username": "u"})
+    assert java_client_options({}) == {}
