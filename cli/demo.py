@@ -24,7 +24,7 @@ from kafka_coop.sandbox import (
     run_demo,
 )
 
-from ._context import Ctx, output_option, pass_ctx
+from ._context import Ctx, command_config_option, output_option, pass_ctx
 from .describe import render_snapshot
 from .plan import render_table
 
@@ -87,11 +87,13 @@ def _summary(result: DemoResult) -> Table:
 @click.option("--rate", type=click.FloatRange(1, 5000), default=100.0, show_default=True, help="Records/s.")
 @click.option("--report/--no-report", default=True, show_default=True, help="End with kafka-coop report.")
 @click.option("--keep-sandbox", is_flag=True, help="Leave the sandbox broker running afterwards.")
+@command_config_option()
 @output_option()
 @pass_ctx
 def demo(
     ctx: Ctx,
     bootstrap: str | None,
+    command_config: Path | None,
     target: str,
     members: int,
     partitions: int,
@@ -102,6 +104,8 @@ def demo(
 ) -> None:
     """Start a sandbox Kafka, plan and walk a real fleet's protocol upgrade behind gates, and back."""
     box: Sandbox | None = None
+    if command_config is not None and bootstrap is None:
+        raise click.UsageError("--command-config is for a cluster given with --bootstrap-server.")
     if bootstrap is None:
         existing = Sandbox().status()
         if existing is not None:
@@ -170,6 +174,7 @@ def demo(
             rate=rate,
             target=target,  # type: ignore[arg-type]  # click.Choice
             hooks=hooks,
+            command_config=command_config,
         )
     finally:
         if box is not None and not keep_sandbox:

@@ -127,11 +127,14 @@ def run_demo(
     rate: float = 100.0,
     target: DemoTarget = "cooperative",
     hooks: DemoHooks | None = None,
+    command_config: Path | None = None,
 ) -> DemoResult:
+    """`command_config`: a secured cluster's client properties; members, gates, the producer and every
+    look at the group use them (the demo's topic and group are `kafka-coop-demo-*`)."""
     hooks = hooks or DemoHooks()
     group = f"{DEMO_GROUP}-{int(time.time())}"
     topic = f"{DEMO_TOPIC}-{int(time.time())}"
-    fleet = Fleet(bootstrap, workdir)
+    fleet = Fleet(bootstrap, workdir, command_config=command_config)
     fleet.admin.ensure_topic(topic, partitions)
     fleet.admin.ensure_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG)
     tail = EventTail(
@@ -155,7 +158,9 @@ def run_demo(
             hooks.on_member(member)
 
     def plan(direction: Literal["upgrade", "downgrade"], to: Any) -> Plan:
-        snap = take_snapshot(fleet.admin, group, manifests_topic=DEFAULT_MANIFEST_TOPIC, with_lag=True)
+        snap = take_snapshot(
+            fleet.admin, group, conf=fleet.conf, manifests_topic=DEFAULT_MANIFEST_TOPIC, with_lag=True
+        )
         if hooks.on_snapshot is not None:
             hooks.on_snapshot(snap)
         made = make_plan(
@@ -163,7 +168,11 @@ def run_demo(
             direction,
             to,
             migrations,
-            gate=GateCommand(bootstrap=bootstrap, timeout_s=120),
+            gate=GateCommand(
+                bootstrap=bootstrap,
+                command_config=str(command_config) if command_config is not None else None,
+                timeout_s=120,
+            ),
         )
         if hooks.on_plan is not None:
             hooks.on_plan(made)
@@ -181,7 +190,7 @@ def run_demo(
         if made.final_gate:
             runner.gate(made.final_gate)
 
-    producer = SteadyProducer(bootstrap, topic, partitions, rate=rate).start()
+    producer = SteadyProducer(bootstrap, topic, partitions, rate=rate, conf=fleet.conf).start()
     with fleet:
         since = now_ms()
         say("start", f"Starting {members} eager (range) CoopConsumer members under {rate:.0f} records/s")

@@ -142,10 +142,18 @@ def read_events(path: Path) -> list[dict[str, Any]]:
 class Member:
     """One member process and its files."""
 
-    def __init__(self, spec: MemberSpec, workdir: Path, bootstrap: str, kafka_version: str) -> None:
+    def __init__(
+        self,
+        spec: MemberSpec,
+        workdir: Path,
+        bootstrap: str,
+        kafka_version: str,
+        command_config: Path | None = None,
+    ) -> None:
         self.spec = spec
         self.bootstrap = bootstrap
         self.kafka_version = kafka_version
+        self.command_config = command_config  # a secured cluster's client properties (python members)
         self.events_path = workdir / f"{spec.name}.events.jsonl"
         self.records_path = workdir / f"{spec.name}.records.txt"
         self.log_path = workdir / f"{spec.name}.log"
@@ -159,6 +167,11 @@ class Member:
 
     def command(self) -> list[str]:
         spec = self.spec
+        if self.command_config is not None and spec.kind != "python":
+            raise InvalidInput(
+                f"Member {spec.name}: only python members take a client properties file (security).",
+                hint="Run java and the other families' members against a plaintext cluster.",
+            )
         if spec.kind == "java":
             return self._java_command()
         if spec.kind in TOOLCHAIN_OF:
@@ -180,6 +193,8 @@ class Member:
             "--conf",
             f"client.id={spec.name}",
         ]
+        if self.command_config is not None:
+            cmd += ["--command-config", str(self.command_config)]
         if spec.group_protocol == "consumer":
             cmd += ["--rebalance", "consumer"]
             if spec.remote_assignor:
@@ -341,23 +356,39 @@ class Member:
         return ""
 
 
+def _connection_conf(command_config: Path | None) -> dict[str, str]:
+    from kafka_coop._vocab import connection_conf
+    from kafka_coop.settings import read_properties
+
+    return connection_conf(read_properties(command_config)) if command_config is not None else {}
+
+
 class Fleet:
     """Member processes of one or more groups on one cluster; stops them all on exit."""
 
     def __init__(
-        self, bootstrap: str, workdir: Path | str, *, kafka_version: str = DEFAULT_KAFKA_VERSION
+        self,
+        bootstrap: str,
+        workdir: Path | str,
+        *,
+        kafka_version: str = DEFAULT_KAFKA_VERSION,
+        command_config: Path | None = None,
     ) -> None:
+        """`command_config`: a secured cluster's client properties (`--command-config`), for the
+        fleet's admin client and every python member."""
         self.bootstrap = bootstrap
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.kafka_version = kafka_version
         self.members: dict[str, Member] = {}
-        self.admin = ClusterAdmin(bootstrap)
+        self.command_config = command_config
+        self.conf = _connection_conf(command_config)
+        self.admin = ClusterAdmin(bootstrap, self.conf)
 
     def add(self, spec: MemberSpec, *, start: bool = True) -> Member:
         if spec.name in self.members:
             raise InvalidInput(f"A member named {spec.name!r} is already in the fleet.")
-        member = Member(spec, self.workdir, self.bootstrap, self.kafka_version)
+        member = Member(spec, self.workdir, self.bootstrap, self.kafka_version, self.command_config)
         self.members[spec.name] = member
         if start:
             member.start()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -15,13 +16,23 @@ class SteadyProducer:
     produced record was processed (0 lost) against the members' record logs.
     """
 
-    def __init__(self, bootstrap: str, topic: str, partitions: int, *, rate: float = 200.0) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        partitions: int,
+        *,
+        rate: float = 200.0,
+        conf: Mapping[str, str] | None = None,
+    ) -> None:
+        """`conf`: connection/security settings (a secured cluster's client properties)."""
         from confluent_kafka import Producer
 
         self.topic = topic
         self.partitions = partitions
         self.rate = rate
-        self._producer: Any = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all"})
+        settings = {**(conf or {}), "bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all"}
+        self._producer: Any = Producer(settings)
         self.acked: Counter[int] = Counter()
         self.failed = 0
         self._stop = threading.Event()
