@@ -18,8 +18,9 @@ on the event loop, where a service's own asyncio objects live. Sinks also run on
 A fatal client error reaches the loop through librdkafka's log (`ClientLog`, facility FATAL), after
 the `consume`/`poll` that carried it. `poll` and `consume` are therefore thin coroutines around
 AIOConsumer's own: when a fatal error was logged, they run the handler's `fail` (a `lost` event with
-an empty `owned`, `on_lost`) and raise `ConsumerFailed`, on that call and every later one. That is one
-coroutine frame per batch; `bench/wrapper_overhead.py` measures it against a raw AIOConsumer.
+an empty `owned`, `on_lost`) and raise `ConsumerFailed`, on that call and every later one; and they hold
+back records fetched before a freeze past the session, as the sync driver does (`_freeze.FreezeGuard`).
+That is one coroutine frame per batch; `bench/wrapper_overhead.py` measures it against a raw AIOConsumer.
 """
 
 from __future__ import annotations
