@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from kafka_coop.errors import InvalidInput
 from kafka_coop.sandbox._broker import parse_overrides, random_cluster_id
+from tests.conftest import CliResult
 
 
 def test_overrides_accept_key_value_pairs() -> None:
@@ -57,3 +59,13 @@ def test_a_secured_fleet_passes_its_client_properties_to_python_members_and_refu
     assert "--command-config" not in Member(spec, tmp_path, "b:9093", "4.1.1").command()
     with pytest.raises(InvalidInput, match="only python members take a client properties file"):
         Member(spec.replace(kind="java"), tmp_path, "b:9093", "4.1.1", props).command()
+
+
+def test_demo_takes_a_command_config_only_for_a_cluster_it_is_given(
+    tmp_path: Path, invoke_cli: Callable[..., CliResult]
+) -> None:
+    props = tmp_path / "client.properties"
+    props.write_text("security.protocol=SASL_SSL\n")
+    result = invoke_cli("demo", "--command-config", str(props))
+    assert result.code == 2
+    assert "--command-config is for a cluster given with --bootstrap-server" in result.stderr
