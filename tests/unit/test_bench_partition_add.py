@@ -1,0 +1,75 @@
+"""The KIP-848 anchor's figures (bench/_anchor_figures.py): when every partition is owned, the first new
+one, and what the old partitions paid."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench._anchor_figures import all_owned_at, detection_lines, first_assigned_at, old_partition_cost
+from bench._broker_clock import BrokerLine
+from bench.partition_add import BY_NAME, CASES, selected
+from kafka_coop.analytics._intervals import Interval
+
+
+def ev(client: str, kind: str, ts: int, owned: list[int], parts: list[int] | None = None) -> dict[str, Any]:
+    return {
+        "client_id": client,
+        "kind": kind,
+        "ts_ms": ts,
+        "seq": ts,
+        "owned": [["t", p] for p in owned],
+        "partitions": [["t", p] for p in (parts if parts is not None else owned)],
+    }
+
+
+def test_all_owned_waits_for_every_partition_once_and_ignores_what_was_before() -> None:
+    events = [
+        ev("a", "assigned", 0, [0]),
+        ev("b", "assigned", 0, [1]),
+        ev("a", "assigned", 100, [0, 2], [2]),  # 3 of 4 owned
+        ev("b", "assigned", 150, [1, 2], [2]),  # 2 twice: not yet
+        ev("a", "revoked", 180, [0], [2]),
+        ev("b", "assigned", 200, [1, 2, 3], [3]),  # all four, once each
+    ]
+    assert all_owned_at(events, "t", 4, since_ms=50) == 200
+    assert all_owned_at(events, "t", 2, since_ms=50) == 100  # the old two were owned from the start
+    assert all_owned_at(events, "t", 5, since_ms=50) is None
+
+
+def test_first_new_partition_is_the_first_assignment_of_a_partition_past_the_old_ones() -> None:
+    events = [ev("a", "assigned", 10, [0, 1]), ev("a", "assigned", 90, [0, 1, 5], [5])]
+    assert first_assigned_at(events, "t", 2, since_ms=0) == 90
+    assert first_assigned_at(events, "t", 6, since_ms=0) is None
+
+
+def test_old_partition_cost_counts_only_old_partitions_inside_the_window() -> None:
+    intervals = [
+        Interval("g", "t", 0, 900, 1300, "a", "b", "revoked"),  # 100 ms in the window
+        Interval("g", "t", 1, 1000, 1050, "a", "b", "revoked"),
+        Interval("g", "t", 7, 1000, 2000, "", "b", "vanished"),  # a new partition: not counted
+        Interval("g", "u", 0, 1000, 2000, "a", "b", "revoked"),  # another topic
+    ]
+    assert old_partition_cost(intervals, "t", 2, (1200, 5000)) == (100, 1)
+    assert old_partition_cost(intervals, "t", 2, (0, 5000)) == (450, 2)
+
+
+def test_the_coordinators_first_reaction_is_a_rebalance_or_an_epoch_bump_after_the_add() -> None:
+    lines = [
+        BrokerLine(5, "prepare", "g", 1, None, "before the add"),
+        BrokerLine(50, "stabilized", "g", 2),
+        BrokerLine(70, "prepare", "g", 2, None, "Leader m0 re-joining group during Stable"),
+    ]
+    assert detection_lines(lines, 10) == {
+        "kind": "classic rebalance",
+        "ts_ms": 70,
+        "detail": "Leader m0 re-joining group during Stable",
+    }
+    assert detection_lines([BrokerLine(30, "epoch_bump", "k", 4)], 10)["kind"] == "group epoch bump"
+    assert detection_lines(lines, 100) == {}
+
+
+def test_the_headline_cases_run_on_client_defaults_and_the_tuned_ones_say_so() -> None:
+    assert {c.protocol for c in CASES} == {"eager", "cooperative", "consumer"}
+    assert BY_NAME["classic-eager"].refresh_ms is None
+    assert BY_NAME["classic-eager-refresh10s"].label == "classic eager, metadata refresh 10 s"
+    assert [c.name for c in selected("consumer,classic-eager")] == ["consumer", "classic-eager"]
