@@ -419,3 +419,26 @@ def restart_segments(events: Sequence[Mapping[str, Any]]) -> dict[str, list[int]
             out["gap"].append(int(started["ts_ms"]) - closed_ms)
             out["join"].append(int(assigned["ts_ms"]) - int(started["ts_ms"]))
     return out
+
+
+def restart_split(
+    steps: Sequence[Mapping[str, Any]], pauses: Iterable[tuple[str, int, int]]
+) -> dict[str, list[int]]:
+    """Each restarted member's own pause split at its process exit, for any client family (the Java
+    member writes no `started`/`closed` events): `to_exit` (its release -> the old process gone: close,
+    commit, leave or not, JVM/interpreter teardown) and `to_assigned` (exit -> the new process's first
+    assignment: start, join, sync). The exit is the step's start plus its `stop_s`."""
+    by_member: dict[str, list[tuple[int, int]]] = {}
+    for member, start, end in pauses:
+        by_member.setdefault(member, []).append((start, end))
+    out: dict[str, list[int]] = {"to_exit": [], "to_assigned": []}
+    for step in steps:
+        exit_ms = int(step["start_ms"]) + round(float(step["stop_s"]) * 1000)
+        for member in step["members"]:
+            covering = [(s, e) for s, e in by_member.get(str(member), []) if s <= exit_ms <= e]
+            if not covering:
+                continue
+            start, end = covering[0]
+            out["to_exit"].append(exit_ms - start)
+            out["to_assigned"].append(end - exit_ms)
+    return out

@@ -38,7 +38,7 @@ from typing import Any
 
 from bench._broker_clock import DEBUG_PROPERTY, broker_windows, check_step, parse_broker_log, summarize_clock
 from bench._common import RESULTS_DIR, BenchArgs, BenchResult, Figure, Series, main_for, new_result
-from bench._rolling_figures import median_pause, ratio, reduction, restart_segments
+from bench._rolling_figures import median_pause, ratio, reduction, restart_segments, restart_split
 from bench._rolling_scenarios import BROKER_CONFIG, BROKER_START_TIMEOUT_S, Family, Scenario
 from kafka_coop._vocab import RebalanceProtocol
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
@@ -145,14 +145,18 @@ def broker_with_coordinator_debug(tmp: Path) -> Iterator[Any]:
         box.stop()
 
 
-def clock_check(run_: Mapping[str, Any], broker_log: Path) -> dict[str, Any]:
-    """The run's steps on the members' clock and the coordinator's."""
+def _pause_tuples(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, int, int]]:
     from kafka_coop.analytics import pauses
 
+    return [(p.member, p.start_ms, p.end_ms) for p in pauses(events)]
+
+
+def clock_check(run_: Mapping[str, Any], broker_log: Path) -> dict[str, Any]:
+    """The run's steps on the members' clock and the coordinator's."""
     with broker_log.open(encoding="utf-8", errors="replace") as fh:
         lines = parse_broker_log(fh, groups=[str(run_["group"])])
     windows = broker_windows(lines, str(run_["group"]))
-    pause_list = [(p.member, p.start_ms, p.end_ms) for p in pauses(run_["_events"])]
+    pause_list = _pause_tuples(run_["_events"])
     steps = [
         check_step(st["members"], (int(st["start_ms"]), int(st["end_ms"])), pause_list, windows, lines)
         for st in run_["steps"]
@@ -197,6 +201,7 @@ def run(args: BenchArgs) -> BenchResult:
                 run_ = run_scenario(scn, kafka.bootstrap, Path(tmp), params, repeat)
                 run_["clock"] = clock_check(run_, kafka.log_path)
                 run_["restart_segments_ms"] = restart_segments(run_["_events"])
+                run_["restart_split_ms"] = restart_split(run_["steps"], _pause_tuples(run_["_events"]))
             except Exception as exc:  # one broken scenario must not lose the others
                 failures.append(f"{scn.name}: {exc}")
                 print(f"  {scn.name} FAILED: {exc}", flush=True)
@@ -353,12 +358,13 @@ def segment_notes(runs: Sequence[Mapping[str, Any]]) -> list[str]:
 
     notes = []
     for r in runs:
-        seg = r.get("restart_segments_ms") or {}
-        if not r["static"] or not seg.get("close"):
+        if not r["static"]:
             continue
-        name = f"{r['scenario']} #{r['repeat']}" if r.get("repeat") else r["scenario"]
+        seg = {**(r.get("restart_split_ms") or {}), **(r.get("restart_segments_ms") or {})}
         parts = ", ".join(f"{k} {statistics.mean(v):.1f}" for k, v in seg.items() if v)
-        notes.append(f"{name}: restart segments, mean ms over {len(seg['close'])} restarts: {parts}")
+        if parts:
+            name = f"{r['scenario']} #{r['repeat']}" if r.get("repeat") else r["scenario"]
+            notes.append(f"{name}: restart segments, mean ms per restart: {parts}")
     return notes
 
 

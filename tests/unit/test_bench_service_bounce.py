@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench._rolling_figures import restart_segments
+from bench._rolling_figures import restart_segments, restart_split
 from bench._service_fleet import SERVICE_MEMBER, python_command
 from bench._service_member import consumer_conf, parse_args
 from bench.service_bounce import BY_NAME, SCENARIOS, schedule, selected
@@ -82,3 +82,9 @@ def test_a_restart_splits_into_close_process_gap_and_join() -> None:
         ev("m1", "started", 0),  # never restarted: no segment
     ]
     assert restart_segments(events) == {"close": [7], "gap": [213], "join": [15]}
+
+
+def test_a_restarted_members_own_pause_splits_at_its_process_exit() -> None:
+    steps = [{"members": ["m0"], "start_ms": 1000, "stop_s": 0.25}]
+    pauses = [("m0", 1010, 2000), ("m1", 1100, 1200)]  # m1 was not restarted in this step
+    assert restart_split(steps, pauses) == {"to_exit": [240], "to_assigned": [750]}
