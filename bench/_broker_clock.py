@@ -63,6 +63,13 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"revokedPartitions=(?P<revoked>\[.*?\])"
         ),
     ),
+    (  # KIP-848 static member back within its session: same assignment, no epoch bump
+        "static_rejoin_848",
+        re.compile(
+            r"\[GroupId (?P<group>\S+)\] Static member with instance id (?P<detail>\S+) re-joins the "
+            r"consumer group.*Created a new member (?P<member>\S+) to replace"
+        ),
+    ),
     (
         "joined",
         re.compile(
@@ -148,6 +155,7 @@ class BrokerWindow:
 def broker_windows(lines: Sequence[BrokerLine], group: str) -> list[BrokerWindow]:
     mine = [ln for ln in lines if ln.group == group]
     windows: list[BrokerWindow] = []
+    replaced: set[str] = set()
     for i, ln in enumerate(mine):
         if ln.kind == "prepare" and ln.generation is not None:
             gen = ln.generation + 1
@@ -165,7 +173,9 @@ def broker_windows(lines: Sequence[BrokerLine], group: str) -> list[BrokerWindow
             for x in later:
                 if x.kind == "epoch_bump":
                     break
-                if x.kind == "member_state" and x.generation == epoch:
+                if x.kind == "static_rejoin_848" and x.member is not None:
+                    replaced.add(x.member)  # its STABLE-at-once state line is no part of this epoch's work
+                if x.kind == "member_state" and x.generation == epoch and x.member not in replaced:
                     states.append(x.ts_ms)
             windows.append(BrokerWindow(ln.ts_ms, max(states, default=ln.ts_ms), epoch, "group epoch bump"))
     return windows
@@ -226,7 +236,12 @@ def check_step(
         ended_before = [w.end_ms for w in mine if w.end_ms <= p1 and w.end_ms >= p0]
         if covered and ended_before:  # a pause the coordinator's window explains: how late it ended
             end_lags.append(float(p1 - max(ended_before)))
-    rejoins = [ln for ln in lines if ln.kind == "static_rejoin" and s0 <= ln.ts_ms <= s1]
+    rejoins = [
+        ln
+        for ln in lines
+        if s0 <= ln.ts_ms <= s1
+        and ((ln.kind == "static_rejoin" and ln.detail == "Stable") or ln.kind == "static_rejoin_848")
+    ]
     return {
         "members": list(members),
         "start_ms": s0,
@@ -234,7 +249,7 @@ def check_step(
         "broker_rebalances": len(mine),
         "broker_rebalance_ms": [w.end_ms - w.start_ms for w in mine],
         "broker_reasons": [w.reason[:120] for w in mine],
-        "broker_static_rejoins_without_rebalance": sum(1 for r in rejoins if r.detail == "Stable"),
+        "broker_static_rejoins_without_rebalance": len(rejoins),
         "own_pause_ms": sum(own),
         "collateral_pause_ms": _dist([float(v) for v in collateral.values()]),
         "collateral_inside_broker_ms": inside,

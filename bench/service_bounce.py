@@ -36,7 +36,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench._broker_clock import DEBUG_PROPERTY, broker_windows, check_step, parse_broker_log, summarize_clock
+from bench._broker_clock import (
+    DEBUG_PROPERTY,
+    LOGGER,
+    broker_windows,
+    check_step,
+    parse_broker_log,
+    summarize_clock,
+)
 from bench._common import RESULTS_DIR, BenchArgs, BenchResult, Figure, Series, main_for, new_result
 from bench._rolling_figures import median_pause, ratio, reduction, restart_segments, restart_split
 from bench._rolling_scenarios import BROKER_CONFIG, BROKER_START_TIMEOUT_S, Family, Scenario
@@ -46,6 +53,7 @@ from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 NAME = "service-bounce"
 TITLE = "Rolling bounce, service-shaped members (2 ms per record, batch commits), with the broker's clock"
 EVENTS_ARCHIVE = f"{NAME}.events.jsonl.gz"
+BROKER_ARCHIVE = f"{NAME}.coordinator.log.gz"  # the coordinator's lines about the benchmark's groups
 TARGET_REDUCTION = 20.0
 TARGET_KIP848_VS_COOP = 1.0
 TARGET_STATIC_COLLATERAL_MS = 0.0
@@ -164,6 +172,23 @@ def clock_check(run_: Mapping[str, Any], broker_log: Path) -> dict[str, Any]:
     return {"summary": summarize_clock(steps), "steps": steps, "broker_lines": len(lines)}
 
 
+def archive_coordinator_lines(broker_log: Path, out: Path, group_prefix: str) -> None:
+    """The group coordinator's log lines about the benchmark's groups, gzipped next to the results:
+    with the events archive, every clock figure can be recomputed (`bench/_broker_clock.py`)."""
+    import gzip
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    with (
+        broker_log.open(encoding="utf-8", errors="replace") as src,
+        gzip.open(tmp, "wt", encoding="utf-8") as dst,
+    ):
+        for raw in src:
+            if LOGGER in raw and group_prefix in raw:
+                dst.write(raw)
+    os.replace(tmp, out)
+
+
 def run(args: BenchArgs) -> BenchResult:
     from bench.rolling_bounce import _archive_events, run_scenario
 
@@ -218,9 +243,10 @@ def run(args: BenchArgs) -> BenchResult:
                 f"lost {rec['lost']}, scenario {time.monotonic() - t:.0f} s, load {_load()}",
                 flush=True,
             )
-    result.parameters["load_avg_1m_end"] = _load()
-    if not args.quick or args.results_dir != RESULTS_DIR:
-        _archive_events(runs, args.results_dir, EVENTS_ARCHIVE)
+        result.parameters["load_avg_1m_end"] = _load()
+        if not args.quick or args.results_dir != RESULTS_DIR:
+            _archive_events(runs, args.results_dir, EVENTS_ARCHIVE)
+            archive_coordinator_lines(kafka.log_path, args.results_dir / BROKER_ARCHIVE, "rb-svc-")
     for run_ in runs:
         run_.pop("_events")
     result.runs = runs

@@ -130,3 +130,34 @@ def test_the_summary_flags_collateral_in_steps_the_broker_saw_no_rebalance_in() 
     assert summary["collateral_in_steps_without_broker_rebalance_ms"] == 50
     assert summary["collateral_inside_broker_ms"] == 100
     assert summary["collateral_outside_broker_ms"] == 50
+
+
+def test_a_kip848_static_rejoin_is_no_part_of_the_epoch_before_it_and_counts_as_a_rejoin() -> None:
+    text = [
+        line("01.000", "[GroupId k] Bumped group epoch to 3 with metadata hash 1."),
+        line(
+            "01.500",
+            "[GroupId k] Member AAAAAAAAAAAAAAAAAAAAAA new assignment state: epoch=3, previousEpoch=2, "
+            "state=STABLE, assignedPartitions=[t-0] and revokedPartitions=[].",
+            level="DEBUG",
+        ),
+        line(
+            "09.000",
+            "[GroupId k] Static member with instance id m0 re-joins the consumer group using the consumer "
+            "protocol. Created a new member CCCCCCCCCCCCCCCCCCCCCC to replace the existing member "
+            "AAAAAAAAAAAAAAAAAAAAAA.",
+        ),
+        line(
+            "09.001",
+            "[GroupId k] Member CCCCCCCCCCCCCCCCCCCCCC new assignment state: epoch=3, previousEpoch=0, "
+            "state=STABLE, assignedPartitions=[t-0] and revokedPartitions=[].",
+            level="DEBUG",
+        ),
+    ]
+    lines = parse_broker_log(text)
+    assert [ln.kind for ln in lines] == ["epoch_bump", "member_state", "static_rejoin_848", "member_state"]
+    bump = parse_ts("2026-11-24T03:00:01.000")
+    assert broker_windows(lines, "k") == [BrokerWindow(bump, bump + 500, 3, "group epoch bump")]
+    rejoin = parse_ts("2026-11-24T03:00:09.000")
+    step = check_step(["m0"], (rejoin - 100, rejoin + 100), [], broker_windows(lines, "k"), lines)
+    assert step["broker_rebalances"] == 0 and step["broker_static_rejoins_without_rebalance"] == 1
