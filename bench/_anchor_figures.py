@@ -91,3 +91,29 @@ def detection_lines(lines: Sequence[Any], since_ms: int) -> dict[str, Any]:
         if ln.kind == "epoch_bump":
             return {"kind": "group epoch bump", "ts_ms": ln.ts_ms, "detail": f"epoch {ln.generation}"}
     return {}
+
+
+def partition_creation(lines: Iterable[str], topic: str, old: int) -> dict[str, int | None]:
+    """When the broker finished creating the added partitions, from its log: the controller's last
+    `Replayed PartitionRecord for new partition T-N` and the broker's last `Expected partition T-N ...
+    Creating` (the partition's log made on this broker), N >= `old`; epoch ms, None when not logged."""
+    from bench._broker_clock import parse_ts
+
+    recorded: int | None = None
+    created: int | None = None
+    record_mark = f"Replayed PartitionRecord for new partition {topic}-"
+    create_mark = f"Expected partition {topic}-"
+    for raw in lines:
+        for mark, is_record in ((record_mark, True), (create_mark, False)):
+            at = raw.find(mark)
+            if at < 0:
+                continue
+            digits = raw[at + len(mark) :].split(" ", 1)[0]
+            if not digits.isdigit() or int(digits) < old:
+                continue
+            ts = parse_ts(raw[:23])
+            if is_record:
+                recorded = ts
+            else:
+                created = ts
+    return {"partitions_recorded_ms": recorded, "partition_logs_created_ms": created}

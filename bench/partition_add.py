@@ -46,6 +46,7 @@ from bench._anchor_figures import (
     first_assigned_at,
     member_pause_ms,
     old_partition_cost,
+    partition_creation,
 )
 from bench._broker_clock import parse_broker_log
 from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result
@@ -201,6 +202,8 @@ def run_case(
     unavailable, hit = old_partition_cost(unavailability(events), topic, old, (t0, t1))
     with broker_log.open(encoding="utf-8", errors="replace") as fh:
         lines = parse_broker_log(fh, groups=[group])
+    with broker_log.open(encoding="utf-8", errors="replace") as fh:
+        creation = partition_creation(fh, topic, old)
     detected = detection_lines(lines, t0)
     stats = record_stats(records, topic=topic, acked=acked, window=(t0, t1))
     return {
@@ -215,6 +218,19 @@ def run_case(
         "members_started_ms": started_ms,
         "added_ms": t0,
         "create_partitions_s": (t_added - t0) / 1000.0,
+        # the broker's own timeline after the call, s: partition records written by the controller, the
+        # partitions' logs created on the broker, the coordinator's first reaction, every partition owned
+        "timeline_s": {
+            key.removesuffix("_ms"): None if ts is None else (ts - t0) / 1000.0
+            for key, ts in (
+                *creation.items(),
+                ("coordinator_reaction_ms", detected.get("ts_ms")),
+                ("all_owned_ms", owned_at),
+            )
+        },
+        "time_to_all_owned_after_creation_s": None
+        if owned_at is None or creation["partition_logs_created_ms"] is None
+        else (owned_at - creation["partition_logs_created_ms"]) / 1000.0,
         "all_owned_ms": owned_at,
         "time_to_all_owned_s": (t1 - t0) / 1000.0,
         "time_to_first_new_owned_s": None if first_new is None else (first_new - t0) / 1000.0,
@@ -334,7 +350,8 @@ def case_note(r: Mapping[str, Any]) -> str:
     return (
         f"{r['case']}: all {total} owned {r['time_to_all_owned_s']:.1f} s after CreatePartitions "
         f"(the call took {r['create_partitions_s']:.1f} s); first new partition owned at "
-        f"{r['time_to_first_new_owned_s']} s; coordinator's first reaction: {reaction.get('kind', 'none')}"
+        f"{r['time_to_first_new_owned_s']} s; broker timeline {r.get('timeline_s')}; coordinator's first "
+        f"reaction: {reaction.get('kind', 'none')}"
         + (f" at {after:.1f} s ({reaction.get('detail', '')})" if after is not None else "")
         + f"; members were {r['members_age_at_add_s']:.1f} s old at the add, metadata refresh every "
         f"{r['refresh_ms'] / 1000:g} s; old partitions unavailable {r['old_unavailable_ms']:,} ms over "

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench._anchor_figures import all_owned_at, detection_lines, first_assigned_at, old_partition_cost
-from bench._broker_clock import BrokerLine
+from bench._anchor_figures import (
+    all_owned_at,
+    detection_lines,
+    first_assigned_at,
+    old_partition_cost,
+    partition_creation,
+)
+from bench._broker_clock import BrokerLine, parse_ts
 from bench.partition_add import BY_NAME, CASES, selected
 from kafka_coop.analytics._intervals import Interval
 
@@ -73,3 +79,25 @@ def test_the_headline_cases_run_on_client_defaults_and_the_tuned_ones_say_so() -
     assert BY_NAME["classic-eager"].refresh_ms is None
     assert BY_NAME["classic-eager-refresh10s"].label == "classic eager, metadata refresh 10 s"
     assert [c.name for c in selected("consumer,classic-eager")] == ["consumer", "classic-eager"]
+
+
+def test_partition_creation_reads_the_last_added_partition_the_controller_recorded_and_the_broker_made() -> (
+    None
+):
+    ctl = "[quorum-controller-1-event-handler] INFO org.apache.kafka.controller.ReplicationControlManager - "
+    brk = (
+        "[kafka-1-metadata-loader-event-handler] ERROR state.change.logger - [Broker id=1] Expected partition"
+    )
+    missing = "to exist, but it was missing. Creating..."
+    log = [
+        f"2026-11-24T03:28:00.000 {ctl}Replayed PartitionRecord for new partition t-1 with topic ID x",
+        f"2026-11-24T03:28:07.771 {ctl}Replayed PartitionRecord for new partition t-2 with topic ID x",
+        f"2026-11-24T03:28:08.304 {ctl}Replayed PartitionRecord for new partition t-5 with topic ID x",
+        f"2026-11-24T03:28:09.000 {ctl}Replayed PartitionRecord for new partition t-other-9 with topic ID y",
+        f"2026-11-24T03:28:15.986 {brk} t-2 with topic id x {missing}",
+        f"2026-11-24T03:28:20.773 {brk} t-5 with topic id x {missing}",
+    ]
+    assert partition_creation(log, "t", 2) == {
+        "partitions_recorded_ms": parse_ts("2026-11-24T03:28:08.304"),
+        "partition_logs_created_ms": parse_ts("2026-11-24T03:28:20.773"),
+    }
