@@ -216,7 +216,7 @@ def check_step(
     mine = [w for w in windows if w.end_ms >= s0 and w.start_ms <= s1]
     own: list[float] = []
     collateral: dict[str, int] = {}
-    inside = outside = 0
+    inside = outside = before = after = unexplained = 0
     end_lags: list[float] = []
     for member, p0, p1 in pauses:
         clipped = _overlap(p0, p1, s0, s1)
@@ -233,6 +233,12 @@ def check_step(
         covered = min(covered, a1 - a0)
         inside += covered
         outside += (a1 - a0) - covered
+        under = [w for w in mine if _overlap(a0, a1, w.start_ms, w.end_ms) > 0]
+        if under:  # where the members' clock runs past the coordinator's: before its window, or after
+            before += max(0, min(a1, *(w.start_ms for w in under)) - a0)
+            after += max(0, a1 - max(a0, *(w.end_ms for w in under)))
+        else:
+            unexplained += a1 - a0
         ended_before = [w.end_ms for w in mine if w.end_ms <= p1 and w.end_ms >= p0]
         if covered and ended_before:  # a pause the coordinator's window explains: how late it ended
             end_lags.append(float(p1 - max(ended_before)))
@@ -254,6 +260,9 @@ def check_step(
         "collateral_pause_ms": _dist([float(v) for v in collateral.values()]),
         "collateral_inside_broker_ms": inside,
         "collateral_outside_broker_ms": outside,
+        "collateral_before_broker_ms": before,
+        "collateral_after_broker_ms": after,
+        "collateral_without_broker_window_ms": unexplained,
         "collateral_end_after_broker_ms": _dist(end_lags),
     }
 
@@ -277,6 +286,11 @@ def summarize_clock(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "collateral_pause_ms": collateral,
         "collateral_inside_broker_ms": sum(int(s["collateral_inside_broker_ms"]) for s in steps),
         "collateral_outside_broker_ms": sum(int(s["collateral_outside_broker_ms"]) for s in steps),
+        "collateral_before_broker_ms": sum(int(s.get("collateral_before_broker_ms", 0)) for s in steps),
+        "collateral_after_broker_ms": sum(int(s.get("collateral_after_broker_ms", 0)) for s in steps),
+        "collateral_without_broker_window_ms": sum(
+            int(s.get("collateral_without_broker_window_ms", 0)) for s in steps
+        ),
         "median_collateral_end_after_broker_ms": statistics.median(lags) if lags else None,
         "static_rejoins_without_rebalance": sum(
             int(s["broker_static_rejoins_without_rebalance"]) for s in steps

@@ -118,6 +118,9 @@ def test_collateral_pause_inside_a_broker_window_agrees_and_outside_it_is_counte
     assert step["collateral_pause_ms"]["sum"] == 1710
     assert step["collateral_inside_broker_ms"] == 1500
     assert step["collateral_outside_broker_ms"] == 210
+    assert step["collateral_after_broker_ms"] == 10  # m1 ran past the window
+    assert step["collateral_without_broker_window_ms"] == 200  # m2: no coordinator rebalance under it
+    assert step["collateral_before_broker_ms"] == 0
     assert step["collateral_end_after_broker_ms"]["median"] == 10
     assert step["broker_rebalances"] == 1 and step["broker_rebalance_ms"] == [2000]
 
