@@ -367,7 +367,10 @@ def clock_notes(runs: Sequence[Mapping[str, Any]]) -> list[str]:
             f"({c['broker_rebalance_ms']:,} ms), {c['steps_without_broker_rebalance']} of {c['steps']} steps "
             f"without one (collateral there {c['collateral_in_steps_without_broker_rebalance_ms']:,.0f} ms); "
             f"collateral inside broker windows {c['collateral_inside_broker_ms']:,} ms, outside "
-            f"{c['collateral_outside_broker_ms']:,} ms"
+            f"{c['collateral_outside_broker_ms']:,} ms (before them "
+            f"{c.get('collateral_before_broker_ms', 0):,}, "
+            f"after them {c.get('collateral_after_broker_ms', 0):,}, with no window "
+            f"{c.get('collateral_without_broker_window_ms', 0):,})"
             + (
                 f", collateral pauses end a median {lag:.0f} ms after the window closes"
                 if lag is not None
