@@ -48,7 +48,7 @@ test-integration: setup
 test-e2e: setup
 	$(BIN)/pytest tests/e2e $(PYTEST_ARGS)
 
-## bench: every benchmark on a local sandbox (<= 30 min), results in bench/results/*.json + .png, table in
+## bench: every benchmark on a local sandbox (~70 min; the rebalance ones ~45), results in bench/results/*.json + .png, table in
 ## README.md (regenerated even when a benchmark fails); BENCH_ARGS='--only wrapper_overhead' narrows it.
 ## compileall first: member processes start like an installed package (pip writes .pyc), not recompiling
 ## kafka_coop on every restart (~20 ms CPU each; PYTHONDONTWRITEBYTECODE=1 would keep them from caching it)
