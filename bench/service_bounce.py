@@ -417,6 +417,7 @@ def plot(result: BenchResult, fig: Any) -> None:
     left.bar(x, own, 0.6, label="own pause (restarted member)")
     left.bar(x, coll, 0.6, bottom=own, label="collateral pause (everyone else)")
     left.set_yscale("log")
+    left.set_ylim(bottom=min(own) / 2)  # a log axis would otherwise start at the lowest bar's top
     left.set_xticks(x, names, rotation=60, ha="right", fontsize=7)
     left.set_ylabel("total pause, member-ms (log)")
     left.legend(fontsize=7)
