@@ -1,10 +1,16 @@
-"""Inspection at scale: `describe` and `verify-group` on a 200-member group (Java members, 4 JVMs).
+"""Inspection at scale: `describe` / `verify-group` on a 1,000-member group (Java members, 20 JVMs) and
+`describe --all` on a 1,000-group cluster.
 
-Target (issue 5): each finishes in < 2 s wall, timed end to end through the real CLI in a subprocess
+Targets (issues 5 and 18): `describe` and `verify-group` on the big group each finish in < 2 s wall,
+`describe --all` in < 3 s, timed end to end through the real CLI in a subprocess
 (`python -m kafka_coop.cli ...`: interpreter start, imports, the cluster reads, rendering and exit
 included, as a deploy pipeline sees it). The group: N Java kafka-clients members (cooperative-sticky,
 dynamic, manifests published) in a few JVMs on an N-partition topic with committed offsets on every
-partition (records are produced and consumed first, so the lag reads cover N partitions).
+partition (records are produced and consumed first, so the lag reads cover N partitions). The other
+999 groups are a fleet of real groups (`bench/_fleet_groups.py`): one static librdkafka member each that
+joined through a real rebalance (range / roundrobin / cooperative-sticky in turn), committed an offset on
+each partition it owns and closed without leaving, so each group stays Stable with a member, its
+metadata and its offsets; `describe --all` lists 1,000 groups.
 
 Measured in rounds; every round runs each CLI command once, the order rotating by one each round, so
 a change in the machine's load (it is shared) hits every command alike. Per sample: wall time, the
@@ -12,15 +18,18 @@ child's CPU time (user + sys; wall well above CPU means the process waited for a
 output size and the 1-minute load average. Commands: `kafka-coop --version` (the floor: interpreter,
 click and the command table), `describe GROUP` (table), `describe GROUP -o json`, `verify-group GROUP`
 (default options, i.e. the lag window spans the gathering), `verify-group GROUP --migration
-eager-to-cooperative --phase 2`, and `verify-group GROUP --lag-window 0` (one lag sample).
+eager-to-cooperative --phase 2`, `verify-group GROUP --lag-window 0` (one lag sample), `describe --all`
+(table) and `describe --all -o json`.
 
 The breakdown, in the same run: `python -c "import <command module>"` wall (interpreter + imports),
 the command in-process through click's CliRunner (modules already imported: admin client, cluster
 reads, evaluation, rendering) and `take_snapshot` in-process with its per-read timings (the reads run
-concurrently, so `total` is about the slowest read plus member inference). The load average is
+concurrently, so `total` is about the slowest read plus member inference), and for `describe --all`
+the listing, the batched describe of every group and the rendering in-process. The load average is
 recorded at the start, the end and with every sample; if it was high, the note says so.
 
-Run: `.venv/bin/python -m bench --only inspection_scale` (`--quick`: 40 members, 2 JVMs, 3 rounds)
+Run: `.venv/bin/python -m bench --only inspection_scale` (`--quick`: 40 members, 2 JVMs, 20 groups,
+3 rounds)
 -> bench/results/inspection-scale.json + .png
 """
 
@@ -45,13 +54,16 @@ from bench._common import BenchArgs, BenchResult, Figure, Machine, Series, main_
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
 NAME = "inspection-scale"
-TITLE = "Inspection at scale: describe / verify-group CLI wall on a big Java group"
+TITLE = "Inspection at scale: describe / verify-group on a 1,000-member group, describe --all on 1,000 groups"
 GROUP = "big"
 TOPIC = "scale"
 TARGET_S = 2.0
+TARGET_ALL_S = 3.0
+FLEET_TOPIC = "fleet"
 DEFAULTS: dict[str, int] = {
-    "members": 200,
-    "jvms": 4,
+    "members": 1000,
+    "jvms": 20,  # 50 members each: a member JVM has a 192 MB heap (200 each thrashed its GC)
+    "fleet_groups": 999,  # + the big group = 1,000 groups for describe --all
     "repeats": 7,  # rounds of every CLI command
     "in_process_repeats": 7,
     "records_per_partition": 5,
@@ -60,8 +72,9 @@ DEFAULTS: dict[str, int] = {
     # test, whose runner would not share its cores with the cluster. 0 = default priority.
     "test_bed_nice": 10,
 }
-QUICK: dict[str, int] = {"members": 40, "jvms": 2, "repeats": 3, "in_process_repeats": 3}
-SETTLE_TIMEOUT_S = 300.0
+QUICK: dict[str, int] = {"members": 40, "jvms": 2, "fleet_groups": 20, "repeats": 3, "in_process_repeats": 3}
+SETTLE_TIMEOUT_S = 600.0
+TOPIC_TIMEOUT_S = 180.0
 
 # name -> CLI arguments after `kafka-coop` ({group} and {bootstrap} filled in)
 COMMANDS: dict[str, list[str]] = {
@@ -87,9 +100,18 @@ COMMANDS: dict[str, list[str]] = {
         "--lag-window",
         "0",
     ],
+    "describe_all": ["describe", "--all", "--bootstrap-server", "{bootstrap}"],
+    "describe_all_json": ["describe", "--all", "--bootstrap-server", "{bootstrap}", "-o", "json"],
 }
-TARGETED = ("describe", "describe_json", "verify", "verify_migration")
-OK_CODES = {"version": {0}, "describe": {0}, "describe_json": {0}}  # verify: 0 pass/warn, 1 gate failed
+TARGETED = ("describe", "describe_json", "verify", "verify_migration", "describe_all", "describe_all_json")
+TARGETS = {name: TARGET_ALL_S if name.startswith("describe_all") else TARGET_S for name in TARGETED}
+OK_CODES = {
+    "version": {0},
+    "describe": {0},
+    "describe_json": {0},
+    "describe_all": {0},
+    "describe_all_json": {0},
+}  # verify: 0 pass/warn, 1 gate failed
 IMPORTS = {
     "import_main": "import kafka_coop.cli.main",
     "import_describe": "import kafka_coop.cli.main, kafka_coop.cli.describe",
@@ -168,6 +190,10 @@ def cli_sample(name: str, rnd: int, bootstrap: str) -> dict[str, JsonValue]:
         snap = json.loads(proc.stdout)  # the output must be the whole snapshot, parseable
         if len(snap["members"]) == 0:
             raise RuntimeError("describe -o json returned no members")
+    if name == "describe_all_json":
+        rows = json.loads(proc.stdout)
+        if not any(r["group_id"] == GROUP and r["members"] for r in rows):
+            raise RuntimeError("describe --all -o json did not list the big group with its members")
     return {
         "kind": "cli",
         "command": name,
@@ -204,7 +230,9 @@ def in_process_samples(bootstrap: str, repeats: int) -> list[dict[str, JsonValue
 
     # kafka_coop.cli is the cli/ directory installed under that name (mypy sees it as `cli`)
     ctx_class: Any = importlib.import_module("kafka_coop.cli._context").Ctx
-    render_snapshot: Any = importlib.import_module("kafka_coop.cli.describe").render_snapshot
+    describe_module: Any = importlib.import_module("kafka_coop.cli.describe")
+    render_snapshot: Any = describe_module.render_snapshot
+    render_groups: Any = describe_module.render_groups
     cli: Any = importlib.import_module("kafka_coop.cli.main").cli
 
     admin = ClusterAdmin(bootstrap)
@@ -235,7 +263,27 @@ def in_process_samples(bootstrap: str, repeats: int) -> list[dict[str, JsonValue
                 "load_1m": _load()[0],
             }
         )
-        for name in ("describe", "verify"):
+        start = time.perf_counter()
+        listed = admin.list_groups()
+        list_s = time.perf_counter() - start
+        start = time.perf_counter()
+        described = admin.describe_groups([g.group_id for g in listed if not g.is_simple])
+        describe_all_s = time.perf_counter() - start
+        start = time.perf_counter()
+        rows = [(g, described.get(g.group_id)) for g in listed]
+        render_groups(ctx_class(out=Console(file=io.StringIO(), soft_wrap=True, width=80)), rows)
+        runs.append(
+            {
+                "kind": "fleet",
+                "round": rnd,
+                "groups": len(listed),
+                "list_groups_s": list_s,
+                "describe_groups_s": describe_all_s,
+                "render_groups_s": time.perf_counter() - start,
+                "load_1m": _load()[0],
+            }
+        )
+        for name in ("describe", "verify", "describe_all"):
             args = [a.format(group=GROUP, bootstrap=bootstrap) for a in COMMANDS[name]]
             start = time.perf_counter()
             result = runner.invoke(cli, args)
@@ -255,6 +303,8 @@ def lag_reason(bootstrap: str) -> str:
         text=True,
         check=False,
     )
+    if not proc.stdout.strip():
+        raise RuntimeError(f"verify-group -o json exited {proc.returncode}: {proc.stderr[-2000:]}")
     report = json.loads(proc.stdout)
     return str(next(c["reason"] for c in report["checks"] if c["name"] == "lag-not-growing"))
 
@@ -281,6 +331,7 @@ def produce_and_commit(bootstrap: str, partitions: int, per_partition: int) -> f
 
 
 def run(args: BenchArgs) -> BenchResult:
+    from bench._fleet_groups import create_static_groups
     from kafka_coop.admin import ClusterAdmin
     from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
     from kafka_coop.sandbox import Fleet, MemberSpec
@@ -294,6 +345,7 @@ def run(args: BenchArgs) -> BenchResult:
         {
             **params,
             "target_s": TARGET_S,
+            "target_all_s": TARGET_ALL_S,
             "assignors": "cooperative-sticky",
             "commands": {k: " ".join(v) for k, v in COMMANDS.items()},
             "order": "rounds; each round runs every command once, the order rotated by one per round",
@@ -304,8 +356,12 @@ def run(args: BenchArgs) -> BenchResult:
     runs: list[dict[str, JsonValue]] = []
     with tempfile.TemporaryDirectory(prefix="kafka-coop-bench-") as tmp, sandbox() as kafka:
         admin = ClusterAdmin(kafka.bootstrap)
-        admin.ensure_topic(TOPIC, members)
-        admin.ensure_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG)
+        # a 1,000-partition topic takes the (shared, loaded) broker a while to create
+        admin.ensure_topic(TOPIC, members, timeout_s=TOPIC_TIMEOUT_S)
+        admin.ensure_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG, timeout_s=TOPIC_TIMEOUT_S)
+        admin.ensure_topic(FLEET_TOPIC, 4, timeout_s=TOPIC_TIMEOUT_S)
+        fleet_s = create_static_groups(kafka.bootstrap, FLEET_TOPIC, params["fleet_groups"])
+        print(f"  {params['fleet_groups']} fleet groups made in {fleet_s:.1f} s", flush=True)
         with Fleet(kafka.bootstrap, Path(tmp) / "fleet") as fleet:
             fleet.add_many(
                 MemberSpec(
@@ -324,6 +380,7 @@ def run(args: BenchArgs) -> BenchResult:
             settle_s = time.monotonic() - t0
             commit_s = produce_and_commit(kafka.bootstrap, members, params["records_per_partition"])
             print(f"  {members} members stable in {settle_s:.1f} s, offsets committed in {commit_s:.1f} s")
+            groups_listed = len(admin.list_groups())
             load_measuring = _load()
             broker = kafka.status()
             bed_pids = [broker.pid if broker is not None else None] + [
@@ -360,6 +417,7 @@ def run(args: BenchArgs) -> BenchResult:
             "load_avg_measuring_start": load_measuring,
             "load_avg_end": load_end,
             "test_bed_cores_while_measuring": round(bed_cores, 3),
+            "groups_listed": groups_listed,
             "machine_busy_share_while_measuring": round(busy_share, 3),
         }
     )
@@ -379,6 +437,11 @@ def run(args: BenchArgs) -> BenchResult:
         else "test bed left at the default priority (test_bed_nice=0): the CLI competes with it for cores"
     )
     result.notes.append(f"verify-group lag-not-growing with default options said: {reason!r}")
+    result.notes.append(
+        f"describe --all lists {groups_listed} groups: the big group and {params['fleet_groups']} fleet "
+        f"groups of one static member each (made in {fleet_s:.0f} s; Stable, member metadata and committed "
+        "offsets, their members closed without leaving)"
+    )
     result.notes.append(
         f"load average (1/5/15 min) at start {load_start}, when measuring began {load_measuring}, "
         f"at end {load_end} on {os.cpu_count()} cores (the machine is shared)"
@@ -405,8 +468,10 @@ def summarize(result: BenchResult) -> BenchResult:
         samples[f"cli_{name}_cpu_s"] = Series(unit="cpu s", values=_values(runs, "cli", name, "cpu_s"))
     for name in IMPORTS:
         samples[f"{name}_s"] = Series(unit="s", values=_values(runs, "import", name, "wall_s"))
-    for name in ("describe", "verify"):
+    for name in ("describe", "verify", "describe_all"):
         samples[f"in_process_{name}_s"] = Series(unit="s", values=_values(runs, "in_process", name, "wall_s"))
+    for key in ("list_groups_s", "describe_groups_s", "render_groups_s"):
+        samples[f"fleet_{key}"] = Series(unit="s", values=_values(runs, "fleet", None, key))
     snapshot_keys = sorted(
         {k for r in runs if r["kind"] == "snapshot" for k in r if k.endswith("_s") and k != "load_1m"}
     )
@@ -421,13 +486,15 @@ def summarize(result: BenchResult) -> BenchResult:
         "describe_json": "`kafka-coop describe GROUP -o json`, median CLI wall",
         "verify": "`kafka-coop verify-group GROUP` with default options (lag window = the gathering)",
         "verify_migration": "`verify-group GROUP --migration eager-to-cooperative --phase 2`",
+        "describe_all": "`kafka-coop describe --all` (table) on 1,000 groups, median CLI wall",
+        "describe_all_json": "`kafka-coop describe --all -o json` on 1,000 groups, median CLI wall",
     }
     for name in TARGETED:
         figures[f"{name}_median_s"] = Figure(
             value=med(samples[f"cli_{name}_s"].values),
             unit="s",
             description=descriptions[name],
-            target=TARGET_S,
+            target=TARGETS[name],
             better="lower",
         )
     figures["verify_lag_window_0_median_s"] = Figure(
@@ -457,7 +524,14 @@ def summarize(result: BenchResult) -> BenchResult:
         unit="s",
         description="take_snapshot in-process (concurrent reads + member inference)",
     )
-    for name in ("describe", "verify"):
+    for key in ("list_groups_s", "describe_groups_s", "render_groups_s"):
+        figures[f"fleet_{key[:-2]}_median_s"] = Figure(
+            value=med(samples[f"fleet_{key}"].values),
+            unit="s",
+            description=f"describe --all in-process: {key[:-2].replace('_', ' ')} (all groups)",
+            show=False,
+        )
+    for name in ("describe", "verify", "describe_all"):
         figures[f"in_process_{name}_median_s"] = Figure(
             value=med(samples[f"in_process_{name}_s"].values),
             unit="s",
@@ -490,7 +564,8 @@ def plot(result: BenchResult, fig: Any) -> None:
         left.scatter([i] * len(values), values, alpha=0.6, s=18)
         if values:
             left.hlines(statistics.median(values), i - 0.3, i + 0.3, colors="black")
-    left.axhline(TARGET_S, color="tab:red", linestyle="--", label=f"target {TARGET_S:g} s")
+    left.axhline(TARGET_S, color="tab:red", linestyle="--", label=f"target {TARGET_S:g} s (one group)")
+    left.axhline(TARGET_ALL_S, color="tab:purple", linestyle=":", label=f"target {TARGET_ALL_S:g} s (--all)")
     left.set_xticks(range(len(names)), names, rotation=20, ha="right", fontsize=8)
     left.set_ylabel("CLI wall (s), subprocess")
     left.set_ylim(bottom=0)
