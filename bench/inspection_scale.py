@@ -54,7 +54,7 @@ from bench._common import BenchArgs, BenchResult, Figure, Machine, Series, main_
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
 NAME = "inspection-scale"
-TITLE = "Inspection at scale: describe / verify-group on a big Java group, describe --all on a 1,000-group cluster"
+TITLE = "Inspection at scale: describe / verify-group on a big group, describe --all on 1,000 groups"
 GROUP = "big"
 TOPIC = "scale"
 TARGET_S = 2.0
