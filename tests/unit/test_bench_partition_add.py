@@ -101,3 +101,28 @@ def test_partition_creation_reads_the_last_added_partition_the_controller_record
         "partitions_recorded_ms": parse_ts("2026-11-24T03:28:08.304"),
         "partition_logs_created_ms": parse_ts("2026-11-24T03:28:20.773"),
     }
+
+
+def test_the_in_memory_broker_case_is_an_extra_consumer_row_and_its_label_says_so() -> None:
+    """The tmpfs row isolates the disk's share of log creation; no headline row may run on it."""
+    in_memory = [c for c in CASES if c.broker == "tmpfs"]
+    assert [(c.name, c.protocol) for c in in_memory] == [("consumer-tmpfs", "consumer")]
+    assert in_memory[0].label == "consumer (KIP-848), client defaults, broker logs on tmpfs"
+    assert BY_NAME["consumer"].broker == BY_NAME["classic-eager"].broker == "disk"
+
+
+def test_all_cases_are_the_disk_broker_rows() -> None:
+    assert [c.name for c in selected("all")] == [c.name for c in CASES if c.broker == "disk"]
+    assert "consumer-tmpfs" not in [c.name for c in selected("all")]
+
+
+def test_broker_cpu_reads_a_live_process_and_is_zero_for_none() -> None:
+    """Read on this test's own process: some CPU used, and no thread named like Kafka's metadata one."""
+    import os
+
+    from bench.partition_add import broker_cpu
+
+    own = broker_cpu(os.getpid())
+    assert own["process"] > 0
+    assert own["metadata_thread"] == 0
+    assert broker_cpu(None) == {"process": 0.0, "metadata_thread": 0.0}
