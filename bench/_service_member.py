@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
+import os
 import signal
 import sys
 import time
@@ -39,8 +41,25 @@ class _Stop:
     requested = False
 
 
+class _Trace:
+    """Bench instrumentation (`--trace FILE`, bench/restart_floor.py): one `mark wall_ms pid cpu_ms` line
+    per lifecycle point of this process (cpu_ms: the process's CPU time so far, which load does not
+    stretch). Off unless asked for."""
+
+    out: Any = None
+
+    @classmethod
+    def mark(cls, name: str) -> None:
+        if cls.out is not None:
+            cls.out.write(
+                f"{name} {time.time_ns() // 1_000_000} {os.getpid()} {time.process_time_ns() // 1_000_000}\n"
+            )
+            cls.out.flush()
+
+
 def _on_term(_signum: int, _frame: FrameType | None) -> None:
     _Stop.requested = True
+    _Trace.mark("sigterm")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -56,6 +75,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--process-ms", type=float, default=2.0)
     parser.add_argument("--batch", type=int, default=500, help="consume(num_messages=...)")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--trace", default=None, help="bench only: lifecycle marks to this file")
     return parser.parse_args(argv)
 
 
@@ -83,18 +103,30 @@ def main(argv: list[str] | None = None) -> int:
     ns = parse_args(argv)
     signal.signal(signal.SIGTERM, _on_term)
     signal.signal(signal.SIGINT, _on_term)
+    if ns.trace:
+        _Trace.out = open(ns.trace, "a", encoding="utf-8")  # noqa: SIM115
+        _Trace.mark("main")
 
     from confluent_kafka import KafkaException
 
     from kafka_coop.consumer import CoopConsumer
 
+    _Trace.mark("imports_done")
     consumer = CoopConsumer(consumer_conf(ns), events=ns.events, manifests=False, duplicate_check="off")
+    _Trace.mark("constructed")
     records = open(ns.records, "a", encoding="utf-8") if ns.records else None  # noqa: SIM115
     work_s = ns.process_ms / 1000.0
+    fetched = False
     try:
         consumer.subscribe(ns.topics.split(","))
+        _Trace.mark("subscribed")
         while not _Stop.requested:
             batch = consumer.consume(num_messages=ns.batch, timeout=CONSUME_TIMEOUT_S)
+            if _Stop.requested:
+                _Trace.mark("consume_returned")
+            if batch and not fetched:
+                fetched = True
+                _Trace.mark("first_records")
             done = 0
             for msg in batch:
                 if _Stop.requested:
@@ -116,11 +148,24 @@ def main(argv: list[str] | None = None) -> int:
                 with contextlib.suppress(KafkaException):
                     consumer.commit(asynchronous=False)
     finally:
+        _Trace.mark("loop_end")
         consumer.close()
+        _Trace.mark("close_returned")
         if records is not None:
             records.close()
     return 0
 
 
+def _exit(code: int) -> None:
+    """End the process the way `kafka-coop consume` does (cli/main.py `_exit`): everything is closed and
+    flushed by now, so skip the interpreter's teardown, whose last garbage collection over pydantic's
+    schemas and the rest of the imports costs ~0.1 s of CPU, and which a restarted member's partitions
+    would wait for (bench/restart_floor.py measures it)."""
+    gc.freeze()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _exit(main())

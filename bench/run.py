@@ -26,6 +26,7 @@ BENCHMARKS: tuple[str, ...] = (
     "analytics_scale",
     "rolling_bounce",
     "service_bounce",
+    "restart_floor",
     "partition_add",
     "static_cutover",
     "chaos",

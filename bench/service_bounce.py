@@ -130,13 +130,15 @@ def _load() -> float:
 
 
 @contextlib.contextmanager
-def broker_with_coordinator_debug(tmp: Path) -> Iterator[Any]:
+def broker_with_coordinator_debug(tmp: Path, extra: Sequence[str] = ()) -> Iterator[Any]:
     """The sandbox broker with GroupMetadataManager at DEBUG (KIP-848 member states), nothing else
-    changed. JAVA_TOOL_OPTIONS is set only while the broker JVM starts, so members never see it."""
+    changed but the `extra` JVM properties. JAVA_TOOL_OPTIONS is set only while the broker JVM starts,
+    so members never see it."""
     from kafka_coop.sandbox import Sandbox, free_port
 
     previous = os.environ.get("JAVA_TOOL_OPTIONS")
-    os.environ["JAVA_TOOL_OPTIONS"] = f"{previous} {DEBUG_PROPERTY}".strip() if previous else DEBUG_PROPERTY
+    ours = " ".join((DEBUG_PROPERTY, *extra))
+    os.environ["JAVA_TOOL_OPTIONS"] = f"{previous} {ours}" if previous else ours
     box = Sandbox(
         dir=tmp / "kafka", port=free_port(), kafka_version=DEFAULT_KAFKA_VERSION, config=BROKER_CONFIG
     )

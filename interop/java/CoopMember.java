@@ -57,6 +57,8 @@ public final class CoopMember {
 
     public static void main(String[] argv) throws Exception {
         Options opts = Options.parse(argv);
+        Trace.open(opts.trace);
+        Trace.mark("main");
         EventLog events = new EventLog(opts.events);
         RecordLog records = opts.records == null ? null : new RecordLog(opts.records);
         ManifestLog manifests = opts.manifests == null ? null : ManifestLog.open(opts.bootstrap, opts.manifests);
@@ -65,8 +67,10 @@ public final class CoopMember {
         for (int i = 0; i < opts.members; i++) {
             members.add(new Member(opts, opts.firstIndex + i, events, records, manifests, running));
         }
+        Trace.mark("constructed");
         CountDownLatch done = new CountDownLatch(members.size());
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            Trace.mark("sigterm");
             running.set(false);
             for (Member m : members) m.wakeup();
             try {
@@ -77,6 +81,8 @@ public final class CoopMember {
             events.close();
             if (records != null) records.close();
             if (manifests != null) manifests.close();
+            Trace.mark("hook_done");
+            Trace.close();
         }, "coop-member-shutdown"));
         List<Thread> threads = new ArrayList<>();
         for (Member m : members) {
@@ -116,6 +122,7 @@ public final class CoopMember {
         String closeMode = "default";
         String commitMode = "interval"; // interval: commitAsync every 1 s; batch: commitSync after each batch
         String manifests;
+        String trace; // bench only: a file of "mark wall_ms" lines (bench/restart_floor.py)
         Map<String, String> props = new LinkedHashMap<>();
 
         static Options parse(String[] argv) {
@@ -147,6 +154,7 @@ public final class CoopMember {
                         break;
                     }
                     case "--manifests": o.manifests = v; break;
+                    case "--trace": o.trace = v; break;
                     case "--prop": {
                         int eq = v.indexOf('=');
                         if (eq <= 0) throw new IllegalArgumentException("--prop expects key=value, got " + v);
@@ -249,10 +257,16 @@ public final class CoopMember {
 
         void run() {
             consumer.subscribe(opts.topics, this);
+            Trace.mark("subscribed");
             long lastCommit = System.currentTimeMillis();
+            boolean fetched = false;
             try {
                 while (running.get()) {
                     ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(100));
+                    if (!fetched && !batch.isEmpty()) {
+                        fetched = true;
+                        Trace.mark("first_records");
+                    }
                     boolean any = false;
                     for (ConsumerRecord<byte[], byte[]> r : batch) {
                         if (!running.get()) break; // SIGTERM: finish the record in hand, not the batch
@@ -284,6 +298,7 @@ public final class CoopMember {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } finally {
+                Trace.mark("loop_end");
                 try {
                     if (!processed.isEmpty()) consumer.commitSync(offsetsFor(new ArrayList<>(processed.keySet())));
                 } catch (RuntimeException e) {
@@ -299,6 +314,7 @@ public final class CoopMember {
                     default:
                         consumer.close();
                 }
+                Trace.mark("close_returned");
                 if (manifests != null && manifestKey != null) manifests.publish(manifestKey, null);
             }
         }
@@ -426,6 +442,43 @@ public final class CoopMember {
             List<TopicPartition> list = new ArrayList<>(parts);
             list.sort(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
             return list;
+        }
+    }
+
+    /** Bench instrumentation (`--trace FILE`): one "mark wall_ms pid cpu_ms" line per lifecycle point
+     * (cpu_ms: the JVM's CPU time so far, which load does not stretch), for
+     * bench/restart_floor.py's restart segments. Off (no file, no cost) unless asked for. */
+    static final class Trace {
+        private static Writer out;
+
+        static synchronized void open(String path) throws IOException {
+            if (path != null) out = new BufferedWriter(new FileWriter(path, true));
+            mark("jvm_start", ProcessHandle.current().info().startInstant().map(i -> i.toEpochMilli()).orElse(0L));
+        }
+
+        static void mark(String name) {
+            mark(name, System.currentTimeMillis());
+        }
+
+        static synchronized void mark(String name, long ms) {
+            if (out == null) return;
+            try {
+                long cpu = ProcessHandle.current().info().totalCpuDuration().map(d -> d.toMillis()).orElse(-1L);
+                out.write(name + " " + ms + " " + ProcessHandle.current().pid() + " " + cpu + "\n");
+                out.flush();
+            } catch (IOException ignored) {
+                // instrumentation only
+            }
+        }
+
+        static synchronized void close() {
+            if (out == null) return;
+            try {
+                out.close();
+            } catch (IOException ignored) {
+                // instrumentation only
+            }
+            out = null;
         }
     }
 
