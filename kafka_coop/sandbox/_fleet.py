@@ -223,7 +223,7 @@ class Member:
     def _java_command(self) -> list[str]:
         spec = self.spec
         cp = java_member_classpath(self.kafka_version)
-        archive = java_member_archive(self.kafka_version)
+        archive = java_member_archive(self.kafka_version, group_protocol=spec.group_protocol)
         cmd = [
             "java",
             *JVM_OPTIONS,

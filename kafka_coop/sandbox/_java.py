@@ -3,9 +3,10 @@
 A member is one JVM per process, so a bounce pays the JVM's start: loading and verifying kafka-clients'
 classes is most of the ~1 s from `java` to the first assignment. The member therefore runs from a jar
 (AppCDS takes jars only, no class directories) with a dynamic AppCDS archive of the classes it loads,
-made once per (JDK, classpath, options) by a short training run against a closed port (no broker needed)
-and reused by every later start: the production practice for fast JVM restarts, and about half the CPU
-of a start (measured: start to first assignment 775 ms -> 378-458 ms, CPU 1052 -> 563-666 ms).
+made once per (JDK, classpath, options, group protocol) by a short training run against a closed port
+(no broker needed) and reused by every later start: the production practice for fast JVM restarts, and
+about half the CPU of a start (measured: start to first assignment 775 ms -> 378-458 ms, CPU 1052 ->
+563-666 ms).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 
 from kafka_coop._javac import compile_java, jar_of
+from kafka_coop._vocab import GroupProtocol
 from kafka_coop.sandbox._broker import free_port
 from kafka_coop.sandbox._jars import resolve_kafka_jars
 from kafka_coop.sandbox._paths import cache_dir
@@ -51,12 +53,17 @@ def java_member_classpath(kafka_version: str, *, cache: Path | None = None) -> s
     return ":".join([str(jar_of(classes, MEMBER_JAR)), *sorted(str(jar) for jar in lib.glob("*.jar"))])
 
 
-def java_member_archive(kafka_version: str, *, cache: Path | None = None) -> Path | None:
+def java_member_archive(
+    kafka_version: str, *, cache: Path | None = None, group_protocol: GroupProtocol = "classic"
+) -> Path | None:
     """The member's AppCDS archive for the `java` on PATH, made on first use; None if this JDK cannot.
 
     The archive is keyed by the JDK binary, the classpath and `JVM_OPTIONS`, so a changed JDK or jar gets a
     new one instead of a mismatch. A JDK that cannot make one (before 13, or a failed training run) is
     remembered by a marker file, so members start without an archive rather than retrying every time.
+    One archive per group protocol: a `group.protocol=consumer` member runs another consumer
+    (AsyncKafkaConsumer, its background thread and request managers: ~280 classes the classic training
+    run never loads), so it gets an archive trained on its own start, as a KIP-848 service would.
     """
     java = shutil.which("java")
     if java is None:
@@ -65,6 +72,8 @@ def java_member_archive(kafka_version: str, *, cache: Path | None = None) -> Pat
     binary = Path(java).resolve()
     stat = binary.stat()
     key = f"{binary}:{stat.st_size}:{stat.st_mtime_ns}:{classpath}:{' '.join(JVM_OPTIONS)}"
+    if group_protocol != "classic":  # the classic archive keeps its key: no retraining for it
+        key += f":{group_protocol}"
     classes = Path(classpath.split(":", 1)[0]).parent
     archive = classes / f"member-{hashlib.sha256(key.encode()).hexdigest()[:16]}.jsa"
     failed = archive.with_name(archive.name + ".failed")
@@ -72,13 +81,13 @@ def java_member_archive(kafka_version: str, *, cache: Path | None = None) -> Pat
         return archive
     if failed.exists():
         return None
-    if _train_archive(str(binary), classpath, archive):
+    if _train_archive(str(binary), classpath, archive, group_protocol):
         return archive
     failed.touch()
     return None
 
 
-def _train_archive(java: str, classpath: str, archive: Path) -> bool:
+def _train_archive(java: str, classpath: str, archive: Path, group_protocol: GroupProtocol) -> bool:
     """Run the member once against a closed port with -XX:ArchiveClassesAtExit; True if it wrote one."""
     partial = archive.with_name(f"{archive.name}.{os.getpid()}.partial")
     with tempfile.TemporaryDirectory(prefix="kafka-coop-cds-") as tmp:
@@ -99,6 +108,8 @@ def _train_archive(java: str, classpath: str, archive: Path) -> bool:
             "kafka-coop-cds-training",
             "--events",
             str(Path(tmp) / "events.jsonl"),
+            "--group-protocol",
+            group_protocol,
         ]
         proc = subprocess.Popen(
             cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

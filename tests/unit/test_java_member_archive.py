@@ -1,0 +1,45 @@
+"""The Java member's AppCDS archive: one per group protocol, each trained on its own protocol's start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kafka_coop._vocab import GroupProtocol
+from kafka_coop.sandbox import _java
+
+
+@pytest.fixture
+def trained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[GroupProtocol]:
+    """Training runs recorded instead of started (no JVM): each writes a non-empty archive."""
+    jar = tmp_path / "classes" / _java.MEMBER_JAR
+    jar.parent.mkdir()
+    monkeypatch.setattr(_java, "java_member_classpath", lambda _version, cache=None: str(jar))
+    monkeypatch.setattr(_java.shutil, "which", lambda _name: "/bin/sh")
+    runs: list[GroupProtocol] = []
+
+    def train(_java_bin: str, _classpath: str, archive: Path, protocol: GroupProtocol) -> bool:
+        runs.append(protocol)
+        archive.write_bytes(b"archive")
+        return True
+
+    monkeypatch.setattr(_java, "_train_archive", train)
+    return runs
+
+
+def test_a_kip848_member_gets_an_archive_trained_with_the_consumer_protocol(
+    trained: list[GroupProtocol],
+) -> None:
+    classic = _java.java_member_archive("4.1.1")
+    consumer = _java.java_member_archive("4.1.1", group_protocol="consumer")
+    assert classic is not None and consumer is not None
+    assert classic != consumer
+    assert trained == ["classic", "consumer"]
+
+
+def test_each_protocols_archive_is_trained_once(trained: list[GroupProtocol]) -> None:
+    for _ in range(2):
+        _java.java_member_archive("4.1.1")
+        _java.java_member_archive("4.1.1", group_protocol="consumer")
+    assert trained == ["classic", "consumer"]
