@@ -61,6 +61,7 @@ DEFAULTS: dict[str, int | float | str] = {
     "settle_s": 1.5,  # between the gate and the next SIGTERM: the restarted member is fetching again
     "gate_timeout_s": 120.0,
     "configs": ",".join(CONFIGS),
+    "request_log": True,
 }
 QUICK: dict[str, int | float | str] = {"restarts": 2, "configs": "svc-py-coop,svc-java-coop"}
 
@@ -108,6 +109,8 @@ def _traced(base: type, trace: Path) -> Any:
         def start(self) -> None:
             self.exec_ms = _now_ms()
             super().start()
+            if self.proc is not None:
+                self.cpu_samples = sample_cpu(self.proc.pid)
 
         def stop(self, timeout_s: float = 60.0) -> int | None:
             self.sigterm_ms = _now_ms()
@@ -145,6 +148,34 @@ def _children_cpu_ms() -> float:
 
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (ru.ru_utime + ru.ru_stime) * 1000.0
+
+
+def sample_cpu(pid: int, every_s: float = 0.01, for_s: float = 15.0) -> list[tuple[int, float]]:
+    """(wall ms, CPU ms) of a process every `every_s` from now, in a daemon thread, until it ends or
+    `for_s` passed: its CPU up to any mark (the first assignment) on the same clock for every family."""
+    import threading
+
+    samples: list[tuple[int, float]] = []
+
+    def loop() -> None:
+        end = time.monotonic() + for_s
+        while time.monotonic() < end:
+            cpu = _proc_cpu_ms(pid)
+            if cpu is None:
+                return
+            samples.append((_now_ms(), cpu))
+            time.sleep(every_s)
+
+    threading.Thread(target=loop, name=f"cpu-{pid}", daemon=True).start()
+    return samples
+
+
+def cpu_at(samples: Sequence[tuple[int, float]], ms: int | None) -> int | None:
+    """The process's CPU at wall time `ms`: the last sample at or before it."""
+    if ms is None:
+        return None
+    before = [cpu for t, cpu in samples if t <= ms]
+    return round(before[-1]) if before else None
 
 
 def broker_pid(tmp: Path) -> int | None:
@@ -223,7 +254,7 @@ def read_requests(log: Path, clients: set[str]) -> list[tuple[str, str, float]]:
 
 
 OLD_MARKS = ("sigterm", "consume_returned", "loop_end", "close_returned", "hook_done")
-NEW_MARKS = ("jvm_start", "main", "imports_done", "constructed", "subscribed", "first_records")
+NEW_MARKS = ("main", "imports_done", "constructed", "subscribed", "first_records")
 
 
 def restart_marks(
@@ -278,6 +309,9 @@ def restart_marks(
     marks["leave"] = next(
         (round(ms) for api, ms in old if api in ("LEAVE_GROUP", "CONSUMER_GROUP_HEARTBEAT")), None
     )
+    samples = step.get("cpu_samples") or []
+    marks["sampled_cpu:assigned"] = cpu_at(samples, marks["assigned"])
+    marks["sampled_cpu:join"] = cpu_at(samples, marks["join"])
     marks["heartbeats_before_assigned"] = (
         sum(1 for api, ms in new if api == "CONSUMER_GROUP_HEARTBEAT" and ms <= (marks["assigned"] or 0))
         if marks["assigned"]
@@ -288,10 +322,12 @@ def restart_marks(
 
 # --- the run ----------------------------------------------------------------------------------------------
 @contextlib.contextmanager
-def broker_with_request_log(tmp: Path) -> Iterator[Any]:
+def broker_with_request_log(tmp: Path, request_log: bool = True) -> Iterator[Any]:
+    """The benchmarks' broker, with every request logged (its DEBUG lines cost broker CPU: off to
+    measure the bed's own CPU as the full benchmarks run it)."""
     from bench.service_bounce import broker_with_coordinator_debug
 
-    with broker_with_coordinator_debug(tmp, extra=(REQUEST_LOG_PROPERTY,)) as box:
+    with broker_with_coordinator_debug(tmp, extra=(REQUEST_LOG_PROPERTY,) if request_log else ()) as box:
         yield box
 
 
@@ -346,6 +382,7 @@ def run_config(
                         "old_pid": target.stopped_pid,
                         "new_pid": target.proc.pid,
                         "process_cpu_ms": target.process_cpu_ms,
+                        "cpu_samples": target.cpu_samples,
                     }
                 )
             time.sleep(float(params["settle_s"]))
@@ -380,6 +417,9 @@ def segment_table(restarts: Sequence[Restart]) -> dict[str, list[int | None]]:
     out["imports"] = [r.segment("main", "imports_done") for r in restarts]
     # CPU time the process spent (its own clock: what load cannot stretch)
     out["cpu:exec->main"] = [r.marks.get("cpu:main") for r in restarts]
+    # sampled from /proc by the bench (10 ms steps; ticks of 10 ms): the same for members without --trace
+    out["sampled_cpu:exec->join"] = [r.marks.get("sampled_cpu:join") for r in restarts]
+    out["sampled_cpu:exec->assigned"] = [r.marks.get("sampled_cpu:assigned") for r in restarts]
     out["cpu:main->imports_done"] = [r.segment("cpu:main", "cpu:imports_done") for r in restarts]
     out["cpu:main->constructed"] = [r.segment("cpu:main", "cpu:constructed") for r in restarts]
     out["cpu:constructed->subscribed"] = [r.segment("cpu:constructed", "cpu:subscribed") for r in restarts]
@@ -417,7 +457,7 @@ def run(args: BenchArgs) -> BenchResult:
     runs = []
     with (
         tempfile.TemporaryDirectory(prefix="kafka-coop-rf-") as tmp,
-        broker_with_request_log(Path(tmp)) as box,
+        broker_with_request_log(Path(tmp), bool(params["request_log"])) as box,
     ):
         broker = broker_pid(Path(tmp))
         for name in names:

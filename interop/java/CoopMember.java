@@ -453,15 +453,11 @@ public final class CoopMember {
 
         static synchronized void open(String path) throws IOException {
             if (path != null) out = new BufferedWriter(new FileWriter(path, true));
-            mark("jvm_start", ProcessHandle.current().info().startInstant().map(i -> i.toEpochMilli()).orElse(0L));
         }
 
-        static void mark(String name) {
-            mark(name, System.currentTimeMillis());
-        }
-
-        static synchronized void mark(String name, long ms) {
+        static synchronized void mark(String name) {
             if (out == null) return;
+            long ms = System.currentTimeMillis();
             try {
                 long cpu = ProcessHandle.current().info().totalCpuDuration().map(d -> d.toMillis()).orElse(-1L);
                 out.write(name + " " + ms + " " + ProcessHandle.current().pid() + " " + cpu + "\n");
