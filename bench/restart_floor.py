@@ -15,8 +15,10 @@ group a few times and times each restart from four clocks that all read the same
   JoinGroup and SyncGroup (classic) or ConsumerGroupHeartbeat (KIP-848), OffsetFetch and Fetch.
 
 Beds: the service-shaped members of bench/service_bounce.py (`svc`), the idle ones of
-bench/rolling_bounce.py (`idle`: `kafka-coop consume` and `CoopMember` as the fleet runs them), at the
-per-member record rate of their full benchmark (250 records/s service, 20 records/s idle).
+bench/rolling_bounce.py (`idle`: `kafka-coop consume` and `CoopMember` as the fleet runs them), 10
+members at the per-member record rate of their full benchmark (250 records/s service, 20 idle). The
+bench also samples the restarted process's CPU from /proc (every family, traced or not) and the CPU
+the bed keeps busy: on a shared 2-core machine wall times swing with load, CPU times do not.
 
 Run: `python -m bench --only restart_floor [--param configs=...] [--param restarts=4]`.
 """
@@ -55,7 +57,7 @@ CONFIGS: dict[str, tuple[str, str, str]] = {
 RATE_PER_MEMBER = {"service": 250.0, "idle": 20.0}  # the full benchmarks' rate / 10 members
 
 DEFAULTS: dict[str, int | float | str] = {
-    "members": 3,
+    "members": 10,  # the full benchmarks' beds: what the restarted process shares the CPU with
     "partitions_per_member": 6,
     "restarts": 4,
     "settle_s": 1.5,  # between the gate and the next SIGTERM: the restarted member is fetching again
@@ -63,7 +65,7 @@ DEFAULTS: dict[str, int | float | str] = {
     "configs": ",".join(CONFIGS),
     "request_log": True,
 }
-QUICK: dict[str, int | float | str] = {"restarts": 2, "configs": "svc-py-coop,svc-java-coop"}
+QUICK: dict[str, int | float | str] = {"members": 3, "restarts": 2, "configs": "svc-py-coop,svc-java-coop"}
 
 # The segments, in order, each from one mark to the next; a restart's own pause is release -> assigned.
 STOP_SEGMENTS = (
