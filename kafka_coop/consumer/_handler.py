@@ -479,6 +479,11 @@ class RebalanceHandler:
         self._interrupt: BaseException | None = None
         self._member_id = ""
         self._eviction: Eviction | None = None
+        # Partitions an `assigned` event announced and no `revoked`/`lost` event has released yet.
+        # librdkafka's close revokes the *group's* assignment, which under cooperative and KIP-848 includes
+        # the partitions of an assign still pending when close began (rd_kafka_cgrp_revoke_all_rejoin); the
+        # application never had those, so hooks and events name only what it was given.
+        self._given: set[TopicPartition] = set()
         # When the latest rebalance callback (or fatal error) ran: the group's answer a FreezeGuard waits for.
         self.last_rebalance_at = 0.0
         self.eviction_window_s = eviction_window_s
@@ -541,13 +546,14 @@ class RebalanceHandler:
             errors.append(f"{len(keys) - len(applied)} of {len(keys)} partitions not assigned: {why}")
         if applied and self.hooks.on_assigned is not None:
             yield from self._hook("on_assigned", self.hooks.on_assigned, (list(applied),), errors)
+        self._given = set(applied) if self.protocol == "eager" else self._given | set(applied)
         yield from self._emit("assigned", applied, started, error=_join(errors))
         self._reraise()
 
     def revoke(self, partitions: list[ClientPartition]) -> Steps[None]:
         self.last_rebalance_at = time.monotonic()
         started = time.perf_counter()
-        keys = _keys(partitions)
+        keys = self._was_given(partitions)
         if self.failure is not None:
             yield from self._lose(partitions, started, [f"after fatal error {self.failure.code}"])
             return
@@ -567,8 +573,9 @@ class RebalanceHandler:
             if self.hooks.on_revoked is not None:
                 yield from self._hook("on_revoked", self.hooks.on_revoked, (list(keys),), errors)
             if self.legacy.on_revoke is not None:
+                given = [tp for tp in partitions if (tp.topic, tp.partition) in self._given]
                 yield from self._hook(
-                    "on_revoke", self.legacy.on_revoke, (self.legacy.consumer, partitions), errors
+                    "on_revoke", self.legacy.on_revoke, (self.legacy.consumer, given), errors
                 )
         finally:
             self._phase = "idle"
@@ -587,7 +594,8 @@ class RebalanceHandler:
             yield from self._lose(partitions, started, errors)
             return
         yield from self._unassign(partitions, errors)
-        self._ownership.apply("revoked", keys)
+        self._ownership.apply("revoked", _keys(partitions))
+        self._given -= set(_keys(partitions))
         yield from self._reconcile()
         yield from self._emit(
             "revoked", keys, started, committed=committed, error=_join(errors), commit_ms=commit_ms
@@ -644,6 +652,7 @@ class RebalanceHandler:
     # --- lifecycle -------------------------------------------------------------------------------
     def lifecycle(self, kind: EventKind, member_id: str) -> None:
         if kind == "closed":
+            self._given.clear()
             self._ownership.replace(())  # a closed member owns nothing, whatever callbacks did not say
         self._deliver(
             self._stamp.make(kind, member_id=member_id, partitions=(), owned=self.owned, callback_ms=0.0)
@@ -651,24 +660,24 @@ class RebalanceHandler:
 
     # --- internals -------------------------------------------------------------------------------
     def _lose(self, partitions: list[ClientPartition], started: float, errors: list[str]) -> Steps[None]:
-        keys = _keys(partitions)
+        keys = self._was_given(partitions)
         errors = list(errors)
-        if self.failure is not None and not set(keys) & set(self.owned):
+        if self.failure is not None and not set(_keys(partitions)) & set(self.owned):
             # librdkafka's own lost callback after a fatal error: `fail` already reported these.
             yield from self._unassign(partitions, errors)
             self._reraise()
             return
         yield from self._unassign(partitions, errors)
-        self._ownership.apply("lost", keys)
+        self._ownership.apply("lost", _keys(partitions))
+        self._given -= set(_keys(partitions))
         yield from self._reconcile()
         self._phase = "losing"
         try:
             if self.hooks.on_lost is not None:
                 yield from self._hook("on_lost", self.hooks.on_lost, (list(keys),), errors)
             if self.legacy.on_lost is not None:
-                yield from self._hook(
-                    "on_lost", self.legacy.on_lost, (self.legacy.consumer, partitions), errors
-                )
+                given = [tp for tp in partitions if (tp.topic, tp.partition) in set(keys)]
+                yield from self._hook("on_lost", self.legacy.on_lost, (self.legacy.consumer, given), errors)
         finally:
             self._phase = "idle"
         yield from self._emit("lost", keys, started, error=_join(errors))
@@ -678,8 +687,9 @@ class RebalanceHandler:
         self, error: ConsumerFailed, started: float, *, extra: Iterable[TopicPartition], errors: list[str]
     ) -> Steps[None]:
         """Everything this member owned is lost, and it owns nothing from now on."""
-        lost = sorted({*self.owned, *extra})
+        lost = sorted({*self.owned, *(k for k in extra if k in self._given)})
         self._ownership.replace(())
+        self._given.clear()
         errors = [*errors, f"fatal {error.code}: {error.message}"]
         if lost:
             self._phase = "losing"
@@ -692,6 +702,10 @@ class RebalanceHandler:
             finally:
                 self._phase = "idle"
         yield from self._emit("lost", lost, started, error=_join(errors))
+
+    def _was_given(self, partitions: list[ClientPartition]) -> Partitions:
+        """The partitions of a librdkafka revoke/lost list that an `assigned` event gave this member."""
+        return [key for key in _keys(partitions) if key in self._given]
 
     def _unassign(self, partitions: list[ClientPartition], errors: list[str]) -> Steps[None]:
         try:
@@ -714,7 +728,13 @@ class RebalanceHandler:
                 if code == KafkaError._NO_OFFSET:
                     return [], None, "ok"  # nothing marked since the last commit: nothing to lose
                 if code == KafkaError.STALE_MEMBER_EPOCH and attempt < STALE_EPOCH_RETRIES:
-                    yield Wait(STALE_EPOCH_BACKOFF_S * (attempt + 1))  # the next heartbeat brings the epoch
+                    backoff = STALE_EPOCH_BACKOFF_S * (attempt + 1)
+                    self._log.info(
+                        "Commit refused with STALE_MEMBER_EPOCH (the group moved this member to a new epoch "
+                        "its client has not read yet); retrying in %.2f s",
+                        backoff,
+                    )
+                    yield Wait(backoff)  # the heartbeat response in flight brings the new epoch
                     continue
                 if _is_fatal(exc):
                     code = code if code not in (None, KafkaError._FATAL) else fatal_code_from_text(str(exc))

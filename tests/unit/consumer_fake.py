@@ -6,6 +6,9 @@ It models what the handler depends on, as librdkafka 2.16 / confluent-kafka 2.16
 - assign-method checks (`_STATE` for the wrong kind of call), `_CONFLICT` for re-assigning a partition;
 - after a fatal error or during close, every assign is treated as an unassign
   (rd_kafka_cgrp_handle_assign_op);
+- close revokes the *group's* assignment: under cooperative and KIP-848 that includes partitions of an
+  assign that was still pending when close began, which the application never had
+  (rd_kafka_cgrp_unsubscribe -> rd_kafka_cgrp_revoke_all_rejoin with rkcg_group_assignment);
 - stored offsets: `store_offsets` refuses with `_INVALID_ARG` when `enable.auto.offset.store=true`,
   where delivery stores instead; `commit()` without offsets commits stored offsets above the committed
   ones, or raises `_NO_OFFSET`; a partial failure raises one KafkaException (per-partition results lost);
@@ -60,6 +63,7 @@ class FakeConsumer:
         else:
             self.protocol = "eager"
         self.assigned: dict[Key, int] = {}
+        self.group_assignment: set[Key] = set()  # what the group gave (rkcg_group_assignment)
         self.stored: dict[Key, int] = {}
         self.committed_offsets: dict[Key, int] = {}
         self.member_id = "member-1"
@@ -72,6 +76,7 @@ class FakeConsumer:
         self.partition_commit_errors: dict[Key, int] = {}
         self.callbacks: dict[str, Callable[..., Any]] = {}
         self.pending: list[Callable[[], Any]] = []
+        self.callback_raised: list[BaseException] = []
         self.fetched: list[FakeMessage] = []
         self.seeks: list[tuple[str, int, int]] = []
         self._assign_calls = 0
@@ -84,11 +89,19 @@ class FakeConsumer:
     def rebalance(self, kind: str, keys: Iterable[Key], offsets: dict[Key, int] | None = None) -> None:
         """librdkafka's rebalance_cb as confluent-kafka runs it (kind: assign, revoke, lost)."""
         partitions = [TopicPartition(t, p, (offsets or {}).get((t, p), -1001)) for t, p in keys]
+        given = {(tp.topic, tp.partition) for tp in partitions}
+        if kind == "assign":
+            self.group_assignment = given if self.protocol == "eager" else self.group_assignment | given
+        else:
+            self.group_assignment -= given
         self._assign_calls = 0
         callback = self.callbacks.get({"assign": "on_assign", "revoke": "on_revoke", "lost": "on_lost"}[kind])
         try:
             if callback is not None:
                 callback(self, partitions)
+        except BaseException as exc:  # what librdkafka's rebalance_cb sees (confluent-kafka: CallState_crash)
+            self.callback_raised.append(exc)
+            raise
         finally:
             if self._assign_calls == 0:  # confluent-kafka's fallback
                 if kind == "assign":
@@ -267,7 +280,11 @@ class FakeConsumer:
         self.terminating = True
         while self.pending:  # close serves what was queued before it, with the group terminating
             self.pending.pop(0)()
-        if self.assigned and self.fatal is None:
-            self.rebalance("revoke", sorted(self.assigned))
+        if self.fatal is None:
+            # eager revokes the app's assignment (none after a pending assign it turned into an unassign);
+            # cooperative and KIP-848 revoke the group's, pending partitions included
+            revoke = self.assigned.keys() if self.protocol == "eager" else self.group_assignment
+            if revoke:
+                self.rebalance("revoke", sorted(revoke))
         self.assigned.clear()
         self.closed = True

@@ -666,3 +666,23 @@ def test_an_assign_queued_before_close_leaves_nothing_owned_and_asks_the_termina
     event = last(sink, "assigned")
     assert event.partitions == () and event.owned == () and "closing" in (event.error or "")
     assert last(sink, "closed").owned == ()
+
+
+@pytest.mark.parametrize("protocol", ["cooperative", "consumer"])
+def test_the_revoke_at_close_after_a_pending_assign_names_only_partitions_the_member_was_given(
+    protocol: str,
+) -> None:
+    """librdkafka's close revokes the group's assignment, pending partitions included (seen on the broker:
+    tests/integration/test_coop_consumer_pending_close.py); hooks and events must not name those."""
+    revoked: list[list[tuple[str, int]]] = []
+    consumer, inner, sink = make(protocol, on_revoked=revoked.append)
+    inner.rebalance("assign", parts(0, 1))
+    mark(consumer, inner, 0, 4)
+    inner.pending.append(lambda: inner.rebalance("assign", parts(2, 3)))
+    consumer.close()
+    assert revoked == [parts(0, 1)], "on_revoked is told of what it had, not of what it never got"
+    given = {p for e in sink.events if e.kind == "assigned" for p in e.partitions}
+    released = {p for e in sink.events if e.kind in ("revoked", "lost") for p in e.partitions}
+    assert given == set(parts(0, 1)) and released == given
+    assert inner.committed_offsets == {(T, 0): 5}
+    assert last(sink, "closed").owned == ()
