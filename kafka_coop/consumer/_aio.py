@@ -20,6 +20,8 @@ the `consume`/`poll` that carried it. `poll` and `consume` are therefore thin co
 AIOConsumer's own: when a fatal error was logged, they run the handler's `fail` (a `lost` event with
 an empty `owned`, `on_lost`) and raise `ConsumerFailed`, on that call and every later one; and they hold
 back records fetched before a freeze past the session, as the sync driver does (`_freeze.FreezeGuard`).
+A `BaseException` from a hook (asyncio.CancelledError above all) is kept by the callback and raised by
+the `poll`/`consume`/`close` that served it, never sent back through librdkafka's rebalance callback.
 That is one coroutine frame per batch; `bench/wrapper_overhead.py` measures it against a raw AIOConsumer.
 """
 
@@ -32,7 +34,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, NoReturn
 
 from confluent_kafka import KafkaException
 from confluent_kafka import TopicPartition as ClientPartition
@@ -54,6 +56,7 @@ from kafka_coop.consumer._handler import (
     RebalanceListener,
     StartOffsetsHook,
     Step,
+    Steps,
     Unassign,
     Wait,
     describe_error,
@@ -185,6 +188,9 @@ class CoopAIOConsumer:
         self._subscribed = False
         self._duplicate_check = duplicate_check
         self._fatal_text: str | None = None
+        # A BaseException a hook raised inside a rebalance callback (asyncio.CancelledError,
+        # KeyboardInterrupt, SystemExit), kept until the poll/consume/close that served it returns.
+        self._interrupt: BaseException | None = None
         self._member_id = ""
         self._client_log = ClientLog(
             prepared.callbacks.get("logger") or logging.getLogger(LIBRDKAFKA_LOGGER),
@@ -230,6 +236,8 @@ class CoopAIOConsumer:
         start = time.monotonic()
         messages: list[Any] = await self._consumer.consume(*args, **kwargs)
         end = time.monotonic()
+        if self._interrupt is not None:
+            self._raise_interrupt()
         if self._fatal_text is not None or self._handler.failure is not None:
             await self._fail()
         guard = self._guard
@@ -247,6 +255,8 @@ class CoopAIOConsumer:
         start = time.monotonic()
         message = await self._consumer.poll(*args, **kwargs)
         end = time.monotonic()
+        if self._interrupt is not None:
+            self._raise_interrupt()
         if self._fatal_text is not None or self._handler.failure is not None:
             await self._fail()
         guard = self._guard
@@ -351,6 +361,8 @@ class CoopAIOConsumer:
                     self._sink.close()
                 except Exception:
                     self._log.exception("Closing the event sink failed")
+        if self._interrupt is not None:  # a hook interrupted the revoke close made: closed, then raised
+            self._raise_interrupt()
 
     async def __aenter__(self) -> CoopAIOConsumer:
         return self
@@ -365,21 +377,43 @@ class CoopAIOConsumer:
             raise RuntimeError("This CoopAIOConsumer is closed; create a new one.")
 
     # --- callbacks from librdkafka (run on the loop by AIOConsumer, inside poll/consume/close) --------
+    async def _rebalance(self, steps: Steps[None]) -> None:
+        """Run a rebalance callback's steps; keep an interrupt a hook raised instead of raising it here.
+
+        Raised from this coroutine, it would go back through AIOConsumer's callback trampoline into
+        librdkafka's rebalance callback as a different exception (concurrent.futures.CancelledError for
+        asyncio.CancelledError), and confluent-kafka's crash path: seen on the broker under eager, the
+        service's close() then never returned. The handler has finished the rebalance (commit, unassign,
+        `owned`, event) before it re-raises, so `poll`/`consume`/`close` raise it as soon as they return.
+        """
+        try:
+            await run_async(steps, self._execute)
+        except ConsumerFailed:
+            raise
+        except BaseException as exc:
+            if self._interrupt is None:
+                self._interrupt = exc
+
+    def _raise_interrupt(self) -> NoReturn:
+        interrupt, self._interrupt = self._interrupt, None
+        assert interrupt is not None
+        raise interrupt
+
     async def _on_assign(self, _consumer: Any, partitions: list[Any]) -> None:
         self._errors.reached()
-        await run_async(self._handler.assign(partitions), self._execute)
+        await self._rebalance(self._handler.assign(partitions))
         if self._publisher is not None:
             await self._read_member_id()
             self._publisher.publish_now()
 
     async def _on_revoke(self, _consumer: Any, partitions: list[Any]) -> None:
-        await run_async(self._handler.revoke(partitions), self._execute)
+        await self._rebalance(self._handler.revoke(partitions))
         failure = self._handler.failure
         if failure is not None and not self._handler.closing:
             raise failure
 
     async def _on_lost(self, _consumer: Any, partitions: list[Any]) -> None:
-        await run_async(self._handler.lose(partitions), self._execute)
+        await self._rebalance(self._handler.lose(partitions))
 
     async def _on_error(self, err: Any) -> None:
         self._errors(err)
