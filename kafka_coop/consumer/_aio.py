@@ -402,7 +402,8 @@ class CoopAIOConsumer:
     async def _on_assign(self, _consumer: Any, partitions: list[Any]) -> None:
         self._errors.reached()
         await self._rebalance(self._handler.assign(partitions))
-        if self._publisher is not None:
+        # Not while closing: the tombstone is written, and a terminated group never answers memberid().
+        if self._publisher is not None and not self._handler.closing:
             await self._read_member_id()
             self._publisher.publish_now()
 

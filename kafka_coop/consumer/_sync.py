@@ -110,6 +110,8 @@ class CoopConsumer:
         self._guard = prepared.guard
         self._closed = False
         self._subscribed = False
+        # The member id the manifest names, read on the polling thread at each assignment (see `_manifest`).
+        self._manifest_member_id = ""
         self._client_log = ClientLog(prepared.callbacks.get("logger") or logging.getLogger(LIBRDKAFKA_LOGGER))
         self._errors = ClientErrors(
             self._log, self.settings.bootstrap_servers, prepared.callbacks.get("error_cb")
@@ -301,7 +303,9 @@ class CoopConsumer:
     def _on_assign(self, _consumer: Any, partitions: list[Any]) -> None:
         self._errors.reached()
         run_sync(self._handler.assign(partitions), self._execute)
-        if self._publisher is not None:
+        # Not while closing: the tombstone is written, and a terminated group never answers memberid().
+        if self._publisher is not None and not self._handler.closing:
+            self._manifest_member_id = self._member_id()
             self._publisher.publish_now()
 
     def _on_revoke(self, _consumer: Any, partitions: list[Any]) -> None:
@@ -338,4 +342,9 @@ class CoopConsumer:
             return ""
 
     def _manifest(self) -> Manifest | None:
-        return manifest(self._prepared, self._member_id())
+        """Built on the polling thread (on assign) and on the heartbeat thread, from the member id read at
+        the last assignment, never by a call on the client: confluent-kafka 2.16 serializes calls on one
+        client, so a memberid() from the heartbeat thread waits for the poll in flight, and a service that
+        polls back to back starved the heartbeat (seen on the broker). A member id changes only by a new
+        join, which an assignment follows."""
+        return manifest(self._prepared, self._manifest_member_id)

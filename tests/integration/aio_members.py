@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from kafka_coop.consumer import CoopAIOConsumer
@@ -35,14 +35,21 @@ class AioMember:
         name: str,
         *,
         fail_on: Iterable[tuple[str, int, int]] = (),
+        mark: Callable[[Any], bool] | None = None,
+        hooks: Mapping[str, Any] | None = None,
         **conf: Any,
     ) -> None:
+        """`mark(msg)` says whether a processed record is marked done (default: every record); `hooks`
+        are CoopAIOConsumer's `start_offsets=`/`on_assigned=`/`on_revoked=`/`on_lost=` (plain or async)."""
         self.name = name
         self.events: list[RebalanceEvent] = []
         self.mismatches: list[str] = []
         self.processed: dict[tuple[str, int], list[int]] = {}
         self.fail_on = set(fail_on)
         self.stalled = threading.Event()
+        self.idle = threading.Event()  # set while stalled: no consume in flight
+        self._mark = mark
+        self._hooks = dict(hooks or {})
         self.ended: BaseException | None = None  # what ended the service, if anything did
         self.consumer: CoopAIOConsumer | None = None
         self._topics = list(topics)
@@ -65,8 +72,13 @@ class AioMember:
         # Called by the handler on the event loop, inside the rebalance callback: the inner Consumer's
         # gate admits this thread's call (same call identity), so this reads the real assignment at the
         # very moment of the event without waiting.
+        # Not while closing: a terminated group never answers assignment() (librdkafka drops the request).
         consumer = self.consumer
-        if consumer is not None and event.kind in ("assigned", "revoked", "lost"):
+        if (
+            consumer is not None
+            and event.kind in ("assigned", "revoked", "lost")
+            and not consumer._handler.closing
+        ):
             inner = consumer._consumer._consumer  # AIOConsumer's sync Consumer
             real = tuple(sorted((tp.topic, tp.partition) for tp in inner.assignment()))
             if real != event.owned:
@@ -83,14 +95,16 @@ class AioMember:
 
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
-        async with CoopAIOConsumer(self._settings, events=self._record) as consumer:
+        async with CoopAIOConsumer(self._settings, events=self._record, **self._hooks) as consumer:
             self.consumer = consumer
             await consumer.subscribe(self._topics)
             self._started.set()
             while not self._stop.is_set():
                 if self.stalled.is_set():
+                    self.idle.set()
                     await asyncio.sleep(0.05)
                     continue
+                self.idle.clear()
                 for msg in await consumer.consume(num_messages=BATCH, timeout=CONSUME_TIMEOUT_S):
                     if msg.error() is not None:
                         continue
@@ -98,7 +112,8 @@ class AioMember:
                     if where in self.fail_on:
                         raise ProcessingFailed(f"{self.name} failed to process {where}")
                     self.processed.setdefault(where[:2], []).append(where[2])
-                    await consumer.mark_done(msg)
+                    if self._mark is None or self._mark(msg):
+                        await consumer.mark_done(msg)
 
     def call(self, fn: Callable[[CoopAIOConsumer], Awaitable[Any]], timeout_s: float = 30.0) -> Any:
         """Await `fn(consumer)` on the member's own loop, as the service itself would."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
@@ -34,15 +34,21 @@ class ThreadMember:
         name: str,
         *,
         mark: Callable[[Any], bool] | None = None,
+        hooks: Mapping[str, Any] | None = None,
         **conf: Any,
     ) -> None:
-        """`mark(msg)` says whether a processed record is marked done (default: every record)."""
+        """`mark(msg)` says whether a processed record is marked done (default: every record); `hooks`
+        are CoopConsumer's `start_offsets=`/`on_assigned=`/`on_revoked=`/`on_lost=`."""
         self.name = name
         self._mark = mark
         self.events: list[RebalanceEvent] = []
         self.mismatches: list[str] = []
         self.processed: dict[tuple[str, int], list[int]] = {}
         self.stalled = threading.Event()
+        self.idle = (
+            threading.Event()
+        )  # set while stalled and between calls: nothing of ours runs in librdkafka
+        self.ended: BaseException | None = None  # what ended the service loop (e.g. an interrupt from poll)
         self.polls = 0  # poll() calls returned: a callback due before one of them has run when it returns
         self._stop = threading.Event()
         self._calls: queue.Queue[tuple[Callable[[CoopConsumer], Any], Future[Any]]] = queue.Queue()
@@ -55,7 +61,7 @@ class ThreadMember:
             **REBALANCE_CONF[rebalance],
             **{k.replace("_", "."): str(v) for k, v in conf.items()},
         }
-        self.consumer = CoopConsumer(settings, events=self._record)
+        self.consumer = CoopConsumer(settings, events=self._record, **dict(hooks or {}))
         self.consumer.subscribe(list(topics))
         self._thread = threading.Thread(target=self._run, name=f"member-{name}", daemon=True)
         self._thread.start()
@@ -75,6 +81,14 @@ class ThreadMember:
         return future.result(timeout_s)
 
     def _run(self) -> None:
+        try:
+            self._serve()
+        except BaseException as exc:  # a service's loop ends on it, and its `with` block closes
+            self.ended = exc
+        finally:
+            self.consumer.close()
+
+    def _serve(self) -> None:
         while not self._stop.is_set():
             while not self._calls.empty():
                 fn, future = self._calls.get()
@@ -83,8 +97,10 @@ class ThreadMember:
                 except Exception as exc:
                     future.set_exception(exc)
             if self.stalled.is_set():
+                self.idle.set()
                 time.sleep(0.05)
                 continue
+            self.idle.clear()
             msg = self.consumer.poll(0.1)
             self.polls += 1
             if msg is None or msg.error():
@@ -92,11 +108,14 @@ class ThreadMember:
             self.processed.setdefault((msg.topic(), msg.partition()), []).append(msg.offset())
             if self._mark is None or self._mark(msg):
                 self.consumer.mark_done(msg)
-        self.consumer.close()
 
     @property
     def owned(self) -> tuple[tuple[str, int], ...]:
         return self.consumer.owned
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
 
     def stop(self) -> None:
         self._stop.set()

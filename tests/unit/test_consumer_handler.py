@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -521,6 +522,57 @@ def test_close_stops_the_manifest_heartbeat_before_closing_the_client(
     monkeypatch.setattr(inner, "close", close)
     consumer.close()
     assert order == ["publisher.start", "publisher.close", "client.close"]
+
+
+class RecordingPublisher:
+    """Stands in for ManifestPublisher: records what the consumer asks of it, builds on publish."""
+
+    order: list[str] = []
+
+    def __init__(self, _conf: Any, build: Any, **_kwargs: Any) -> None:
+        self.build = build
+        self.closed = False
+
+    def start(self) -> None:
+        RecordingPublisher.order.append("start")
+
+    def publish_now(self) -> None:
+        RecordingPublisher.order.append("publish after close" if self.closed else "publish")
+        self.build()
+
+    def close(self) -> None:
+        self.closed = True
+        RecordingPublisher.order.append("close")
+
+
+def test_the_manifest_heartbeat_never_calls_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    """confluent-kafka 2.16 serializes calls on one client: a memberid() from the heartbeat thread waits
+    for the poll in flight, and a service polling back to back starved it (seen on the broker:
+    tests/integration/test_coop_consumer_close_order.py). The manifest is built from the member id read
+    on the polling thread."""
+    monkeypatch.setattr(_setup, "ManifestPublisher", RecordingPublisher)
+    consumer, inner, _ = make(manifests=True)
+    inner.rebalance("assign", parts(0))
+    calls = inner.calls.count("memberid")
+    built: list[Any] = []
+    thread = threading.Thread(target=lambda: built.append(consumer._manifest()), name="kafka-coop-manifest")
+    thread.start()
+    thread.join(5)
+    assert inner.calls.count("memberid") == calls, "the heartbeat thread called memberid() on the client"
+    assert built and built[0] is not None and built[0].member_id == inner.member_id
+    consumer.close()
+
+
+def test_an_assignment_served_during_close_publishes_no_manifest_after_the_tombstone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_setup, "ManifestPublisher", RecordingPublisher)
+    RecordingPublisher.order = []
+    consumer, inner, _ = make(manifests=True)
+    inner.rebalance("assign", parts(0))
+    inner.pending.append(lambda: inner.rebalance("assign", parts(1)))
+    consumer.close()
+    assert RecordingPublisher.order == ["start", "publish", "close"], RecordingPublisher.order
 
 
 def test_close_takes_no_timeout_it_cannot_honour() -> None:
