@@ -160,13 +160,14 @@ def test_a_close_while_an_assignment_is_pending_owns_nothing_it_was_not_given_an
         )
         if eager:
             revokes = member.kinds().count("revoked")
+            assigns = len(blocker_assigns)  # setup may have taken more than one rebalance
             leaver.stop()  # it leaves: everyone must revoke and rejoin
             wait_for(lambda: member.kinds().count("revoked") > revokes, what="the eager revoke")
             member.stalled.set()
             wait_for(member.idle.is_set, what="the member to stop polling")
             assert member.kinds()[-1] == "revoked", "no assignment before the blocker has rejoined"
             wait_for(
-                lambda: blocker is not None and blocker.poll(0.1) is None and len(blocker_assigns) == 2,
+                lambda: blocker is not None and blocker.poll(0.1) is None and len(blocker_assigns) > assigns,
                 what="the blocker to rejoin and be assigned",
             )
             expected: set[tuple[str, int]] | None = None  # range decides; anything non-empty

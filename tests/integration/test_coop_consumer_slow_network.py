@@ -1,5 +1,7 @@
-"""Issue 13, suspect 5 (STALE_MEMBER_EPOCH) on the real broker: a commit that carries an epoch the group
-has already moved past is retried with the new one, not taken for an eviction.
+"""The consumer over a slow network to its coordinator, made by toxiproxy (issue 13).
+
+STALE_MEMBER_EPOCH (suspect 5) on the real broker: a commit that carries an epoch the group has
+already moved past is retried with the new one, not taken for an eviction.
 
 How a real KIP-848 member gets there: the coordinator moves a member to a new epoch only in its answer to
 that member's own heartbeat, and librdkafka adopts the epoch the moment it reads that answer
@@ -27,7 +29,7 @@ from kafka_coop.consumer import CoopConsumer
 from kafka_coop.sandbox import NetworkFaults, Sandbox, Toxiproxy
 from tests.integration.members import ThreadMember, wait_for
 
-RESPONSE_DELAY_MS = 4000
+RESPONSE_DELAY_MS = 3000
 PARTITIONS = 4
 MARKED_BELOW = 6
 
