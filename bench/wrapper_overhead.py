@@ -1,14 +1,17 @@
 """Wrapper overhead: each kafka-coop consumer against the confluent-kafka consumer it wraps.
 
-Two pairs on the same records: `CoopConsumer` vs a raw `confluent_kafka.Consumer` (driver "sync"), and
+Three pairs on the same records: `CoopConsumer` vs a raw `confluent_kafka.Consumer` (driver "sync"),
 `CoopAIOConsumer` vs a raw `confluent_kafka.aio.AIOConsumer` (driver "asyncio", each run in its own
-`asyncio.run`). One topic (12 partitions) is filled once with N small records; then, interleaved (raw,
-wrapped / wrapped, raw / ..., the sync pair then the asyncio pair in each round), a fresh consumer in a
-fresh group reads all N records from the earliest offset. Both sides get the same librdkafka conf
-(cooperative-sticky, auto.offset.reset=earliest, the same auto-commit and fetch settings,
+`asyncio.run`), and `CoopConsumer.poll` vs `Consumer.poll` one record per call (driver "sync-poll": a
+service that calls `poll(timeout)` per record instead of `consume`, where the wrapper's frame is paid
+per record, not per batch). One topic (12 partitions) is filled once with N small records; then,
+interleaved (raw, wrapped / wrapped, raw / ..., the pairs one after the other in each round), a fresh
+consumer in a fresh group reads all N records from the earliest offset. Both sides get the same
+librdkafka conf (cooperative-sticky, auto.offset.reset=earliest, the same auto-commit and fetch settings,
 fetch.queue.backoff.ms=10 so neither side idles in librdkafka's fetch back-off; the wrapper's rendered
 conf is checked to equal the raw one) and run the same loop: `consume(num_messages=BATCH, timeout=1)`
-(awaited under asyncio), check `error()` on every message, stop at N. The wrapper's events go to a
+(awaited under asyncio; `poll(timeout=1)` per record for sync-poll), check `error()` on every message,
+stop at N. The wrapper's events go to a
 MemorySink.
 
 Per run it records wall-clock timestamps (construct, subscribe, first batch, last record, closed), the
@@ -25,7 +28,8 @@ when the machine's load steps up mid-run, which side has one more sample on the 
 decides it. The first pair of each driver is a warm-up (broker page cache, JIT, Python imports), kept
 in `runs` but not in the figures.
 
-Run: `.venv/bin/python -m bench --only wrapper_overhead` -> bench/results/wrapper-overhead.json/.png
+Run: `.venv/bin/python -m bench --only wrapper_overhead` -> bench/results/wrapper-overhead.json/.png;
+`--param drivers=sync-poll` runs one pair only (comma-separated: sync, asyncio, sync-poll).
 """
 
 from __future__ import annotations
@@ -50,9 +54,15 @@ TITLE = "Wrapper overhead: CoopConsumer / CoopAIOConsumer vs raw confluent-kafka
 TOPIC = "bench-wrapper-overhead"
 TARGET_RATIO = 0.97
 RAW, WRAPPED = "raw", "wrapped"
-SYNC, AIO = "sync", "asyncio"
-DRIVERS = (SYNC, AIO)
-PREFIX = {SYNC: "", AIO: "aio_"}  # figure and sample names: the sync ones keep their historical names
+SYNC, AIO, POLL = "sync", "asyncio", "sync-poll"
+DRIVERS = (SYNC, AIO, POLL)
+# figure and sample names: the sync ones keep their historical names
+PREFIX = {SYNC: "", AIO: "aio_", POLL: "poll_"}
+WHAT = {
+    SYNC: "CoopConsumer / Consumer",
+    AIO: "CoopAIOConsumer / AIOConsumer",
+    POLL: "CoopConsumer.poll / Consumer.poll, one record per call",
+}
 
 DEFAULTS: dict[str, int] = {
     "records": 1_000_000,
@@ -62,6 +72,7 @@ DEFAULTS: dict[str, int] = {
     "batch": 1000,
 }
 QUICK: dict[str, int] = {"records": 200_000, "repeats": 3}
+ALL_DRIVERS = ",".join(DRIVERS)
 RUN_DEADLINE_S = 180.0
 CONSUME_TIMEOUT_S = 1.0
 
@@ -166,6 +177,31 @@ def _drain(consumer: Any, total: int, batch: int) -> Drained:
     return Drained(first_at, first_n, last_at, errors, empty, max_gap)
 
 
+def _drain_poll(consumer: Any, total: int, batch: int) -> Drained:
+    """The per-record loop of a service that polls: the bound `poll`, the error check, and no clock
+    read per record (one at the first record, one at the last), so both sides pay only their poll."""
+    poll = consumer.poll
+    clock = time.perf_counter
+    n = errors = empty = 0
+    first_at = 0.0
+    deadline = time.monotonic() + RUN_DEADLINE_S
+    while n < total:
+        msg = poll(CONSUME_TIMEOUT_S)
+        if msg is None:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"consumed only {n} of {total} records in {RUN_DEADLINE_S} s")
+            empty += n > 0
+            continue
+        if msg.error() is None:
+            n += 1
+            if n == 1:
+                first_at = clock()
+        else:
+            errors += 1
+    # max_gap_s is not measured per record (a clock read per record would be most of the cost)
+    return Drained(first_at, 1, clock(), errors, empty, 0.0)
+
+
 async def _drain_async(consumer: Any, total: int, batch: int) -> Drained:
     """`_drain` line for line with the consume awaited, for AIOConsumer and CoopAIOConsumer alike
     (kept as a copy, not a shared helper: a helper call per message would slow both sides and hide
@@ -211,7 +247,7 @@ class Timed:
 
 
 def _sync_run(
-    side: str, conf: dict[str, str], sink: Any, total: int, batch: int
+    side: str, conf: dict[str, str], sink: Any, total: int, batch: int, per_record: bool = False
 ) -> tuple[Timed, bool | None]:
     from confluent_kafka import Consumer
 
@@ -233,7 +269,7 @@ def _sync_run(
     consumer.subscribe([TOPIC])
     t_sub = time.perf_counter()
     try:
-        d = _drain(consumer, total, batch)
+        d = (_drain_poll if per_record else _drain)(consumer, total, batch)
         cpu1 = time.process_time()
     finally:
         consumer.close()
@@ -284,8 +320,8 @@ def one_run(
     group = f"bench-wo-{label}-{driver}-{side}-{uuid.uuid4().hex[:8]}"
     conf = consumer_conf(bootstrap, group)
     sink = MemorySink()
-    if driver == SYNC:
-        timed, hot_path_is_inner = _sync_run(side, conf, sink, total, batch)
+    if driver in (SYNC, POLL):
+        timed, hot_path_is_inner = _sync_run(side, conf, sink, total, batch, per_record=driver == POLL)
     else:
         timed, hot_path_is_inner = asyncio.run(_aio_run(side, conf, sink, total, batch))
     d = timed.drained
@@ -343,10 +379,19 @@ def run(args: BenchArgs) -> BenchResult:
     params = {**DEFAULTS, **(QUICK if args.quick else {})}
     params = {key: args.param(key, value) for key, value in params.items()}
     records, repeats, batch = params["records"], params["repeats"], params["batch"]
+    drivers = tuple(d.strip() for d in args.param("drivers", ALL_DRIVERS).split(",") if d.strip())
+    if not drivers or not set(drivers) <= set(DRIVERS):
+        raise SystemExit(f"--param drivers={','.join(drivers)}: use some of {ALL_DRIVERS}")
     result = new_result(
         NAME,
         TITLE,
-        {**params, "topic": TOPIC, "consume_timeout_s": CONSUME_TIMEOUT_S, "warmup_pairs": 1},
+        {
+            **params,
+            "drivers": ",".join(drivers),
+            "topic": TOPIC,
+            "consume_timeout_s": CONSUME_TIMEOUT_S,
+            "warmup_pairs": 1,
+        },
         kafka_version=DEFAULT_KAFKA_VERSION,
     )
     with sandbox(kafka_version=DEFAULT_KAFKA_VERSION) as kafka:
@@ -357,21 +402,21 @@ def run(args: BenchArgs) -> BenchResult:
         }
         result.parameters["producer_conf"] = {k: str(v) for k, v in PRODUCER_CONF.items()}
         result.parameters["order"] = (
-            "per driver (sync, then asyncio): warm-up raw, wrapped; then rounds alternate raw-first / "
-            "wrapped-first, each round running the sync pair and then the asyncio pair"
+            "per driver (sync, asyncio, sync-poll): warm-up raw, wrapped; then rounds alternate raw-first "
+            "/ wrapped-first, each round running the sync pair, the asyncio pair, then the sync-poll pair"
         )
         runs: list[dict[str, JsonValue]] = []
-        for driver in DRIVERS:
+        for driver in drivers:
             for side in (RAW, WRAPPED):
                 runs.append(one_run(driver, side, kafka.bootstrap, records, batch, "warmup"))
         order = ab_order(repeats, (RAW, WRAPPED))
         for i in range(0, len(order), 2):
-            for driver in DRIVERS:
+            for driver in drivers:
                 for rnd, side in order[i : i + 2]:
                     run_ = one_run(driver, side, kafka.bootstrap, records, batch, f"r{rnd}")
                     runs.append(run_)
                     print(
-                        f"  round {rnd} {driver:7s} {side:7s} {run_['records_per_s']:>12,.0f} rec/s",
+                        f"  round {rnd} {driver:9s} {side:7s} {run_['records_per_s']:>12,.0f} rec/s",
                         flush=True,
                     )
     result.runs = runs
@@ -420,7 +465,7 @@ def _summarize(result: BenchResult, runs: list[dict[str, JsonValue]]) -> BenchRe
                 f"{pre}pair_ratio_cpu": Series(unit="ratio", values=pairs_cpu),
             }
         )
-        what = "CoopConsumer / Consumer" if driver == SYNC else "CoopAIOConsumer / AIOConsumer"
+        what = WHAT[driver]
         result.figures.update(
             {
                 f"{pre}throughput_ratio": Figure(
@@ -461,7 +506,7 @@ def _summarize(result: BenchResult, runs: list[dict[str, JsonValue]]) -> BenchRe
 
 def plot(result: BenchResult, fig: Any) -> None:
     left, right = fig.subplots(1, 2)
-    for driver, style in ((SYNC, "-"), (AIO, ":")):
+    for driver, style in ((SYNC, "-"), (AIO, ":"), (POLL, "--")):
         for side, marker in ((RAW, "o"), (WRAPPED, "s")):
             points = [
                 (int(str(r["label"])[1:]), r["records_per_s"])
@@ -476,9 +521,10 @@ def plot(result: BenchResult, fig: Any) -> None:
     left.ticklabel_format(axis="y", style="plain")
     left.legend(fontsize=8)
     left.grid(alpha=0.3)
-    width = 0.4
+    width = 0.27
     everything = [TARGET_RATIO, 1.0]
-    for offset, driver, color in ((-width / 2, SYNC, "tab:gray"), (width / 2, AIO, "tab:olive")):
+    bars = ((-width, SYNC, "tab:gray"), (0.0, AIO, "tab:olive"), (width, POLL, "tab:cyan"))
+    for offset, driver, color in bars:
         pre = PREFIX[driver]
         if f"{pre}pair_ratio" not in result.samples:
             continue

@@ -46,3 +46,16 @@ def test_results_from_before_the_asyncio_pair_read_as_sync_only() -> None:
     figures = _summary([_run(None, "raw", "r0", 1000.0), _run(None, "wrapped", "r0", 1010.0)])
     assert figures["throughput_ratio"] == pytest.approx(1.01)
     assert not any(name.startswith("aio_") for name in figures)
+
+
+def test_the_per_record_poll_pair_has_figures_of_its_own() -> None:
+    runs = [
+        _run("sync", "raw", "r0", 1000.0),
+        _run("sync", "wrapped", "r0", 990.0),
+        _run("sync-poll", "raw", "r0", 400.0),
+        _run("sync-poll", "wrapped", "r0", 360.0),
+    ]
+    figures = _summary(runs)
+    assert figures["throughput_ratio"] == pytest.approx(0.99)
+    assert figures["poll_throughput_ratio"] == pytest.approx(0.9)
+    assert not any(name.startswith("aio_") for name in figures)
