@@ -63,8 +63,12 @@ EVENT_SCHEMA: Final = pa.schema(
         ("seq", pa.int64()),
         ("kind", pa.int8()),  # index into KINDS
         ("protocol", pa.int8()),  # index into PROTOCOLS
-        ("topics", pa.list_(pa.string())),  # the delta, topic of each pair
-        ("parts", pa.list_(pa.int64())),  # the delta, partition of each pair
+        # the delta: its first pair's topic; every pair's topic only when they name several topics (else
+        # empty); every pair's partition as little-endian int64s. Packed because lists cost most in the Spark
+        # job (converted, shuffled and handed to Arrow element by element) and a delta has one topic.
+        ("topic", pa.string()),
+        ("topics", pa.list_(pa.string())),
+        ("parts", pa.binary()),
         ("n_owned", pa.int32()),
         ("cb_us", pa.int64()),  # callback_ms as whole microseconds, half-up
     ]
@@ -141,6 +145,7 @@ class Analysis:
 def decode_event(event: Mapping[str, Any]) -> dict[str, Any]:
     """What the decoder makes of one valid event (the reference's definitions of member and callback)."""
     parts = event.get("partitions") or ()
+    topics = [str(t) for t, _ in parts]
     return {
         "group": str(event["group"]),
         "member": member_name(event),
@@ -149,11 +154,46 @@ def decode_event(event: Mapping[str, Any]) -> dict[str, Any]:
         "seq": int(event["seq"]),
         "kind": KINDS.index(event["kind"]),
         "protocol": PROTOCOLS.index(event["protocol"]),
-        "topics": [str(t) for t, _ in parts],
-        "parts": [int(p) for _, p in parts],
+        "topic": topics[0] if topics else None,
+        "topics": topics if len(set(topics)) > 1 else [],
+        "parts": pack_ints([int(p) for _, p in parts]),
         "n_owned": len(event.get("owned") or ()),
         "cb_us": callback_micros(event["callback_ms"]),
     }
+
+
+def pack_ints(values: Sequence[int]) -> bytes:
+    """Little-endian int64s, as the decoder packs a delta's partitions."""
+    return np.asarray(values, dtype="<i8").tobytes()
+
+
+def _delta_pairs(table: pa.Table, take: pa.Array) -> tuple[Ints, Ints, Ints, Ints, list[str]]:
+    """The delta pairs of the events `take` picks, in that order: per event its pair count, per pair
+    its event (position in `take`), partition and topic code (ranked as `_ranked`), and the topics."""
+    parts = table["parts"].take(take).combine_chunks()
+    width = 8 if pa.types.is_large_binary(parts.type) else 4  # Spark may send large_binary
+    offsets = np.frombuffer(
+        parts.buffers()[1],
+        dtype=np.int64 if width == 8 else np.int32,
+        count=len(parts) + 1,
+        offset=width * parts.offset,
+    )
+    lengths = np.diff(offsets).astype(np.int64) // 8
+    data = parts.buffers()[2]
+    pnum = np.frombuffer(data, dtype="<i8", count=int(offsets[-1] - offsets[0]) // 8, offset=int(offsets[0]))
+    pnum = pnum.astype(np.int64)
+    ev = np.repeat(np.arange(len(parts), dtype=np.int64), lengths)
+    if not len(ev):
+        return lengths, ev, pnum, np.zeros(0, dtype=np.int64), []
+    first = table["topic"].take(take).combine_chunks()
+    several = table["topics"].take(take).combine_chunks()
+    listed = pc.list_flatten(several)
+    codes, names = _ranked(pa.concat_arrays([first.fill_null(""), listed]))
+    tcode = codes[: len(first)][ev]
+    if len(listed):
+        listed_events = pc.greater(pc.list_value_length(several), 0).to_numpy(zero_copy_only=False)
+        tcode[listed_events[ev]] = codes[len(first) :]
+    return lengths, ev, pnum, tcode, names
 
 
 def table_from_events(events: Iterable[Mapping[str, Any]]) -> pa.Table:
@@ -253,15 +293,7 @@ def analyse(table: pa.Table, windows: Sequence[PhaseWindow] = ()) -> Analysis:
     member_keys_sorted = by_member_keys[by_member]
 
     # partition rows: every [topic, partition] of every event, sorted by (group, topic, partition, rank)
-    take = pa.array(order)
-    parts_col = table["parts"].take(take).combine_chunks()
-    lengths = pc.list_value_length(parts_col).to_numpy(zero_copy_only=False).astype(np.int64)
-    ev = pc.list_parent_indices(parts_col).to_numpy().astype(np.int64)  # ascending rank
-    pnum = pc.list_flatten(parts_col).to_numpy().astype(np.int64)
-    if len(ev):
-        tcode, topic_names = _ranked(pc.list_flatten(table["topics"].take(take).combine_chunks()))
-    else:
-        tcode, topic_names = np.zeros(0, dtype=np.int64), []
+    lengths, ev, pnum, tcode, topic_names = _delta_pairs(table, pa.array(order))  # ev: ascending rank
     pg = g[ev]
     rows = _partition_order(pg, tcode, pnum, len(group_names), len(topic_names))
     pg, tcode, pnum, ev = pg[rows], tcode[rows], pnum[rows], ev[rows]

@@ -56,6 +56,7 @@ try:
     from pyspark.sql.pandas.types import from_arrow_schema
     from pyspark.sql.types import (
         ArrayType,
+        BinaryType,
         ByteType,
         IntegerType,
         LongType,
@@ -101,8 +102,9 @@ DECODED: Final = StructType(
         StructField("seq", LongType()),
         StructField("kind", ByteType()),
         StructField("protocol", ByteType()),
+        StructField("topic", StringType()),
         StructField("topics", ArrayType(StringType())),
-        StructField("parts", ArrayType(LongType())),
+        StructField("parts", BinaryType()),
         StructField("n_owned", IntegerType()),
         StructField("cb_us", LongType()),
     ]

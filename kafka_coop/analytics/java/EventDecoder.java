@@ -5,6 +5,8 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.json.JsonReadFeature;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.Row;
@@ -22,9 +24,16 @@ import org.apache.spark.sql.api.java.UDF1;
  * strict, and its `from_json` plus checks cost ~10x more per line than this single streaming pass.
  *
  * <p>Output (`reason` null for an event): reason, group, member (instance_id or client_id or
- * member_id), member_id, ts, seq, kind (index into KINDS), protocol (index into PROTOCOLS), topics and
- * parts (the delta), n_owned, cb_us (callback_ms as whole microseconds, half-up). A blank line gives
- * reason "" (skipped, as the Python reader skips it).
+ * member_id), member_id, ts, seq, kind (index into KINDS), protocol (index into PROTOCOLS), the delta as
+ * topic (its first pair's topic, null when empty), topics (every pair's topic, only when the pairs name
+ * more than one topic, else empty: not null, Spark's Arrow writer takes quadratic time over runs of
+ * null lists) and parts (every pair's partition, little-endian int64s), n_owned,
+ * cb_us (callback_ms as whole microseconds, half-up). A blank line gives reason "" (skipped, as the
+ * Python reader skips it).
+ *
+ * <p>The delta is packed because lists were what cost most downstream: Spark converts, shuffles and
+ * hands to Arrow a list element by element, a binary value in one copy, and a delta names one topic
+ * almost always.
  */
 public final class EventDecoder implements UDF1<String, Row> {
   private static final long serialVersionUID = 1L;
@@ -42,7 +51,8 @@ public final class EventDecoder implements UDF1<String, Row> {
     false, true, true, true, true, true, true, true, true, true, true, true, false, false, false
   };
   static final double MAX_CALLBACK_MS = 1e12;
-  static final Row BLANK = RowFactory.create("", null, null, null, null, null, null, null, null, null, null, null);
+  static final Row BLANK =
+      RowFactory.create("", null, null, null, null, null, null, null, null, null, null, null, null);
 
   /** Per-line state: each field's last value (duplicate keys: the last wins) or its problem. */
   private static final class Line {
@@ -58,8 +68,7 @@ public final class EventDecoder implements UDF1<String, Row> {
     String clientId;
     int kind;
     int protocol;
-    List<String> topics;
-    List<Long> parts;
+    Delta delta;
     int owned;
     double callbackMs;
 
@@ -119,9 +128,10 @@ public final class EventDecoder implements UDF1<String, Row> {
     }
     String member = nonEmpty(line.instanceId) ? line.instanceId : nonEmpty(line.clientId) ? line.clientId : line.memberId;
     long callbackUs = (long) Math.floor(line.callbackMs * 1000 + 0.5);
+    Delta delta = line.delta;
     return RowFactory.create(
         null, line.group, member, line.memberId, line.ts, line.seq, (byte) line.kind, (byte) line.protocol,
-        line.topics, line.parts, line.owned, callbackUs);
+        delta.first, delta.topics, delta.packed(), line.owned, callbackUs);
   }
 
   /** Reads one field's value (consuming all of it) into `line`; returns its problem or null. */
@@ -213,15 +223,12 @@ public final class EventDecoder implements UDF1<String, Row> {
         if (t == JsonToken.VALUE_NULL && name.equals("committed")) {
           return null;
         }
-        boolean delta = name.equals("partitions");
-        List<String> topics = delta ? new ArrayList<>() : null;
-        List<Long> parts = delta ? new ArrayList<>() : null;
+        Delta delta = name.equals("partitions") ? new Delta() : null;
         int[] count = new int[1];
-        String problem = pairs(p, t, name, name.equals("committed") ? 3 : 2, topics, parts, count, line);
+        String problem = pairs(p, t, name, name.equals("committed") ? 3 : 2, delta, count, line);
         if (problem == null) {
-          if (delta) {
-            line.topics = topics;
-            line.parts = parts;
+          if (delta != null) {
+            line.delta = delta;
           } else if (name.equals("owned")) {
             line.owned = count[0];
           }
@@ -232,16 +239,12 @@ public final class EventDecoder implements UDF1<String, Row> {
     }
   }
 
-  /** An array of `[topic, int, ...]` tuples of exactly `width` items; consumes the whole value. */
+  /**
+   * An array of `[topic, int, ...]` tuples of exactly `width` items, the pairs kept into `delta` when
+   * given; consumes the whole value. Problem texts are built only for a problem (this is the hot loop).
+   */
   private static String pairs(
-      JsonParser p,
-      JsonToken t,
-      String name,
-      int width,
-      List<String> topics,
-      List<Long> parts,
-      int[] count,
-      Line line)
+      JsonParser p, JsonToken t, String name, int width, Delta delta, int[] count, Line line)
       throws IOException {
     if (t != JsonToken.START_ARRAY) {
       p.skipChildren();
@@ -251,10 +254,9 @@ public final class EventDecoder implements UDF1<String, Row> {
     int index = 0;
     JsonToken item;
     while ((item = p.nextToken()) != JsonToken.END_ARRAY) {
-      String at = name + "." + index;
       if (item != JsonToken.START_ARRAY) {
         p.skipChildren();
-        problem = problem != null ? problem : at + ": Input should be a valid array";
+        problem = problem != null ? problem : at(name, index) + ": Input should be a valid array";
       } else {
         int k = 0;
         JsonToken e;
@@ -262,20 +264,20 @@ public final class EventDecoder implements UDF1<String, Row> {
           if (problem == null && k < width) {
             if (k == 0) {
               if (e != JsonToken.VALUE_STRING) {
-                problem = at + ".0: Input should be a valid string";
-              } else {
+                problem = at(name, index) + ".0: Input should be a valid string";
+              } else if (delta != null || line.checkSurrogates) {
                 String topic = p.getText();
                 if (line.checkSurrogates && loneSurrogate(topic)) {
                   throw new IOException("lone surrogate");
                 }
-                if (topics != null) {
-                  topics.add(topic);
+                if (delta != null) {
+                  delta.topic(topic);
                 }
               }
             } else if (!isInt64(p, e)) {
-              problem = at + "." + k + ": Input should be a valid integer";
-            } else if (k == 1 && parts != null) {
-              parts.add(p.getLongValue());
+              problem = at(name, index) + "." + k + ": Input should be a valid integer";
+            } else if (k == 1 && delta != null) {
+              delta.partition(p.getLongValue());
             }
           }
           p.skipChildren();
@@ -283,14 +285,53 @@ public final class EventDecoder implements UDF1<String, Row> {
         }
         if (problem == null && k != width) {
           problem = k < width
-              ? at + "." + k + ": Field required"
-              : at + ": Tuple should have at most " + width + " items after validation, not " + k;
+              ? at(name, index) + "." + k + ": Field required"
+              : at(name, index) + ": Tuple should have at most " + width + " items after validation, not " + k;
         }
       }
       index++;
     }
     count[0] = index;
     return problem;
+  }
+
+  private static String at(String name, int index) {
+    return name + "." + index;
+  }
+
+  /** A delta's pairs as the decoder outputs them (class comment): first topic, all topics, packed parts. */
+  private static final class Delta {
+    String first;
+    List<String> topics = List.of();  // filled once a second topic appears
+    int n;
+    long[] parts = new long[8];
+
+    void topic(String topic) {
+      if (first == null) {
+        first = topic;
+      } else if (topics.isEmpty() && !first.equals(topic)) {
+        topics = new ArrayList<>(parts.length);
+        for (int i = 0; i < n; i++) {
+          topics.add(first);
+        }
+      }
+      if (!topics.isEmpty()) {
+        topics.add(topic);
+      }
+    }
+
+    void partition(long partition) {
+      if (n == parts.length) {
+        parts = java.util.Arrays.copyOf(parts, 2 * n);
+      }
+      parts[n++] = partition;
+    }
+
+    byte[] packed() {
+      byte[] out = new byte[8 * n];
+      ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().put(parts, 0, n);
+      return out;
+    }
   }
 
   private static boolean isInt64(JsonParser p, JsonToken t) throws IOException {
@@ -350,6 +391,6 @@ public final class EventDecoder implements UDF1<String, Row> {
   }
 
   private static Row malformed(String reason) {
-    return RowFactory.create(reason, null, null, null, null, null, null, null, null, null, null, null);
+    return RowFactory.create(reason, null, null, null, null, null, null, null, null, List.of(), null, null, null);
   }
 }
