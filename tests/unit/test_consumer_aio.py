@@ -359,3 +359,38 @@ def test_records_fetched_before_a_freeze_are_held_and_sought_back_under_asyncio_
 
     held, inner = asyncio.run(scenario())
     assert held == [] and inner.seeks == [(T, 0, 5)]
+
+
+@pytest.mark.usefixtures("fake_client")
+def test_an_assignment_served_during_close_publishes_no_manifest_after_the_tombstone_under_asyncio(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kafka_coop.consumer import _setup
+
+    order: list[str] = []
+
+    class Publisher:
+        def __init__(self, _conf: Any, build: Any, **_kwargs: Any) -> None:
+            self.build, self.closed = build, False
+
+        def start(self) -> None:
+            order.append("start")
+
+        def publish_now(self) -> None:
+            order.append("publish after close" if self.closed else "publish")
+            self.build()
+
+        def close(self) -> None:
+            self.closed = True
+            order.append("close")
+
+    monkeypatch.setattr(_setup, "ManifestPublisher", Publisher)
+
+    async def scenario() -> None:
+        consumer, inner, _sink = await _started(manifests=True)
+        await _rebalance(consumer, inner, "assign", 0)
+        inner.pending.append(lambda: inner.rebalance("assign", [(T, 1)]))  # still queued when close begins
+        await consumer.close()
+
+    asyncio.run(scenario())
+    assert order == ["start", "publish", "close"], order
