@@ -150,6 +150,32 @@ class BenchArgs:
 
 
 # --- machine and versions -----------------------------------------------------------------------------
+def _stat_cpu(path: str) -> tuple[str, float] | None:
+    """(comm, utime + stime in s) from a /proc stat file; None when the process or thread is gone."""
+    try:
+        text = Path(path).read_text()
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        fields = text[text.rindex(")") + 2 :].split()
+        return name, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def proc_cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + sys, every thread it ever ran) a live process has used so far; None if gone."""
+    stat = _stat_cpu(f"/proc/{pid}/stat")
+    return None if stat is None else stat[1]
+
+
+def thread_cpu_s(pid: int) -> list[tuple[str, float]]:
+    """(thread name, CPU seconds so far) of each live thread of `pid`; empty if the process is gone."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    return [stat for stat in (_stat_cpu(f"/proc/{pid}/task/{tid}/stat") for tid in tids) if stat is not None]
+
+
 def parse_meminfo(text: str) -> dict[str, int]:
     """`/proc/meminfo` as bytes per key (the file states kB)."""
     out: dict[str, int] = {}

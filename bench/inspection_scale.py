@@ -50,7 +50,17 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from bench._common import BenchArgs, BenchResult, Figure, Machine, Series, main_for, new_result, sandbox
+from bench._common import (
+    BenchArgs,
+    BenchResult,
+    Figure,
+    Machine,
+    Series,
+    main_for,
+    new_result,
+    proc_cpu_s,
+    sandbox,
+)
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
 NAME = "inspection-scale"
@@ -129,13 +139,7 @@ def _load() -> list[float]:
 
 def _proc_cpu_s(pid: int | None) -> float:
     """CPU seconds (user + sys, all threads) a process has used so far; 0 if it is gone."""
-    if pid is None:
-        return 0.0
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return (proc_cpu_s(pid) if pid is not None else None) or 0.0
 
 
 def _machine_cpu() -> tuple[float, float]:

@@ -49,7 +49,7 @@ from bench._anchor_figures import (
     partition_creation,
 )
 from bench._broker_clock import parse_broker_log
-from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result
+from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result, thread_cpu_s
 from bench._rolling_figures import read_record_logs, record_stats
 from bench._rolling_scenarios import BROKER_CONFIG
 from kafka_coop._vocab import RebalanceProtocol
@@ -274,27 +274,13 @@ def run_case(
 
 
 def broker_cpu(pid: int | None) -> dict[str, float]:
-    """CPU seconds (user + sys) used so far by the broker process and by its metadata thread(s)."""
-    out = {"process": 0.0, "metadata_thread": 0.0}
-    if pid is None:
-        return out
-    tick = os.sysconf("SC_CLK_TCK")
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tids:
-        try:
-            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
-        except OSError:
-            continue  # the thread ended meanwhile
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2 :].split()
-        used = (int(fields[11]) + int(fields[12])) / tick
-        out["process"] += used
-        if "-metadat" in name:  # comm is cut at 15 characters: "kafka-1-metadat"
-            out["metadata_thread"] += used
-    return out
+    """CPU seconds (user + sys) used so far by the broker's live threads and by its metadata thread(s)."""
+    threads = thread_cpu_s(pid) if pid is not None else []
+    return {
+        "process": sum(used for _, used in threads),
+        # comm is cut at 15 characters: "kafka-1-metadat"
+        "metadata_thread": sum(used for name, used in threads if "-metadat" in name),
+    }
 
 
 def run(args: BenchArgs) -> BenchResult:

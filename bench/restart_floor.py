@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result
+from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result, proc_cpu_s
 from bench._rolling_scenarios import BROKER_CONFIG, Scenario
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
@@ -131,16 +131,10 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-_TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
-
-
 def _proc_cpu_ms(pid: int) -> float | None:
     """utime + stime of a live process, ms (/proc/PID/stat); None if it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) * _TICK_MS
+    cpu = proc_cpu_s(pid)
+    return None if cpu is None else cpu * 1000.0
 
 
 def _children_cpu_ms() -> float:

@@ -154,3 +154,18 @@ def test_load_results_reads_both_formats(tmp_path: Path) -> None:
     loaded = load_results(tmp_path)
     assert isinstance(loaded[1], BenchResult)
     assert loaded[0] == ("old", {"name": "old", "figures": {"x_s": 1.0}})
+
+
+def test_proc_cpu_reads_a_live_process_and_its_threads_and_none_once_it_is_gone() -> None:
+    import os
+    import subprocess
+    import sys
+
+    from bench._common import proc_cpu_s, thread_cpu_s
+
+    assert (proc_cpu_s(os.getpid()) or 0) > 0
+    assert thread_cpu_s(os.getpid()), "at least this thread"
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    assert proc_cpu_s(child.pid) is None
+    assert thread_cpu_s(child.pid) == []
