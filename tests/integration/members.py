@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
+from confluent_kafka import Producer
+
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
 from kafka_coop.events import RebalanceEvent
@@ -169,3 +171,17 @@ def covers(members: Iterable[ThreadMember], partitions: set[tuple[str, int]]) ->
     """Every partition owned by exactly one member."""
     owned = [p for m in members for p in m.owned]
     return len(owned) == len(set(owned)) and set(owned) == partitions
+
+
+def produce_keyed(bootstrap: str, topic: str, *, partitions: int, per_partition: int) -> None:
+    """`per_partition` records to each of the first `partitions` partitions, valued `P-I`, all delivered."""
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for p in range(partitions):
+        for i in range(per_partition):
+            producer.produce(topic, f"{p}-{i}".encode(), partition=p)
+    assert producer.flush(30) == 0
+
+
+def committed_offsets(admin: ClusterAdmin, group: str) -> dict[tuple[str, int], int | None]:
+    """What the broker holds for the group (OffsetFetch through the admin client)."""
+    return {(o.topic, o.partition): o.committed for o in admin.offsets(group)}

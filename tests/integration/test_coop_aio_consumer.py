@@ -12,26 +12,18 @@ import asyncio
 from collections.abc import Callable
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopAIOConsumer
 from kafka_coop.errors import ConsumerFailed, InstanceIdConflict
 from kafka_coop.manifest import MANIFEST_TOPIC_CONFIG, parse_manifest
 from tests.integration.aio_members import AioMember, ProcessingFailed
-from tests.integration.members import REBALANCE_CONF, covers, wait_for
+from tests.integration.members import REBALANCE_CONF, committed_offsets, covers, produce_keyed, wait_for
 from tests.integration.test_event_topics import _read_all
 
 PROTOCOLS = ["eager-range", "cooperative-sticky", "consumer"]
 MANUAL = {"enable_auto_commit": "false"}
-
-
-def _produce(bootstrap: str, topic: str, partitions: int, per_partition: int) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap})
-    for p in range(partitions):
-        for i in range(per_partition):
-            producer.produce(topic, f"{p}-{i}".encode(), partition=p)
-    assert producer.flush(30) == 0
 
 
 def _stripped(member: AioMember) -> int | None:
@@ -40,10 +32,6 @@ def _stripped(member: AioMember) -> int | None:
         if e.kind == "lost" and e.owned == ():
             return i
     return None
-
-
-def _committed(admin: ClusterAdmin, group: str) -> dict[tuple[str, int], int | None]:
-    return {(o.topic, o.partition): o.committed for o in admin.offsets(group)}
 
 
 @pytest.mark.parametrize("membership", ["dynamic", "static"])
@@ -58,7 +46,7 @@ def test_a_record_whose_processing_raised_is_not_committed_and_close_commits_wha
 ) -> None:
     topic = topic_factory(2)
     group = unique(f"aio-raise-{rebalance}")
-    _produce(bootstrap, topic, 2, 10)
+    produce_keyed(bootstrap, topic, partitions=2, per_partition=10)
     # A static member sends no LeaveGroup on close: the commit must not depend on leaving.
     static = {"group_instance_id": f"{group}-0"} if membership == "static" else {}
     member = AioMember(
@@ -68,7 +56,7 @@ def test_a_record_whose_processing_raised_is_not_committed_and_close_commits_wha
     assert isinstance(member.ended, ProcessingFailed), member.ended
     # The service marked 0..3 done on partition 0 and failed on 4; partition 1 may be anywhere.
     assert member.processed[(topic, 0)] == [0, 1, 2, 3]
-    committed = _committed(admin, group)
+    committed = committed_offsets(admin, group)
     assert committed[(topic, 0)] == 4, "the failed record is redelivered to the next owner"
     done_1 = member.processed.get((topic, 1), [])
     assert committed.get((topic, 1)) == (max(done_1) + 1 if done_1 else None)
@@ -90,18 +78,20 @@ def test_revoke_commits_what_was_marked_done_so_the_next_owner_resumes_exactly_a
     topic = topic_factory(partitions)
     group = unique(f"aio-revoke-{rebalance}")
     everything = {(topic, p) for p in range(partitions)}
-    _produce(bootstrap, topic, partitions, 10)
+    produce_keyed(bootstrap, topic, partitions=partitions, per_partition=10)
     first = AioMember(bootstrap, group, [topic], rebalance, "first", **MANUAL)
     second = None
     try:
         wait_for(lambda: first.count() == 40, what="first to process all 40 records")
-        assert _committed(admin, group) == {}, "nothing is committed before a revoke or close"
+        assert committed_offsets(admin, group) == {}, "nothing is committed before a revoke or close"
         second = AioMember(bootstrap, group, [topic], rebalance, "second", **MANUAL)
         wait_for(lambda: covers([first, second], everything) and bool(second.owned), what="a split")
         moved = set(second.owned)
-        committed = _committed(admin, group)
+        committed = committed_offsets(admin, group)
         assert all(committed[p] == 10 for p in moved), committed
-        _produce(bootstrap, topic, partitions, 1)  # offset 10 everywhere: each owner takes its own
+        produce_keyed(
+            bootstrap, topic, partitions=partitions, per_partition=1
+        )  # offset 10 everywhere: each owner takes its own
         wait_for(lambda: first.count() + second.count() == 44, what="the new records to be processed")
     finally:
         first.stop()
@@ -113,7 +103,7 @@ def test_revoke_commits_what_was_marked_done_so_the_next_owner_resumes_exactly_a
     assert revoked, first.kinds()
     reported = {(t, p): off for e in revoked for t, p, off in e.committed or ()}
     assert {p: reported[p] for p in moved} == {p: 10 for p in moved}, "the event names what it committed"
-    assert _committed(admin, group) == {p: 11 for p in everything}, "close committed the rest"
+    assert committed_offsets(admin, group) == {p: 11 for p in everything}, "close committed the rest"
     assert not first.mismatches and not second.mismatches, first.mismatches + second.mismatches
 
 
@@ -127,7 +117,7 @@ def test_a_member_that_stalled_past_max_poll_interval_loses_its_partitions_and_c
 ) -> None:
     topic = topic_factory(2)
     group = unique(f"aio-lost-{rebalance}")
-    _produce(bootstrap, topic, 2, 20)
+    produce_keyed(bootstrap, topic, partitions=2, per_partition=20)
     timeouts = {"max_poll_interval_ms": 6000}
     if rebalance != "consumer":  # under KIP-848 the session timeout is the broker's
         timeouts["session_timeout_ms"] = 6000
@@ -213,7 +203,7 @@ def test_a_static_member_losing_its_instance_id_to_a_twin_reports_lost_and_raise
     if rebalance != "consumer":
         assert sorted(lost[0].partitions) == everything
     assert member.events[-1].kind == "closed" and member.events[-1].owned == ()
-    assert _committed(admin, group).get((topic, 0)) is None, "the fenced member committed nothing"
+    assert committed_offsets(admin, group).get((topic, 0)) is None, "the fenced member committed nothing"
 
 
 def test_an_asyncio_member_publishes_its_manifest_on_join_and_a_tombstone_on_close(

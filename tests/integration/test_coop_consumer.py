@@ -7,28 +7,22 @@ import time
 from collections.abc import Callable
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
 from kafka_coop.errors import SettingsError
 from kafka_coop.sandbox import SteadyProducer
-from tests.integration.members import ThreadMember, covers, wait_for, wait_settled
+from tests.integration.members import (
+    ThreadMember,
+    committed_offsets,
+    covers,
+    produce_keyed,
+    wait_for,
+    wait_settled,
+)
 
 PARTITIONS = 6
-
-
-def _produce(bootstrap: str, topic: str, per_partition: int, partitions: int = PARTITIONS) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap})
-    for p in range(partitions):
-        for i in range(per_partition):
-            producer.produce(topic, f"{p}-{i}".encode(), partition=p)
-    assert producer.flush(30) == 0
-
-
-def committed_offsets(admin: ClusterAdmin, group: str) -> dict[tuple[str, int], int | None]:
-    """What the broker holds for the group (OffsetFetch through the admin client)."""
-    return {(o.topic, o.partition): o.committed for o in admin.offsets(group)}
 
 
 def _revoked(member: ThreadMember) -> list[tuple[str, int]]:
@@ -100,7 +94,7 @@ def test_a_member_stalled_past_its_poll_limit_gets_lost_and_commits_nothing(
     the next owner resumes there."""
     topic = topic_factory(2)
     group = unique(f"lost-{rebalance}")
-    _produce(bootstrap, topic, 50, partitions=2)
+    produce_keyed(bootstrap, topic, partitions=2, per_partition=50)
     # KIP-848: the session is the broker's (session.timeout.ms is classic-only), the poll limit is ours.
     timing = {"session_timeout_ms": 6000} if rebalance != "consumer" else {}
     stalled = ThreadMember(
@@ -298,7 +292,7 @@ def test_raw_consumer_and_coop_consumer_read_the_same_records(
 ) -> None:
     """Drop-in: the same conf dict gives the same records through either class."""
     topic = topic_factory(2)
-    _produce(bootstrap, topic, 25, partitions=2)
+    produce_keyed(bootstrap, topic, partitions=2, per_partition=25)
     seen: dict[str, list[bytes]] = {}
     for cls in (Consumer, CoopConsumer):
         consumer = cls(

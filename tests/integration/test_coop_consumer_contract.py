@@ -14,13 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
 from kafka_coop.errors import ConsumerFailed, InstanceIdConflict
 from kafka_coop.events import RebalanceEvent
-from tests.integration.members import REBALANCE_CONF, ThreadMember, wait_for
+from tests.integration.members import REBALANCE_CONF, ThreadMember, committed_offsets, produce_keyed, wait_for
 
 REBALANCES = ["eager-range", "cooperative-sticky", "consumer"]
 MEMBERSHIPS = ["dynamic", "static"]
@@ -28,18 +28,6 @@ MEMBERSHIPS = ["dynamic", "static"]
 
 class ProcessingError(Exception):
     pass
-
-
-def produce(bootstrap: str, topic: str, per_partition: int, partitions: int) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap})
-    for p in range(partitions):
-        for i in range(per_partition):
-            producer.produce(topic, f"{p}-{i}".encode(), partition=p)
-    assert producer.flush(30) == 0
-
-
-def committed(admin: ClusterAdmin, group: str) -> dict[tuple[str, int], int | None]:
-    return {(o.topic, o.partition): o.committed for o in admin.offsets(group)}
 
 
 class Recorder:
@@ -89,7 +77,7 @@ def test_a_record_whose_processing_raised_is_not_committed_when_the_with_block_e
     """The issue's first scenario: the app commits itself (auto commit off), offset 3 raises."""
     topic = topic_factory(1)
     group = unique(f"raise-{rebalance}-{membership}")
-    produce(bootstrap, topic, 10, 1)
+    produce_keyed(bootstrap, topic, partitions=1, per_partition=10)
     extra: dict[str, Any] = {"enable.auto.commit": "false"}
     if membership == "static":
         extra["group.instance.id"] = f"{group}-0"
@@ -106,7 +94,9 @@ def test_a_record_whose_processing_raised_is_not_committed_when_the_with_block_e
             if msg.offset() == 3:
                 raise ProcessingError("the database write failed")
             consumer.mark_done(msg)
-    assert committed(admin, group) == {(topic, 0): 3}, "0-2 were marked done; 3 raised and must come again"
+    assert committed_offsets(admin, group) == {(topic, 0): 3}, (
+        "0-2 were marked done; 3 raised and must come again"
+    )
     assert recorder.kinds()[0] == "started" and recorder.kinds()[-1] == "closed"
     assert "assigned" in recorder.kinds() and not recorder.mismatches, recorder.mismatches
     assert recorder.events[-1].owned == ()
@@ -125,7 +115,7 @@ def test_revoke_commits_what_is_marked_done_and_the_next_owner_resumes_right_aft
     partitions, marked_below = 4, 6
     topic = topic_factory(partitions)
     group = unique(f"revoke-{rebalance}-{membership}")
-    produce(bootstrap, topic, 10, partitions)
+    produce_keyed(bootstrap, topic, partitions=partitions, per_partition=10)
 
     def static(name: str) -> dict[str, Any]:
         return {"group_instance_id": f"{group}-{name}"} if membership == "static" else {}
@@ -152,7 +142,7 @@ def test_revoke_commits_what_is_marked_done_and_the_next_owner_resumes_right_aft
         )
         moved = second.owned
         wait_for(lambda: all(second.processed.get(p) for p in moved), what="second to consume what moved")
-        broker = committed(admin, group)
+        broker = committed_offsets(admin, group)
     finally:
         first.stop()
         if second is not None:
@@ -182,7 +172,7 @@ def test_a_member_fenced_by_a_duplicate_instance_id_loses_everything_and_poll_sa
     (the CoopConsumer here joins second)."""
     topic = topic_factory(2)
     group = unique(f"fenced-{rebalance}")
-    produce(bootstrap, topic, 5, 2)
+    produce_keyed(bootstrap, topic, partitions=2, per_partition=5)
     # No auto commit on either side: what the broker holds is exactly what the CoopConsumer committed.
     conf = conf_for(
         bootstrap, group, rebalance, **{"group.instance.id": "svc-3", "enable.auto.commit": "false"}
@@ -249,7 +239,7 @@ def test_a_member_fenced_by_a_duplicate_instance_id_loses_everything_and_poll_sa
             plain.close()
     # Nothing after the fence, not even the close: the broker keeps the commit made before it (classic);
     # the refused KIP-848 member never owned anything and committed nothing.
-    assert committed(admin, group) == ({} if kip848 else {(topic, 0): 3, (topic, 1): 3})
+    assert committed_offsets(admin, group) == ({} if kip848 else {(topic, 0): 3, (topic, 1): 3})
     if not kip848:
         lost = [e for e in recorder.events if e.kind == "lost"]
         assert len(lost) == 1 and set(lost[0].partitions) == {(topic, 0), (topic, 1)} and lost[0].owned == ()
@@ -270,7 +260,7 @@ def test_a_static_member_that_overran_its_poll_interval_mid_rebalance_loses_with
     """The issue's sandbox scenario: session 6 s, max.poll 7 s, a static member joins in a 10 s stall."""
     topic = topic_factory(4)
     group = unique(f"maxpoll-{rebalance}")
-    produce(bootstrap, topic, 20, 4)
+    produce_keyed(bootstrap, topic, partitions=4, per_partition=20)
     # heartbeat 0.5 s: the stalled member learns of the join's rebalance well inside its 7 s poll limit
     timing = {
         "session_timeout_ms": 6000,
@@ -304,7 +294,7 @@ def test_a_static_member_that_overran_its_poll_interval_mid_rebalance_loses_with
         # cooperative-sticky: librdkafka 2.16 leaves the two partitions of the interrupted revoke unassigned
         # after this rejoin (a plain Consumer does the same; seen on the sandbox), so no coverage check.
         assert stalled.consumer.failure is None
-        broker = committed(admin, group)
+        broker = committed_offsets(admin, group)
     finally:
         stalled.stop()
         if joiner is not None:
@@ -327,7 +317,7 @@ def test_start_offsets_from_the_hook_and_from_a_legacy_on_assign_are_where_fetch
 ) -> None:
     topic = topic_factory(2)
     group = unique(f"start-{rebalance}")
-    produce(bootstrap, topic, 10, 2)
+    produce_keyed(bootstrap, topic, partitions=2, per_partition=10)
 
     def legacy_on_assign(consumer: Any, partitions: list[TopicPartition]) -> None:
         for tp in partitions:
@@ -349,7 +339,7 @@ def test_start_offsets_from_the_hook_and_from_a_legacy_on_assign_are_where_fetch
         consumer.close()
     assert first == {0: 4, 1: 7}
     # The close committed right after the one record marked done where fetching started.
-    assert committed(admin, group) == {(topic, 0): 5, (topic, 1): 8}
+    assert committed_offsets(admin, group) == {(topic, 0): 5, (topic, 1): 8}
 
 
 # --- suspect 5: a commit that fails for one partition --------------------------------------------
@@ -358,7 +348,7 @@ def test_a_revoke_whose_commit_fails_for_one_partition_reports_what_the_broker_h
 ) -> None:
     topic = topic_factory(2)
     group = unique("partial")
-    produce(bootstrap, topic, 3, 2)
+    produce_keyed(bootstrap, topic, partitions=2, per_partition=3)
     no_auto = {"enable_auto_commit": "false"}
     first = ThreadMember(bootstrap, group, [topic], "eager-range", "first", mark=lambda msg: False, **no_auto)
     second = None
@@ -369,7 +359,7 @@ def test_a_revoke_whose_commit_fails_for_one_partition_reports_what_the_broker_h
         first.call(lambda c: c.store_offsets(offsets=marks))
         second = ThreadMember(bootstrap, group, [topic], "eager-range", "second", **no_auto)
         wait_for(lambda: "revoked" in first.kinds(), what="the eager revoke")
-        broker = committed(admin, group)
+        broker = committed_offsets(admin, group)
     finally:
         first.stop()
         if second is not None:
@@ -390,7 +380,7 @@ def test_a_static_member_fenced_after_its_own_poll_limit_ran_out_is_told_so_and_
     member exists, so the error must not say another member uses the id."""
     topic = topic_factory(2)
     group = unique("self-fenced")
-    produce(bootstrap, topic, 10, 2)
+    produce_keyed(bootstrap, topic, partitions=2, per_partition=10)
     timing = {"session.timeout.ms": "6000", "max.poll.interval.ms": "6000", "heartbeat.interval.ms": "500"}
     conf = conf_for(bootstrap, group, "cooperative-sticky", **{"group.instance.id": f"{group}-0", **timing})
     conf["enable.auto.commit"] = "false"
@@ -422,7 +412,7 @@ def test_a_static_member_fenced_after_its_own_poll_limit_ran_out_is_told_so_and_
                 consumer.poll(0.2)
             except ConsumerFailed as exc:
                 failure = exc
-        broker = committed(admin, group)
+        broker = committed_offsets(admin, group)
     finally:
         consumer.close()
     assert isinstance(failure, ConsumerFailed), f"no fatal error; events {recorder.kinds()}"

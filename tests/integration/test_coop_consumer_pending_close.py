@@ -31,11 +31,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer
 
 from kafka_coop.admin import ClusterAdmin
 from tests.integration.aio_members import AioMember
-from tests.integration.members import REBALANCE_CONF, ThreadMember, wait_for
+from tests.integration.members import REBALANCE_CONF, ThreadMember, committed_offsets, produce_keyed, wait_for
 
 REBALANCES = ["eager-range", "cooperative-sticky", "consumer"]
 MEMBERSHIPS = ["dynamic", "static"]
@@ -66,18 +66,6 @@ CI_INTERRUPT = [
     ("consumer", "dynamic", "asyncio"),
 ]
 FULL_MATRIX = os.environ.get("KAFKA_COOP_FULL_MATRIX") == "1"
-
-
-def produce(bootstrap: str, topic: str) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap})
-    for p in range(PARTITIONS):
-        for i in range(PER_PARTITION):
-            producer.produce(topic, f"{p}-{i}".encode(), partition=p)
-    assert producer.flush(30) == 0
-
-
-def committed(admin: ClusterAdmin, group: str) -> dict[tuple[str, int], int | None]:
-    return {(o.topic, o.partition): o.committed for o in admin.offsets(group)}
 
 
 def start(driver: str, *args: Any, **kwargs: Any) -> Member:
@@ -157,7 +145,7 @@ def test_a_close_while_an_assignment_is_pending_owns_nothing_it_was_not_given_an
         wait_for(split, timeout_s=90, what="the group to split the partitions")
         # Records only now, so each partition is read by its owner in this split and no other.
         mine, theirs = set(member.owned), set(leaver.owned)
-        produce(bootstrap, topic)
+        produce_keyed(bootstrap, topic, partitions=PARTITIONS, per_partition=PER_PARTITION)
         wait_for(
             lambda: (
                 all(len(member.processed.get(p, [])) == PER_PARTITION for p in mine)
@@ -199,7 +187,7 @@ def test_a_close_while_an_assignment_is_pending_owns_nothing_it_was_not_given_an
             leaver.stop()
         if blocker is not None:
             blocker.close()
-    broker = committed(admin, group)
+    broker = committed_offsets(admin, group)
     closing = [e for e in member.events if e.kind == "assigned" and "closing" in (e.error or "")]
     assert closing, f"scenario not reached: no assignment was pending at close; events {member.kinds()}"
     assert closing[-1].partitions == () and closing[-1].owned == (), closing[-1]
@@ -241,7 +229,7 @@ def test_an_interrupt_from_on_revoked_still_commits_what_was_marked_unassigns_an
     topic = topic_factory(PARTITIONS)
     group = unique(f"interrupt-{rebalance}-{membership}-{driver}")
     everything = {(topic, p) for p in range(PARTITIONS)}
-    produce(bootstrap, topic)
+    produce_keyed(bootstrap, topic, partitions=PARTITIONS, per_partition=PER_PARTITION)
     interrupted: list[list[tuple[str, int]]] = []
 
     def on_revoked(partitions: list[tuple[str, int]]) -> None:
@@ -274,7 +262,7 @@ def test_an_interrupt_from_on_revoked_still_commits_what_was_marked_unassigns_an
                 what="the joiner to consume every partition",
             )
         # A static member sends no leave: what it kept waits for its session, so the joiner is not awaited.
-        broker = committed(admin, group)
+        broker = committed_offsets(admin, group)
     finally:
         member.stop()
         if joiner is not None:
