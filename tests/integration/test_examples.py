@@ -44,6 +44,10 @@ def _rows(db: Path) -> dict[int, list[int]]:
     if not db.exists():
         return {}
     with sqlite3.connect(db) as conn:
+        # sqlite creates the file on connect and the service creates the table a moment later: a poll
+        # between the two finds a database without the table, which holds nothing yet.
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'orders'").fetchone():
+            return {}
         rows = conn.execute('SELECT partition, "offset" FROM orders ORDER BY partition, "offset"').fetchall()
     out: dict[int, list[int]] = {}
     for partition, offset in rows:
