@@ -195,12 +195,13 @@ def stop_session() -> None:
 
 # --- reading --------------------------------------------------------------------------------------
 def _file_lines(spark: SparkSession, paths: Sequence[Path]) -> DataFrame:
-    """value, path, pid, row: the row index inside its Spark partition (line numbers come later)."""
+    """value (the line's UTF-8 bytes), path, pid, row: the row index inside its Spark partition (line
+    numbers come later)."""
     mono = F.monotonically_increasing_id()
     return (
         spark.read.text([str(p.absolute()) for p in paths])
         .select(
-            F.col("value"),
+            F.col("value").cast("binary").alias("value"),
             F.input_file_name().alias("path"),
             F.shiftright(mono, ROW_BITS).alias("pid"),
             (mono - F.shiftleft(F.shiftright(mono, ROW_BITS), ROW_BITS)).alias("row"),
@@ -223,7 +224,7 @@ def _kafka_lines(
         .option("failOnDataLoss", "false")
         .load()
         .select(
-            F.col("value").cast("string").alias("value"),
+            F.col("value"),
             F.concat(F.lit("kafka://"), F.col("topic"), F.lit("/"), F.col("partition").cast("string")).alias(
                 "path"
             ),

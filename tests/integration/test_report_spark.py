@@ -172,6 +172,14 @@ TRICKY_LINES = [
     "",
     "   ",
     "\t",
+    "\x1c",  # whitespace to Python's str.strip()
+    # lines that are not ASCII: the decoder parses them as text, ASCII lines from their bytes
+    variant('"group": "g"', '"group": "grüppe"'),
+    variant('"group": "g"', r'"group": "é\ud800"'),
+    variant('"client_id": "c"', '"client_id": "客户"'),
+    "\u00a0" + json.dumps(GOOD),
+    json.dumps(GOOD) + "\u3000",
+    "\u00a0\u3000",
 ]
 
 
@@ -180,7 +188,8 @@ def test_the_decoder_refuses_exactly_the_lines_the_python_reader_refuses() -> No
     for an event the same decoded values (member name, partitions, callback microseconds)."""
     spark = get_session(MASTER)
     frame = spark.createDataFrame([(line,) for line in TRICKY_LINES], "value string")
-    rows = frame.select(F.call_function(DECODE, F.col("value")).alias("d")).select("d.*").collect()
+    utf8 = F.col("value").cast("binary")  # the engine hands the decoder each line's bytes
+    rows = frame.select(F.call_function(DECODE, utf8).alias("d")).select("d.*").collect()
     for line, row in zip(TRICKY_LINES, rows, strict=True):
         if not line.strip():
             assert row["reason"] == "", line
@@ -221,6 +230,25 @@ def test_hand_written_streams_and_malformed_lines_give_the_reference_summary(tmp
         p.name for p in out.iterdir()
     }
     assert list((out / "intervals").glob("*.parquet")), "intervals are written as Parquet"
+
+
+def test_lines_with_bytes_that_are_not_utf8_read_as_the_python_reader_reads_them(tmp_path: Path) -> None:
+    """Undecodable bytes become U+FFFD in both engines (the Python reader's errors="replace"), so a
+    group named with one is the same group, and a line of nothing else is refused by both."""
+    events = prefixed(STREAMS["eager"], "utf8/")
+    text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events)
+    raw = text.replace('"utf8/', '"utf8\u00e9/').encode().replace(b"\xc3\xa9/", b"\xff/", 2) + b"\xfe\xff\n"
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "bytes.jsonl").write_bytes(raw)
+
+    result = spark_report(tmp_path, [tmp_path / "in"])
+
+    events_read, malformed = read_event_lines([tmp_path / "in"])
+    assert result.summary == summarize(events_read).model_copy(update={"malformed": len(malformed)})
+    assert [(m.path, m.line, m.reason) for m in result.malformed] == [
+        (m.path, m.line, m.reason) for m in malformed
+    ]
+    assert any("\ufffd" in str(e["group"]) for e in events_read), "the test holds an undecodable byte"
 
 
 def test_generated_random_streams_give_the_reference_summary(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.json.JsonReadFeature;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.Row;
@@ -35,7 +36,7 @@ import org.apache.spark.sql.api.java.UDF1;
  * hands to Arrow a list element by element, a binary value in one copy, and a delta names one topic
  * almost always.
  */
-public final class EventDecoder implements UDF1<String, Row> {
+public final class EventDecoder implements UDF1<byte[], Row> {
   private static final long serialVersionUID = 1L;
   private static final JsonFactory FACTORY =
       JsonFactory.builder().enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS).build();
@@ -77,16 +78,55 @@ public final class EventDecoder implements UDF1<String, Row> {
     }
   }
 
+  /**
+   * A line's UTF-8 bytes (a text line cast to binary, or a Kafka record's value). An ASCII line is
+   * parsed from its bytes: the same characters as its text, without decoding it into a String first;
+   * any other line is decoded as Spark decodes text (malformed bytes become U+FFFD, as the Python
+   * reader's errors="replace" does) and parsed as that text.
+   */
   @Override
-  public Row call(String text) {
-    if (text == null) {
+  public Row call(byte[] raw) {
+    if (raw == null) {
       return malformed("invalid JSON");  // a Kafka record without a value
     }
+    boolean blank = true;
+    boolean escapes = false;
+    for (int i = 0; i < raw.length; i++) {
+      byte b = raw[i];
+      if (b < 0) {
+        return decode(new String(raw, StandardCharsets.UTF_8));
+      }
+      if (blank && !Character.isWhitespace((char) b)) {  // Python's whitespace, for ASCII
+        blank = false;
+      }
+      if (b == 'u' && i > 0 && raw[i - 1] == '\\') {
+        escapes = true;
+      }
+    }
+    if (blank) {
+      return BLANK;
+    }
+    try (JsonParser p = FACTORY.createParser(raw)) {
+      return decode(p, new Line(escapes));
+    } catch (IOException e) {
+      return malformed("invalid JSON");
+    }
+  }
+
+  /** One line of text. */
+  static Row decode(String text) {
     if (isBlank(text)) {
       return BLANK;
     }
-    Line line = new Line(text.indexOf("\\u") >= 0);  // only escapes can make a lone surrogate
     try (JsonParser p = FACTORY.createParser(text)) {
+      return decode(p, new Line(text.indexOf("\\u") >= 0));  // only escapes can make a lone surrogate
+    } catch (IOException e) {
+      return malformed("invalid JSON");
+    }
+  }
+
+  private static Row decode(JsonParser p, Line line) {
+    try {
       JsonToken first = p.nextToken();
       if (first != JsonToken.START_OBJECT) {
         p.skipChildren();
@@ -338,8 +378,26 @@ public final class EventDecoder implements UDF1<String, Row> {
     return t == JsonToken.VALUE_NUMBER_INT && p.getNumberType() != JsonParser.NumberType.BIG_INTEGER;
   }
 
+  /** FIELDS' index of a key (a hash switch: this runs for every key of every line). */
   private static int indexOf(String name) {
-    return indexIn(FIELDS, name);
+    switch (name) {
+      case "v": return 0;
+      case "ts_ms": return 1;
+      case "seq": return 2;
+      case "group": return 3;
+      case "member_id": return 4;
+      case "instance_id": return 5;
+      case "client_id": return 6;
+      case "protocol": return 7;
+      case "kind": return 8;
+      case "partitions": return 9;
+      case "owned": return 10;
+      case "callback_ms": return 11;
+      case "committed": return 12;
+      case "error": return 13;
+      case "commit_ms": return 14;
+      default: return -1;
+    }
   }
 
   private static int indexIn(String[] names, String name) {
