@@ -23,6 +23,7 @@ $(STAMP): pyproject.toml constraints.txt
 jars: $(STAMP)
 	$(BIN)/kafka-coop sandbox prepare
 	$(BIN)/python -m kafka_coop.analytics._spark_jars
+	$(BIN)/python -m kafka_coop.analytics._spark
 	$(BIN)/python -m kafka_coop.sandbox._toxiproxy
 
 interop: $(STAMP)

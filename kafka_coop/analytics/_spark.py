@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import os
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -90,11 +91,16 @@ ARROW_BATCH_ROWS: Final = 100_000
 # vector (ArrowWriter.sizeInBytes): over half the JVM time of feeding the Python tasks in a profile (JFR,
 # 2 M events). Exactly Int.MaxValue skips the check; batches stay bounded by ARROW_BATCH_ROWS.
 NO_ARROW_BYTE_LIMIT: Final = 2**31 - 1
+# The engine hands Spark files, not directories (`expand_paths`): above Spark's default of 32 paths it
+# lists them with a Spark job of one task per file (0.7 s for the benchmark's 40), the driver does it in
+# a few stat calls.
+LIST_ON_DRIVER_UP_TO: Final = 10_000
 # A task allocates and frees a few GB of numpy temporaries; glibc's defaults hand large blocks back to
 # the OS at once, so the next task of the same Python worker faults every page in again (measured: the
 # first analysis of 1.25 M events 4.4 s, 2.2 s with these, warm 1.5 s).
 WORKER_ENV: Final = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(8 << 30)}
 DECODE: Final = "kafka_coop_decode"
+TRAINING_TIMEOUT_S: Final = 300
 
 DECODED: Final = StructType(
     [
@@ -134,11 +140,18 @@ def _log_config() -> Path:
     return path
 
 
+def java_options() -> str:
+    """The JVM options of the driver and the executors (the driver adds its AppCDS archive's)."""
+    log = _log_config()
+    return f"-Dlog4j2.configurationFile=file:{log} -Dlog4j.configurationFile=file:{log} -XX:+UseParallelGC"
+
+
 def get_session(master: str | None = None, *, kafka: bool = False) -> SparkSession:
     """One quiet SparkSession per process (tests share it), with our decoder registered and the Kafka
     connector on its classpath whenever it is cached (fetched first when a `kafka://` source needs it).
     Python workers run this interpreter, so they import the same kafka_coop, numpy and pyarrow."""
     global _session  # noqa: PLW0603  # one JVM per process, as Spark itself insists
+    from kafka_coop.analytics._spark_cds import archive_options
     from kafka_coop.analytics._spark_jars import (
         DECODER_CLASS,
         cached_kafka_jars,
@@ -153,8 +166,8 @@ def get_session(master: str | None = None, *, kafka: bool = False) -> SparkSessi
         _session.stop()
         _session = None
     jars = [decoder_jar(), *(resolve_kafka_jars() if kafka else (cached_kafka_jars() or []))]
-    log = _log_config()
-    java_opts = f"-Dlog4j2.configurationFile=file:{log} -Dlog4j.configurationFile=file:{log}"
+    java_opts = java_options()
+    driver_opts = " ".join([java_opts, *archive_options(java_opts)])
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.master(master or DEFAULT_MASTER)
@@ -162,7 +175,7 @@ def get_session(master: str | None = None, *, kafka: bool = False) -> SparkSessi
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", DRIVER_MEMORY)
-        .config("spark.driver.extraJavaOptions", java_opts)
+        .config("spark.driver.extraJavaOptions", driver_opts)
         .config("spark.executor.extraJavaOptions", java_opts)
         .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
         .config("spark.sql.session.timeZone", "UTC")
@@ -170,6 +183,7 @@ def get_session(master: str | None = None, *, kafka: bool = False) -> SparkSessi
         .config("spark.jars", ",".join(str(j) for j in jars))
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(ARROW_BATCH_ROWS))
         .config("spark.sql.execution.arrow.maxBytesPerBatch", str(NO_ARROW_BYTE_LIMIT))
+        .config("spark.sql.sources.parallelPartitionDiscovery.threshold", str(LIST_ON_DRIVER_UP_TO))
     )
     for name, value in WORKER_ENV.items():
         builder = builder.config(f"spark.executorEnv.{name}", value)
@@ -396,3 +410,40 @@ def _line_numbers(lines: DataFrame, bad: list[dict[str, Any]]) -> dict[tuple[str
 def _local_path(uri: str) -> str:
     parsed = urlparse(uri)
     return unquote(parsed.path) if parsed.scheme == "file" else uri
+
+
+# --- the driver's class archive (`_spark_cds`) ----------------------------------------------------
+def _train_class_archive(tmp: Path) -> None:
+    """The training child: the engine over a small generated stream, then the driver JVM exits and
+    writes the archive (`-XX:ArchiveClassesAtExit`, which `get_session` adds in this child)."""
+    from pyspark import SparkContext
+
+    from kafka_coop.analytics._generate import write_jsonl
+    from kafka_coop.analytics._spark_cds import TRAINING_EVENTS
+
+    write_jsonl(tmp / "events", TRAINING_EVENTS, files=2)
+    spark_engine([str(tmp / "events")], tmp / "out", master="local[2]")
+    gateway = SparkContext._gateway
+    if gateway is None:
+        raise RuntimeError("no Spark driver JVM was started")
+    jvm: subprocess.Popen[bytes] = gateway.proc  # the driver JVM PySpark started
+    stop_session()
+    if jvm.stdin is not None:
+        jvm.stdin.close()  # PySpark's gateway exits when its stdin closes; the archive is written then
+    jvm.wait(TRAINING_TIMEOUT_S)
+
+
+def main(argv: Sequence[str]) -> None:
+    """`python -m kafka_coop.analytics._spark`: make the driver's class archive once (`make setup`)."""
+    from kafka_coop.analytics._spark_cds import TRAINING_FLAG, make_archive
+
+    if len(argv) == 2 and argv[0] == TRAINING_FLAG:
+        _train_class_archive(Path(argv[1]))
+        return
+    print(f"Spark driver class archive (AppCDS): {make_archive(java_options()) or 'not made by this JDK'}")  # noqa: T201
+
+
+if __name__ == "__main__":  # run the imported module's code, not a second copy of it named __main__
+    from kafka_coop.analytics._spark import main as _main
+
+    _main(sys.argv[1:])

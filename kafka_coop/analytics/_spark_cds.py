@@ -1,0 +1,94 @@
+"""The Spark driver JVM's AppCDS archive: the classes a report loads, mapped in at start instead of
+loaded, verified and linked one by one.
+
+A report's JVM loads some ten thousand classes from PySpark's jars before its first task: the session
+start (6-8 s on two cores, mostly one thread loading classes) and the first query's planning. A dynamic
+AppCDS archive of those classes (JDK 13+) cut the session start from 6.1-6.5 s to 3.8-4.3 s and the time
+to the first stage from 2.4-2.9 s to 1.5-1.7 s (2 M events, same-minute A/B, docs/benchmarks.md).
+
+The archive is made once by a training run (`make setup` runs `python -m kafka_coop.analytics._spark`,
+which calls `make_archive`): a child process runs the engine over a small generated stream with
+`-XX:ArchiveClassesAtExit` and the JVM writes the archive as it exits. It is keyed by the
+`java` binary, PySpark's version and jars, and the driver's JVM options, since a JVM only maps an archive
+made with the same classpath; a report run without one (never trained, or a JDK that cannot) starts as
+before. Only the driver uses it: a cluster's executors run their own JVMs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Final
+
+from kafka_coop.sandbox import cache_dir
+
+TRAINING_ENV: Final = "KAFKA_COOP_SPARK_CDS_TRAINING"  # set in the training child: where to write it
+TRAINING_FLAG: Final = "--train-class-archive"  # `python -m kafka_coop.analytics._spark` runs the child
+TRAINING_EVENTS: Final = 20_000
+TRAINING_TIMEOUT_S: Final = 300
+# A JVM that cannot map an archive says so on stdout; the report's output must not change because of it.
+QUIET: Final = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
+
+
+def archive_path(java_options: str) -> Path | None:
+    """Where the archive for the `java` on PATH, this PySpark and these driver options lives; None
+    without Java or PySpark."""
+    java = shutil.which("java")
+    if java is None:
+        return None
+    try:
+        import pyspark
+    except ImportError:
+        return None
+    binary = Path(java).resolve()
+    stat = binary.stat()
+    jars = Path(pyspark.__file__).resolve().parent / "jars"
+    listing = sorted(p.name for p in jars.glob("*.jar"))
+    key = f"{binary}:{stat.st_size}:{stat.st_mtime_ns}:{pyspark.__version__}:{jars}:{listing}:{java_options}"
+    return cache_dir() / "spark-cds" / f"driver-{hashlib.sha256(key.encode()).hexdigest()[:16]}.jsa"
+
+
+def archive_options(java_options: str) -> list[str]:
+    """The driver's extra JVM options for the archive: write it (in the training child), map it (when
+    one was made), or none."""
+    training = os.environ.get(TRAINING_ENV)
+    if training:
+        return [f"-XX:ArchiveClassesAtExit={training}", *QUIET]
+    archive = archive_path(java_options)
+    if archive is not None and archive.exists():
+        return [f"-XX:SharedArchiveFile={archive}", *QUIET]
+    return []
+
+
+def make_archive(java_options: str) -> Path | None:
+    """Train the archive once (a child process runs a small report); its path, or None if this JDK did
+    not write one (the report then runs without, as before)."""
+    archive = archive_path(java_options)
+    if archive is None:
+        return None
+    if archive.exists():
+        return archive
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    partial = archive.with_name(f"{archive.name}.{os.getpid()}.partial")
+    with tempfile.TemporaryDirectory(prefix="kafka-coop-spark-cds-") as tmp:
+        proc = subprocess.run(
+            [sys.executable, "-m", "kafka_coop.analytics._spark", TRAINING_FLAG, tmp],
+            env={**os.environ, TRAINING_ENV: str(partial)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=TRAINING_TIMEOUT_S,
+            check=False,
+        )
+    if proc.returncode == 0 and partial.exists() and partial.stat().st_size > 0:
+        os.replace(partial, archive)
+        return archive
+    with contextlib.suppress(OSError):
+        partial.unlink()
+    return None
