@@ -20,7 +20,7 @@ import pytest
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
-from kafka_coop.sandbox import Fleet, Sandbox, free_port
+from kafka_coop.sandbox import Fleet, NetworkFaults, Sandbox, Toxiproxy, free_port
 
 _counter = itertools.count()
 
@@ -88,6 +88,18 @@ def topic_factory(admin: ClusterAdmin, unique: Callable[[str], str]) -> Callable
 def fleet(bootstrap: str, tmp_path: Path) -> Iterator[Fleet]:
     with Fleet(bootstrap, tmp_path / "fleet") as f:
         yield f
+
+
+@pytest.fixture(scope="module")
+def faults(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetworkFaults]:
+    """A toxiproxy per test module in front of the sandbox broker, healed when the module ends, so a
+    module's toxics never reach the next module's members."""
+    with Toxiproxy(tmp_path_factory.mktemp("toxiproxy")) as proxy:
+        net = NetworkFaults(sandbox, proxy)
+        try:
+            yield net
+        finally:
+            net.heal()
 
 
 @pytest.fixture(scope="session")

@@ -19,29 +19,19 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from confluent_kafka import Producer
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
-from kafka_coop.sandbox import NetworkFaults, Sandbox, Toxiproxy
+from kafka_coop.sandbox import NetworkFaults
 from tests.integration.members import ThreadMember, wait_for
 
 RESPONSE_DELAY_MS = 3000
 PARTITIONS = 4
 MARKED_BELOW = 6
-
-
-@pytest.fixture(scope="module")
-def faults(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetworkFaults]:
-    with Toxiproxy(tmp_path_factory.mktemp("toxiproxy")) as proxy:
-        net = NetworkFaults(sandbox, proxy)
-        try:
-            yield net
-        finally:
-            net.heal()
 
 
 def delay_answers(faults: NetworkFaults, ms: int) -> None:

@@ -13,11 +13,9 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from kafka_coop.admin import ClusterAdmin, LiveGroup
 from kafka_coop.sandbox import (
@@ -26,7 +24,6 @@ from kafka_coop.sandbox import (
     NetworkFaults,
     Sandbox,
     SteadyProducer,
-    Toxiproxy,
     audit_when_drained,
 )
 
@@ -35,16 +32,6 @@ from kafka_coop.sandbox import (
 # for an answer that never comes, so the member reconnects soon after the heal.
 FAST_SESSION = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000"}
 CUT_MEMBER = {**FAST_SESSION, "socket.timeout.ms": "10000"}
-
-
-@pytest.fixture(scope="module")
-def faults(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NetworkFaults]:
-    with Toxiproxy(tmp_path_factory.mktemp("toxiproxy")) as proxy:
-        net = NetworkFaults(sandbox, proxy)
-        try:
-            yield net
-        finally:
-            net.heal()
 
 
 def _wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
