@@ -16,7 +16,6 @@ before. Only the driver uses it: a cluster's executors run their own JVMs.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import shutil
@@ -26,6 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
+from kafka_coop._jvm_archive import jdk_key, partial_path, publish
 from kafka_coop.sandbox import cache_dir
 
 TRAINING_ENV: Final = "KAFKA_COOP_SPARK_CDS_TRAINING"  # set in the training child: where to write it
@@ -46,11 +46,9 @@ def archive_path(java_options: str) -> Path | None:
         import pyspark
     except ImportError:
         return None
-    binary = Path(java).resolve()
-    stat = binary.stat()
     jars = Path(pyspark.__file__).resolve().parent / "jars"
     listing = sorted(p.name for p in jars.glob("*.jar"))
-    key = f"{binary}:{stat.st_size}:{stat.st_mtime_ns}:{pyspark.__version__}:{jars}:{listing}:{java_options}"
+    key = f"{jdk_key(java)}:{pyspark.__version__}:{jars}:{listing}:{java_options}"
     return cache_dir() / "spark-cds" / f"driver-{hashlib.sha256(key.encode()).hexdigest()[:16]}.jsa"
 
 
@@ -75,7 +73,7 @@ def make_archive(java_options: str) -> Path | None:
     if archive.exists():
         return archive
     archive.parent.mkdir(parents=True, exist_ok=True)
-    partial = archive.with_name(f"{archive.name}.{os.getpid()}.partial")
+    partial = partial_path(archive)
     with tempfile.TemporaryDirectory(prefix="kafka-coop-spark-cds-") as tmp:
         proc = subprocess.run(
             [sys.executable, "-m", "kafka_coop.analytics._spark", TRAINING_FLAG, tmp],
@@ -86,9 +84,4 @@ def make_archive(java_options: str) -> Path | None:
             timeout=TRAINING_TIMEOUT_S,
             check=False,
         )
-    if proc.returncode == 0 and partial.exists() and partial.stat().st_size > 0:
-        os.replace(partial, archive)
-        return archive
-    with contextlib.suppress(OSError):
-        partial.unlink()
-    return None
+    return archive if publish(partial, archive, trained=proc.returncode == 0) else None

@@ -11,9 +11,7 @@ about half the CPU of a start (measured: start to first assignment 775 ms -> 378
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import shutil
 import signal
 import subprocess
@@ -22,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from kafka_coop._javac import compile_java, jar_of
+from kafka_coop._jvm_archive import jdk_key, partial_path, publish
 from kafka_coop._vocab import GroupProtocol
 from kafka_coop.sandbox._broker import free_port
 from kafka_coop.sandbox._jars import resolve_kafka_jars
@@ -69,9 +68,7 @@ def java_member_archive(
     if java is None:
         return None
     classpath = java_member_classpath(kafka_version, cache=cache)
-    binary = Path(java).resolve()
-    stat = binary.stat()
-    key = f"{binary}:{stat.st_size}:{stat.st_mtime_ns}:{classpath}:{' '.join(JVM_OPTIONS)}"
+    key = f"{jdk_key(java)}:{classpath}:{' '.join(JVM_OPTIONS)}"
     if group_protocol != "classic":  # the classic archive keeps its key: no retraining for it
         key += f":{group_protocol}"
     classes = Path(classpath.split(":", 1)[0]).parent
@@ -81,7 +78,7 @@ def java_member_archive(
         return archive
     if failed.exists():
         return None
-    if _train_archive(str(binary), classpath, archive, group_protocol):
+    if _train_archive(str(Path(java).resolve()), classpath, archive, group_protocol):
         return archive
     failed.touch()
     return None
@@ -89,7 +86,7 @@ def java_member_archive(
 
 def _train_archive(java: str, classpath: str, archive: Path, group_protocol: GroupProtocol) -> bool:
     """Run the member once against a closed port with -XX:ArchiveClassesAtExit; True if it wrote one."""
-    partial = archive.with_name(f"{archive.name}.{os.getpid()}.partial")
+    partial = partial_path(archive)
     with tempfile.TemporaryDirectory(prefix="kafka-coop-cds-") as tmp:
         cmd = [
             java,
@@ -123,9 +120,4 @@ def _train_archive(java: str, classpath: str, archive: Path, group_protocol: Gro
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-    if partial.exists() and partial.stat().st_size > 0:
-        os.replace(partial, archive)
-        return True
-    with contextlib.suppress(OSError):
-        partial.unlink()
-    return False
+    return publish(partial, archive)
