@@ -11,6 +11,7 @@ figures of each stream, and the totals are their sums. Nothing here skips: no Ja
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,9 +29,11 @@ from kafka_coop.analytics import (
     summarize,
 )
 from kafka_coop.analytics._columnar import decode_event
+from kafka_coop.analytics._generate import event_line
 from kafka_coop.analytics._read import validate_line
 from kafka_coop.analytics._report import python_engine
-from kafka_coop.analytics._spark import DECODE, get_session, spark_engine, stop_session
+from kafka_coop.analytics._spark import DECODE, DECODED, get_session, spark_engine, stop_session
+from kafka_coop.analytics._spark_jars import DECODER_CLASS
 from kafka_coop.events import RebalanceEvent
 from kafka_coop.sinks import KafkaTopicSink
 from tests.conftest import CliResult
@@ -183,14 +186,21 @@ TRICKY_LINES = [
 ]
 
 
+def compact(line: str) -> str:
+    """The line with the separators kafka-coop's writers use (no space), which the decoder's fast path
+    takes; the spaced form mostly exercises the same path with whitespace between tokens."""
+    return line.replace('", "', '","').replace('": ', '":').replace("], [", "],[").replace(", ", ",")
+
+
 def test_the_decoder_refuses_exactly_the_lines_the_python_reader_refuses() -> None:
     """The JVM decoder and the Python reader (pydantic, strict) agree line by line: same verdict, and
     for an event the same decoded values (member name, partitions, callback microseconds)."""
     spark = get_session(MASTER)
-    frame = spark.createDataFrame([(line,) for line in TRICKY_LINES], "value string")
+    lines = TRICKY_LINES + [compact(line) for line in TRICKY_LINES]
+    frame = spark.createDataFrame([(line,) for line in lines], "value string")
     utf8 = F.col("value").cast("binary")  # the engine hands the decoder each line's bytes
     rows = frame.select(F.call_function(DECODE, utf8).alias("d")).select("d.*").collect()
-    for line, row in zip(TRICKY_LINES, rows, strict=True):
+    for line, row in zip(lines, rows, strict=True):
         if not line.strip():
             assert row["reason"] == "", line
             continue
@@ -201,6 +211,79 @@ def test_the_decoder_refuses_exactly_the_lines_the_python_reader_refuses() -> No
             assert row["reason"] is None, f"the decoder refused a valid line ({row['reason']}): {line}"
             decoded = {k: v for k, v in row.asDict().items() if k != "reason"}
             assert decoded == decode_event(verdict), line
+
+
+def writers_lines() -> list[str]:
+    """Lines as kafka-coop writes them: the event sinks (pydantic's JSON) and the generator."""
+    events = list(generate_events(400, seed=3, members=5, partitions=6))
+    lines = [RebalanceEvent.model_validate(e).model_dump_json() for e in events]
+    lines += [event_line(e).rstrip("\n") for e in events]
+    lines += [
+        RebalanceEvent.model_validate(
+            {**e, "error": "commit failed: broker down", "commit_ms": 0.5, "instance_id": None}
+        ).model_dump_json()
+        for e in events[:50]
+    ]
+    return lines
+
+
+MUTATION_BYTES = '{}[],:" 0123456789.-+eEnulltruefalse\\\tx\u00e9'
+
+
+def mutations(lines: list[str], count: int, seed: int) -> list[str]:
+    """Lines one or two random edits away from a writer's line: mostly invalid, some still valid."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        line = rng.choice(lines)
+        for _ in range(rng.choice((1, 1, 2))):
+            at = rng.randrange(len(line))
+            edit = rng.randrange(4)
+            if edit == 0:
+                line = line[:at] + line[at + 1 :]
+            elif edit == 1:
+                line = line[:at] + rng.choice(MUTATION_BYTES) + line[at:]
+            elif edit == 2:
+                line = line[:at] + rng.choice(MUTATION_BYTES) + line[at + 1 :]
+            else:
+                line = line[:at] + line[at] + line[at:]
+        out.append(line)
+    return out
+
+
+def decoded_by(udf_class: str, lines: list[str]) -> list[Any]:
+    spark = get_session(MASTER)
+    name = "kc_" + udf_class.rsplit("$", 1)[-1].lower()
+    spark.udf.registerJavaFunction(name, f"{DECODER_CLASS}${udf_class}", DECODED)
+    frame = spark.createDataFrame([(line,) for line in lines], "value string")
+    return [
+        row["d"]
+        for row in frame.select(F.call_function(name, F.col("value").cast("binary")).alias("d")).collect()
+    ]
+
+
+def test_the_decoders_fast_path_takes_every_line_kafka_coops_writers_write() -> None:
+    """The fast path is the decoder's speed (docs/benchmarks.md): a writer's line that fell through to
+    the general path would still decode right, only slower, so only this test would notice."""
+    lines = writers_lines()
+    fast = decoded_by("FastOnly", lines)
+    assert [line for line, row in zip(lines, fast, strict=True) if row is None] == []
+    assert fast == decoded_by("General", lines)
+
+
+def test_the_decoders_fast_path_agrees_with_the_general_path_on_every_line_it_takes() -> None:
+    """Differential check over mutated lines: the fast path may decline any line, but a line it takes
+    must decode exactly as the general (Jackson) path decodes it, and the general path must take it."""
+    lines = mutations(writers_lines(), 20_000, seed=18)
+    lines += [compact(line) for line in TRICKY_LINES]
+    fast = decoded_by("FastOnly", lines)
+    general = decoded_by("General", lines)
+    taken = [(line, f, g) for line, f, g in zip(lines, fast, general, strict=True) if f is not None]
+    assert len(taken) > 1_000, "the mutations should leave many lines valid for the fast path"
+    assert [(line, f, g) for line, f, g in taken if f != g] == []
+    assert any(f is None and g["reason"] is None for f, g in zip(fast, general, strict=True)), (
+        "some valid lines should fall to the general path (exponents, escapes, spaces at the ends)"
+    )
 
 
 def test_hand_written_streams_and_malformed_lines_give_the_reference_summary(tmp_path: Path) -> None:

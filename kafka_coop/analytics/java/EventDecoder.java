@@ -89,6 +89,31 @@ public final class EventDecoder implements UDF1<byte[], Row> {
     if (raw == null) {
       return malformed("invalid JSON");  // a Kafka record without a value
     }
+    Row event = Fast.decode(raw);
+    return event != null ? event : general(raw);
+  }
+
+  /** The general path alone (Jackson): the decoder the fast path must agree with, for tests. */
+  public static final class General implements UDF1<byte[], Row> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public Row call(byte[] raw) {
+      return raw == null ? malformed("invalid JSON") : general(raw);
+    }
+  }
+
+  /** The fast path alone: null for every line it leaves to the general path, for tests. */
+  public static final class FastOnly implements UDF1<byte[], Row> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public Row call(byte[] raw) {
+      return raw == null ? null : Fast.decode(raw);
+    }
+  }
+
+  static Row general(byte[] raw) {
     boolean blank = true;
     boolean escapes = false;
     for (int i = 0; i < raw.length; i++) {
@@ -166,6 +191,11 @@ public final class EventDecoder implements UDF1<byte[], Row> {
     if (line.extra != null) {
       return malformed(line.extra + ": Extra inputs are not permitted");
     }
+    return event(line);
+  }
+
+  /** A valid line's row (both paths). */
+  private static Row event(Line line) {
     String member = nonEmpty(line.instanceId) ? line.instanceId : nonEmpty(line.clientId) ? line.clientId : line.memberId;
     long callbackUs = (long) Math.floor(line.callbackMs * 1000 + 0.5);
     Delta delta = line.delta;
@@ -337,6 +367,355 @@ public final class EventDecoder implements UDF1<byte[], Row> {
 
   private static String at(String name, int index) {
     return name + "." + index;
+  }
+
+  /**
+   * The fast path: a line in the shape kafka-coop's own writers produce, decoded in one pass over its
+   * bytes without Jackson, which was half of the decoder's time (docs/benchmarks.md). It takes only
+   * lines it can prove valid: ASCII, every key known and given once, strings without escapes or
+   * control characters, integers of at most 18 digits without a sign, plain decimals (no exponent, at
+   * most 15 significant digits, so `m / 10^k` is the correctly rounded double Jackson's parse gives),
+   * JSON whitespace between tokens. Anything else, valid or not, returns null and takes the general
+   * path, so this path only has to agree with it on the lines it takes (held to it line by line by the
+   * integration tests, over the writers' lines and mutations of them).
+   */
+  static final class Fast {
+    private static final byte[][] KEYS = new byte[FIELDS.length][];
+    private static final byte[][] KIND_BYTES = new byte[KINDS.length][];
+    private static final byte[][] PROTOCOL_BYTES = new byte[PROTOCOLS.length][];
+    private static final double[] POW10 = new double[23];
+    private static final long EXACT = 1_000_000_000_000_000L;  // 1e15 < 2^53: every mantissa below is exact
+    private static final int REQUIRED_MASK;
+
+    static {
+      int mask = 0;
+      for (int f = 0; f < FIELDS.length; f++) {
+        KEYS[f] = FIELDS[f].getBytes(StandardCharsets.US_ASCII);
+        mask |= REQUIRED[f] ? 1 << f : 0;
+      }
+      REQUIRED_MASK = mask;
+      for (int k = 0; k < KINDS.length; k++) {
+        KIND_BYTES[k] = KINDS[k].getBytes(StandardCharsets.US_ASCII);
+      }
+      for (int k = 0; k < PROTOCOLS.length; k++) {
+        PROTOCOL_BYTES[k] = PROTOCOLS[k].getBytes(StandardCharsets.US_ASCII);
+      }
+      double p = 1;
+      for (int k = 0; k < POW10.length; k++) {
+        POW10[k] = p;
+        p *= 10;  // exact up to 1e22
+      }
+    }
+
+    private final byte[] b;
+    private final int n;
+    private int i;
+    private int start;  // the last string's first byte
+    private int length;  // the last string's length, -1 when it was not a plain string
+    private long number;  // the last integer
+    private double decimal;  // the last decimal
+    private final Line line = new Line(false);
+
+    private Fast(byte[] b) {
+      this.b = b;
+      this.n = b.length;
+    }
+
+    static Row decode(byte[] raw) {
+      return new Fast(raw).line();
+    }
+
+    private Row line() {
+      if (n < 2 || b[0] != '{' || b[n - 1] != '}') {
+        return null;
+      }
+      i = 1;
+      int seen = 0;
+      int next = 0;  // the key expected next, in the writers' order
+      while (true) {
+        space();
+        int field = key(next);
+        if (field < 0 || (seen & (1 << field)) != 0) {
+          return null;
+        }
+        seen |= 1 << field;
+        next = field + 1;
+        space();
+        if (!value(field)) {
+          return null;
+        }
+        space();
+        if (i >= n) {
+          return null;
+        }
+        byte c = b[i++];
+        if (c == '}') {
+          break;
+        }
+        if (c != ',') {
+          return null;
+        }
+      }
+      if (i != n || (seen & REQUIRED_MASK) != REQUIRED_MASK) {
+        return null;
+      }
+      return event(line);
+    }
+
+    private void space() {
+      while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r')) {
+        i++;
+      }
+    }
+
+    private boolean expect(byte c) {
+      if (i < n && b[i] == c) {
+        i++;
+        return true;
+      }
+      return false;
+    }
+
+    /** A key and its colon; the field's index or -1. The expected key is tried first. */
+    private int key(int next) {
+      if (!string()) {
+        return -1;
+      }
+      int field = -1;
+      if (next < KEYS.length && same(KEYS[next])) {
+        field = next;
+      } else {
+        for (int f = 0; f < KEYS.length; f++) {
+          if (same(KEYS[f])) {
+            field = f;
+            break;
+          }
+        }
+      }
+      space();
+      return expect((byte) ':') ? field : -1;
+    }
+
+    /** The last string equals these bytes. */
+    private boolean same(byte[] text) {
+      return text.length == length && java.util.Arrays.equals(b, start, start + length, text, 0, length);
+    }
+
+    /** A string without escapes, control or non-ASCII characters; sets start/length. */
+    private boolean string() {
+      if (!expect((byte) '"')) {
+        return false;
+      }
+      start = i;
+      while (i < n) {
+        byte c = b[i];
+        if (c == '"') {
+          length = i - start;
+          i++;
+          return true;
+        }
+        if (c < 0x20 || c == '\\') {  // also non-ASCII: bytes are signed
+          return false;
+        }
+        i++;
+      }
+      return false;
+    }
+
+    private String text() {
+      return new String(b, start, length, StandardCharsets.ISO_8859_1);  // ASCII: a plain copy
+    }
+
+    private boolean literalNull() {
+      if (i + 4 <= n && b[i] == 'n' && b[i + 1] == 'u' && b[i + 2] == 'l' && b[i + 3] == 'l') {
+        i += 4;
+        return true;
+      }
+      return false;
+    }
+
+    /** An unsigned integer of 1-18 digits without a leading zero; sets number. */
+    private boolean integer() {
+      int from = i;
+      long value = 0;
+      while (i < n && b[i] >= '0' && b[i] <= '9') {
+        value = value * 10 + (b[i] - '0');
+        i++;
+      }
+      int digits = i - from;
+      if (digits == 0 || digits > 18 || (digits > 1 && b[from] == '0')) {
+        return false;
+      }
+      number = value;
+      return true;
+    }
+
+    /** An unsigned `int` or `int.frac` of at most 15 significant digits; sets decimal. */
+    private boolean decimal() {
+      if (!integer()) {
+        return false;
+      }
+      long mantissa = number;
+      int scale = 0;
+      if (i < n && b[i] == '.') {
+        i++;
+        int from = i;
+        while (i < n && b[i] >= '0' && b[i] <= '9') {
+          if (mantissa >= EXACT || i - from >= POW10.length - 1) {
+            return false;
+          }
+          mantissa = mantissa * 10 + (b[i] - '0');
+          i++;
+        }
+        scale = i - from;
+        if (scale == 0) {
+          return false;
+        }
+      }
+      if (mantissa >= EXACT) {
+        return false;
+      }
+      decimal = (double) mantissa / POW10[scale];
+      return true;
+    }
+
+    private int oneOf(byte[][] names) {
+      if (!string()) {
+        return -1;
+      }
+      for (int k = 0; k < names.length; k++) {
+        if (same(names[k])) {
+          return k;
+        }
+      }
+      return -1;
+    }
+
+    private boolean value(int field) {
+      switch (field) {
+        case 0:  // v
+          return integer() && number == 1;
+        case 1:
+          if (!integer()) {
+            return false;
+          }
+          line.ts = number;
+          return true;
+        case 2:
+          if (!integer()) {
+            return false;
+          }
+          line.seq = number;
+          return true;
+        case 3:
+          if (!string()) {
+            return false;
+          }
+          line.group = text();
+          return true;
+        case 4:
+          if (!string()) {
+            return false;
+          }
+          line.memberId = text();
+          return true;
+        case 5:
+          if (literalNull()) {
+            line.instanceId = null;
+            return true;
+          }
+          if (!string()) {
+            return false;
+          }
+          line.instanceId = text();
+          return true;
+        case 6:
+          if (!string()) {
+            return false;
+          }
+          line.clientId = text();
+          return true;
+        case 7:
+          line.protocol = oneOf(PROTOCOL_BYTES);
+          return line.protocol >= 0;
+        case 8:
+          line.kind = oneOf(KIND_BYTES);
+          return line.kind >= 0;
+        case 9:
+          line.delta = new Delta();
+          return tuples(2, line.delta) >= 0;
+        case 10:
+          line.owned = tuples(2, null);
+          return line.owned >= 0;
+        case 11:
+          if (!decimal() || !(decimal <= MAX_CALLBACK_MS)) {
+            return false;
+          }
+          line.callbackMs = decimal;
+          return true;
+        case 12:
+          return literalNull() || tuples(3, null) >= 0;
+        case 13:
+          return literalNull() || string();
+        case 14:
+          return literalNull() || (decimal() && decimal <= MAX_CALLBACK_MS);
+        default:
+          return false;
+      }
+    }
+
+    /**
+     * An array of `[topic, int, ...]` tuples of exactly `width` items, the integers unsigned; the
+     * pairs kept into `delta` when given. The number of tuples, or -1.
+     */
+    private int tuples(int width, Delta delta) {
+      if (!expect((byte) '[')) {
+        return -1;
+      }
+      space();
+      if (expect((byte) ']')) {
+        return 0;
+      }
+      int count = 0;
+      while (true) {
+        if (!expect((byte) '[')) {
+          return -1;
+        }
+        space();
+        if (!string()) {
+          return -1;
+        }
+        if (delta != null) {
+          delta.topic(text());
+        }
+        for (int k = 1; k < width; k++) {
+          space();
+          if (!expect((byte) ',')) {
+            return -1;
+          }
+          space();
+          if (!integer()) {
+            return -1;
+          }
+          if (k == 1 && delta != null) {
+            delta.partition(number);
+          }
+        }
+        space();
+        if (!expect((byte) ']')) {
+          return -1;
+        }
+        count++;
+        space();
+        if (expect((byte) ']')) {
+          return count;
+        }
+        if (!expect((byte) ',')) {
+          return -1;
+        }
+        space();
+      }
+    }
   }
 
   /** A delta's pairs as the decoder outputs them (class comment): first topic, all topics, packed parts. */
