@@ -5,7 +5,8 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.json.JsonReadFeature;
 import java.io.IOException;
-import java.nio.ByteBuffer;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -52,6 +53,8 @@ public final class EventDecoder implements UDF1<byte[], Row> {
     false, true, true, true, true, true, true, true, true, true, true, true, false, false, false
   };
   static final double MAX_CALLBACK_MS = 1e12;
+  private static final VarHandle LITTLE_ENDIAN_LONG =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
   static final Row BLANK =
       RowFactory.create("", null, null, null, null, null, null, null, null, null, null, null, null);
 
@@ -381,6 +384,7 @@ public final class EventDecoder implements UDF1<byte[], Row> {
    */
   static final class Fast {
     private static final byte[][] KEYS = new byte[FIELDS.length][];
+    private static final byte[][] QUOTED_KEYS = new byte[FIELDS.length][];
     private static final byte[][] KIND_BYTES = new byte[KINDS.length][];
     private static final byte[][] PROTOCOL_BYTES = new byte[PROTOCOLS.length][];
     private static final double[] POW10 = new double[23];
@@ -391,6 +395,7 @@ public final class EventDecoder implements UDF1<byte[], Row> {
       int mask = 0;
       for (int f = 0; f < FIELDS.length; f++) {
         KEYS[f] = FIELDS[f].getBytes(StandardCharsets.US_ASCII);
+        QUOTED_KEYS[f] = ('"' + FIELDS[f] + '"').getBytes(StandardCharsets.US_ASCII);
         mask |= REQUIRED[f] ? 1 << f : 0;
       }
       REQUIRED_MASK = mask;
@@ -476,29 +481,48 @@ public final class EventDecoder implements UDF1<byte[], Row> {
       return false;
     }
 
-    /** A key and its colon; the field's index or -1. The expected key is tried first. */
+    /** A key and its colon; the field's index or -1. The key expected next is tried in place first. */
     private int key(int next) {
+      if (next < KEYS.length && at(QUOTED_KEYS[next])) {
+        i += QUOTED_KEYS[next].length;
+        space();
+        return expect((byte) ':') ? next : -1;
+      }
       if (!string()) {
         return -1;
       }
       int field = -1;
-      if (next < KEYS.length && same(KEYS[next])) {
-        field = next;
-      } else {
-        for (int f = 0; f < KEYS.length; f++) {
-          if (same(KEYS[f])) {
-            field = f;
-            break;
-          }
-        }
+      for (int f = 0; f < KEYS.length && field < 0; f++) {
+        field = same(KEYS[f]) ? f : -1;
       }
       space();
       return expect((byte) ':') ? field : -1;
     }
 
+    /** The bytes at the cursor are these. */
+    private boolean at(byte[] text) {
+      if (i + text.length > n) {
+        return false;
+      }
+      for (int k = 0; k < text.length; k++) {
+        if (b[i + k] != text[k]) {
+          return false;
+        }
+      }
+      return true;
+    }
+
     /** The last string equals these bytes. */
     private boolean same(byte[] text) {
-      return text.length == length && java.util.Arrays.equals(b, start, start + length, text, 0, length);
+      if (text.length != length) {
+        return false;
+      }
+      for (int k = 0; k < length; k++) {
+        if (b[start + k] != text[k]) {
+          return false;
+        }
+      }
+      return true;
     }
 
     /** A string without escapes, control or non-ASCII characters; sets start/length. */
@@ -748,7 +772,9 @@ public final class EventDecoder implements UDF1<byte[], Row> {
 
     byte[] packed() {
       byte[] out = new byte[8 * n];
-      ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().put(parts, 0, n);
+      for (int k = 0; k < n; k++) {  // a LongBuffer view over the array cost 10x more per pair
+        LITTLE_ENDIAN_LONG.set(out, 8 * k, parts[k]);
+      }
       return out;
     }
   }
