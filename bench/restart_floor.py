@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result, proc_cpu_s
+from bench._member_jvms import MEMBER_JVMS, check_jvms, closed_port_archive, member_command, train_live
 from bench._rolling_scenarios import BROKER_CONFIG, Scenario
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
@@ -64,6 +65,9 @@ DEFAULTS: dict[str, int | float | str] = {
     "gate_timeout_s": 120.0,
     "configs": ",".join(CONFIGS),
     "request_log": True,
+    # the restarted Java member's JVM, restart by restart in turn (names of MEMBER_JVMS; empty: as the fleet
+    # runs it): alternating in one bed compares JVMs under the same load
+    "jvms": "",
 }
 QUICK: dict[str, int | float | str] = {"members": 3, "restarts": 2, "configs": "svc-py-coop,svc-java-coop"}
 
@@ -102,8 +106,12 @@ def _traced(base: type, trace: Path) -> Any:
     """A fleet member class that passes `--trace` to members that take it and times start and stop."""
 
     class Traced(base):  # type: ignore[misc]
+        jvm: str = ""
+
         def command(self) -> list[str]:
             cmd: list[str] = super().command()
+            if self.spec.kind == "java" and self.jvm:
+                cmd = member_command(cmd, self.jvm, self.kafka_version, self.spec.group_protocol)
             if self.spec.kind == "java" or "_service_member" in " ".join(cmd):
                 cmd += ["--trace", str(trace)]
             return cmd
@@ -269,6 +277,8 @@ def restart_marks(
         "exit": step["exit_ms"],
         "exec": step["exec_ms"],
     }
+    if step.get("jvm"):
+        marks["jvm"] = step["jvm"]
     first: dict[str, int | None] = {}
     for mark, ms, pid, cpu in trace:
         if (pid == old_pid and mark in OLD_MARKS) or (pid == new_pid and mark in NEW_MARKS):
@@ -344,12 +354,23 @@ def run_config(
     trace = workdir / f"{name}.trace"
     cls = _traced(ServiceMember if shape == "service" else Member, trace)
     gate = float(params["gate_timeout_s"])
+    jvms = [j.strip() for j in str(params["jvms"]).split(",") if j.strip()] if family == "java" else []
     steps: list[dict[str, Any]] = []
     with Fleet(bootstrap, workdir / name) as fleet:
         fleet.admin.ensure_topic(topic, partitions)
         producer = SteadyProducer(bootstrap, topic, partitions, rate=RATE_PER_MEMBER[shape] * members).start()
         try:
             specs = member_specs(scn, group, topic, {"process_ms": 2}, members)
+            for variant in jvms:  # trained before the bed starts, not inside a timed restart
+                if not MEMBER_JVMS[variant].live:
+                    closed_port_archive(variant, fleet.kafka_version, specs[0].group_protocol)
+                    continue
+                spec = specs[0].replace(
+                    name=f"train-{variant}", group=f"train-{tag}-{variant}", instance_id=None
+                )
+                trainer = cls(spec, fleet.workdir, fleet.bootstrap, fleet.kafka_version)
+                suffix = ".jsa" if MEMBER_JVMS[variant].kind == "cds" else ".aot"
+                train_live(variant, trainer.command(), workdir / f"{name}-{variant}{suffix}")
             for spec in specs:
                 m = cls(spec, fleet.workdir, fleet.bootstrap, fleet.kafka_version)
                 fleet.members[spec.name] = m
@@ -365,9 +386,10 @@ def run_config(
                 "total": cpu["total"],
             }
             target: Any = fleet.members[specs[0].name]
-            for _ in range(int(params["restarts"])):
+            for i in range(int(params["restarts"])):
                 time.sleep(float(params["settle_s"]))
                 target.stop()
+                target.jvm = jvms[i % len(jvms)] if jvms else ""
                 target.start()
                 wait_settled(fleet, group, partitions, gate)
                 steps.append(
@@ -379,6 +401,7 @@ def run_config(
                         "new_pid": target.proc.pid,
                         "process_cpu_ms": target.process_cpu_ms,
                         "cpu_samples": target.cpu_samples,
+                        "jvm": target.jvm,
                     }
                 )
             time.sleep(float(params["settle_s"]))
@@ -441,6 +464,7 @@ def run(args: BenchArgs) -> BenchResult:
     params: dict[str, Any] = {**DEFAULTS, **(QUICK if args.quick else {})}
     params = {key: args.param(key, value) for key, value in params.items()}
     names = [n.strip() for n in str(params["configs"]).split(",") if n.strip()]
+    check_jvms([j.strip() for j in str(params["jvms"]).split(",") if j.strip()])
     unknown = [n for n in names if n not in CONFIGS]
     if unknown:
         raise ValueError(f"unknown config(s) {unknown}; known: {', '.join(CONFIGS)}")

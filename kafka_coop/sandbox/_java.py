@@ -16,8 +16,10 @@ import shutil
 import signal
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Literal, TypeAlias
 
 from kafka_coop._javac import compile_java, jar_of
 from kafka_coop._jvm_archive import jdk_key, partial_path, publish
@@ -30,6 +32,8 @@ MAIN_CLASS = "CoopMember"
 MEMBER_JAR = "coop-member.jar"
 # Every member JVM runs with these; an AppCDS archive is only valid for the options it was made with.
 JVM_OPTIONS: tuple[str, ...] = ("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+# "cds": a dynamic AppCDS archive (JDK >= 13); "aot": a Leyden AOT cache (JDK >= 25, JEPs 483/514/515)
+CacheKind: TypeAlias = Literal["cds", "aot"]
 ARCHIVE_TRAINING_S = 2.5  # long enough for the consumer to start, subscribe and try to connect
 ARCHIVE_TRAINING_TIMEOUT_S = 60.0
 
@@ -53,45 +57,75 @@ def java_member_classpath(kafka_version: str, *, cache: Path | None = None) -> s
 
 
 def java_member_archive(
-    kafka_version: str, *, cache: Path | None = None, group_protocol: GroupProtocol = "classic"
+    kafka_version: str,
+    *,
+    cache: Path | None = None,
+    group_protocol: GroupProtocol = "classic",
+    java: str | None = None,
+    options: Sequence[str] = JVM_OPTIONS,
+    kind: CacheKind = "cds",
 ) -> Path | None:
     """The member's AppCDS archive for the `java` on PATH, made on first use; None if this JDK cannot.
 
-    The archive is keyed by the JDK binary, the classpath and `JVM_OPTIONS`, so a changed JDK or jar gets a
+    The archive is keyed by the JDK binary, the classpath and the JVM options, so a changed JDK or jar gets a
     new one instead of a mismatch. A JDK that cannot make one (before 13, or a failed training run) is
     remembered by a marker file, so members start without an archive rather than retrying every time.
     One archive per group protocol: a `group.protocol=consumer` member runs another consumer
     (AsyncKafkaConsumer, its background thread and request managers: ~280 classes the classic training
     run never loads), so it gets an archive trained on its own start, as a KIP-848 service would.
+    `java`, `options` and `kind` exist for the benchmarks that compare JVMs (another JDK binary, other
+    options, a JDK 25 AOT cache instead of an AppCDS archive); the fleet uses the defaults.
     """
-    java = shutil.which("java")
+    java = java or shutil.which("java")
     if java is None:
         return None
     classpath = java_member_classpath(kafka_version, cache=cache)
-    key = f"{jdk_key(java)}:{classpath}:{' '.join(JVM_OPTIONS)}"
+    key = f"{jdk_key(java)}:{classpath}:{' '.join(options)}"
     if group_protocol != "classic":  # the classic archive keeps its key: no retraining for it
         key += f":{group_protocol}"
+    if kind != "cds":
+        key += f":{kind}"
     classes = Path(classpath.split(":", 1)[0]).parent
-    archive = classes / f"member-{hashlib.sha256(key.encode()).hexdigest()[:16]}.jsa"
+    suffix = ".jsa" if kind == "cds" else ".aot"
+    archive = classes / f"member-{hashlib.sha256(key.encode()).hexdigest()[:16]}{suffix}"
     failed = archive.with_name(archive.name + ".failed")
     if archive.exists():
         return archive
     if failed.exists():
         return None
-    if _train_archive(str(Path(java).resolve()), classpath, archive, group_protocol):
+    if _train_archive(
+        str(Path(java).resolve()), classpath, archive, group_protocol, options=options, kind=kind
+    ):
         return archive
     failed.touch()
     return None
 
 
-def _train_archive(java: str, classpath: str, archive: Path, group_protocol: GroupProtocol) -> bool:
-    """Run the member once against a closed port with -XX:ArchiveClassesAtExit; True if it wrote one."""
+def cache_options(archive: Path | None, kind: CacheKind = "cds") -> list[str]:
+    """The JVM option that maps `archive` (none without one)."""
+    if archive is None:
+        return []
+    return [f"-XX:SharedArchiveFile={archive}" if kind == "cds" else f"-XX:AOTCache={archive}"]
+
+
+def _train_archive(
+    java: str,
+    classpath: str,
+    archive: Path,
+    group_protocol: GroupProtocol,
+    *,
+    options: Sequence[str] = JVM_OPTIONS,
+    kind: CacheKind = "cds",
+) -> bool:
+    """Run the member once against a closed port with -XX:ArchiveClassesAtExit (or, for an AOT cache,
+    -XX:AOTCacheOutput); True if it wrote one."""
     partial = partial_path(archive)
+    output = f"-XX:ArchiveClassesAtExit={partial}" if kind == "cds" else f"-XX:AOTCacheOutput={partial}"
     with tempfile.TemporaryDirectory(prefix="kafka-coop-cds-") as tmp:
         cmd = [
             java,
-            *JVM_OPTIONS,
-            f"-XX:ArchiveClassesAtExit={partial}",
+            *options,
+            output,
             "-cp",
             classpath,
             MAIN_CLASS,

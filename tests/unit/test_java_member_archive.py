@@ -19,7 +19,9 @@ def trained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[GroupProtoc
     monkeypatch.setattr(_java.shutil, "which", lambda _name: "/bin/sh")
     runs: list[GroupProtocol] = []
 
-    def train(_java_bin: str, _classpath: str, archive: Path, protocol: GroupProtocol) -> bool:
+    def train(
+        _java_bin: str, _classpath: str, archive: Path, protocol: GroupProtocol, **_how: object
+    ) -> bool:
         runs.append(protocol)
         archive.write_bytes(b"archive")
         return True
@@ -43,3 +45,21 @@ def test_each_protocols_archive_is_trained_once(trained: list[GroupProtocol]) ->
         _java.java_member_archive("4.1.1")
         _java.java_member_archive("4.1.1", group_protocol="consumer")
     assert trained == ["classic", "consumer"]
+
+
+def test_an_aot_cache_is_kept_apart_from_the_appcds_archive(trained: list[GroupProtocol]) -> None:
+    """A JDK 25 AOT cache and an AppCDS archive are different files a JVM maps with different options."""
+    cds = _java.java_member_archive("4.1.1")
+    aot = _java.java_member_archive("4.1.1", kind="aot")
+    assert cds is not None and aot is not None
+    assert (cds.suffix, aot.suffix) == (".jsa", ".aot")
+    assert _java.cache_options(cds) == [f"-XX:SharedArchiveFile={cds}"]
+    assert _java.cache_options(aot, "aot") == [f"-XX:AOTCache={aot}"]
+
+
+def test_other_jvm_options_get_their_own_archive(trained: list[GroupProtocol]) -> None:
+    """An archive is only valid for the options it was made with (a C2 run cannot map a C1 one)."""
+    c1 = _java.java_member_archive("4.1.1")
+    c2 = _java.java_member_archive("4.1.1", options=("-Xmx192m", "-XX:+UseSerialGC"))
+    assert c1 != c2
+    assert trained == ["classic", "classic"]
