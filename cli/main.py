@@ -30,6 +30,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "upgrade-plan": ("plan", "upgrade_plan"),
     "downgrade-plan": ("plan", "downgrade_plan"),
     "report": ("report", "report"),
+    "prepare-spark": ("prepare_spark", "prepare_spark"),
     "manifest-topic": ("manifest_topic", "manifest_topic"),
     "remove-members": ("remove_members", "remove_members"),
     "demo": ("demo", "demo"),
@@ -152,12 +153,14 @@ def main(argv: list[str] | None = None) -> None:
     try:
         result = cli.main(args=argv, prog_name="kafka-coop", standalone_mode=False)
     except KafkaCoopError as exc:
+        from rich.markup import escape  # a message quotes user input and hints name extras: "[spark]"
+
         console = _error_console()
-        console.print(f"[bold red]Error:[/bold red] {exc.message}", highlight=False)
+        console.print(f"[bold red]Error:[/bold red] {escape(exc.message)}", highlight=False)
         if exc.hint:
-            console.print(f"[yellow]Hint:[/yellow] {exc.hint}", highlight=False)
+            console.print(f"[yellow]Hint:[/yellow] {escape(exc.hint)}", highlight=False)
         if exc.log_path:
-            console.print(f"Log: {exc.log_path}", highlight=False)
+            console.print(f"Log: {escape(str(exc.log_path))}", highlight=False)
         _exit(exc.exit_code, hard=hard)
     except click.exceptions.Abort:
         _error_console().print("Aborted.")
