@@ -22,8 +22,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 jars: $(STAMP)
 	$(BIN)/kafka-coop sandbox prepare
-	$(BIN)/python -m kafka_coop.analytics._spark_jars
-	$(BIN)/python -m kafka_coop.analytics._spark
+	$(BIN)/kafka-coop prepare-spark
 	$(BIN)/python -m kafka_coop.sandbox._toxiproxy
 
 interop: $(STAMP)

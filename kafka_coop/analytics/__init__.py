@@ -19,6 +19,7 @@ from kafka_coop.analytics._model import (
     Summary,
 )
 from kafka_coop.analytics._phases import load_phases, parse_phases
+from kafka_coop.analytics._prepare import SparkPrepared, prepare_spark
 from kafka_coop.analytics._read import expand_paths, read_event_lines
 from kafka_coop.analytics._report import ENGINES, ReportResult, choose_engine, run_report
 from kafka_coop.analytics._summary import pauses, summarize
@@ -34,6 +35,7 @@ __all__ = [
     "PhaseWindow",
     "ProtocolStat",
     "ReportResult",
+    "SparkPrepared",
     "Summary",
     "choose_engine",
     "expand_paths",
@@ -42,6 +44,7 @@ __all__ = [
     "member_name",
     "parse_phases",
     "pauses",
+    "prepare_spark",
     "read_event_lines",
     "run_report",
     "summarize",

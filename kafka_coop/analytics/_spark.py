@@ -434,13 +434,13 @@ def _train_class_archive(tmp: Path) -> None:
 
 
 def main(argv: Sequence[str]) -> None:
-    """`python -m kafka_coop.analytics._spark`: make the driver's class archive once (`make setup`)."""
-    from kafka_coop.analytics._spark_cds import TRAINING_FLAG, make_archive
+    """`python -m kafka_coop.analytics._spark --train-class-archive DIR`: the class archive's training
+    child, started by `make_archive` (`kafka-coop prepare-spark` is the command that makes it)."""
+    from kafka_coop.analytics._spark_cds import TRAINING_FLAG
 
-    if len(argv) == 2 and argv[0] == TRAINING_FLAG:
-        _train_class_archive(Path(argv[1]))
-        return
-    print(f"Spark driver class archive (AppCDS): {make_archive(java_options()) or 'not made by this JDK'}")  # noqa: T201
+    if len(argv) != 2 or argv[0] != TRAINING_FLAG:
+        raise SystemExit("internal: run `kafka-coop prepare-spark` to make the Spark driver's class archive")
+    _train_class_archive(Path(argv[1]))
 
 
 if __name__ == "__main__":  # run the imported module's code, not a second copy of it named __main__

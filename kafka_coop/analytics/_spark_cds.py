@@ -6,8 +6,8 @@ start (6-8 s on two cores, mostly one thread loading classes) and the first quer
 AppCDS archive of those classes (JDK 13+) cut the session start from 6.1-6.5 s to 3.8-4.3 s and the time
 to the first stage from 2.4-2.9 s to 1.5-1.7 s (2 M events, same-minute A/B, docs/benchmarks.md).
 
-The archive is made once by a training run (`make setup` runs `python -m kafka_coop.analytics._spark`,
-which calls `make_archive`): a child process runs the engine over a small generated stream with
+The archive is made once by a training run (`kafka-coop prepare-spark`, which `make setup` runs, calls
+`make_archive`): a child process runs the engine over a small generated stream with
 `-XX:ArchiveClassesAtExit` and the JVM writes the archive as it exits. It is keyed by the
 `java` binary, PySpark's version and jars, and the driver's JVM options, since a JVM only maps an archive
 made with the same classpath; a report run without one (never trained, or a JDK that cannot) starts as
@@ -29,7 +29,7 @@ from kafka_coop._jvm_archive import jdk_key, partial_path, publish
 from kafka_coop.sandbox import cache_dir
 
 TRAINING_ENV: Final = "KAFKA_COOP_SPARK_CDS_TRAINING"  # set in the training child: where to write it
-TRAINING_FLAG: Final = "--train-class-archive"  # `python -m kafka_coop.analytics._spark` runs the child
+TRAINING_FLAG: Final = "--train-class-archive"  # `python -m kafka_coop.analytics._spark FLAG DIR`: the child
 TRAINING_EVENTS: Final = 20_000
 TRAINING_TIMEOUT_S: Final = 300
 # A JVM that cannot map an archive says so on stdout; the report's output must not change because of it.

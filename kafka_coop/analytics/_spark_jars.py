@@ -143,19 +143,3 @@ def resolve_kafka_jars() -> list[Path]:
         f"Could not fetch the Spark Kafka connector {CONNECTOR[1]} ({', '.join(tried)}) from Maven Central.",
         hint=f"Check network access to repo1.maven.org; the log is in {cache_dir()}.",
     )
-
-
-def main() -> None:
-    """`python -m kafka_coop.analytics._spark_jars`: build and pre-fetch for `make setup`."""
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        print("pyspark is not installed; skipping the Spark Kafka connector.")  # noqa: T201
-        return
-    print(f"Spark event decoder: {decoder_jar()}")  # noqa: T201
-    jars = resolve_kafka_jars()
-    print(f"Spark Kafka connector: {jars[0].parent}")  # noqa: T201
-
-
-if __name__ == "__main__":
-    main()
