@@ -66,6 +66,58 @@ def _summary(result: DemoResult) -> Table:
     return table
 
 
+def narration(ctx: Ctx, *, table: bool) -> DemoHooks:
+    """The walk narrated on stderr as it happens (results go to stdout); with `table` False (json
+    output) only the step and phase rules and the commands run are shown."""
+    say = ctx.err
+
+    def on_event(event: dict[str, Any]) -> None:
+        line = _event_line(event)
+        if line is not None and table:
+            say.print(line, highlight=False)
+
+    def on_step(_name: str, text: str) -> None:
+        say.rule(Text(text, style="bold"))
+
+    def on_snapshot(snap: GroupSnapshot) -> None:
+        if table:
+            render_snapshot(Ctx(out=say, err=say), snap)
+
+    def on_plan(plan: Plan) -> None:
+        if table:
+            render_table(Ctx(out=say, err=say), plan)
+
+    def on_phase(phase: PlanPhase) -> None:
+        say.rule(f"Phase {phase.n}: {phase.title} [{phase.action}]", style="cyan")
+
+    def on_gate(run: GateRun) -> None:
+        # the runner reports the steps it runs besides gates (remove-members) the same way
+        label = "gate PASS " if " verify-group " in f" {run.command} " else "ran OK "
+        say.print(
+            Text.assemble((label, "green"), f"in {run.seconds:.1f} s: ", (run.command, "dim")),
+            highlight=False,
+        )
+
+    def on_member(member: Member) -> None:
+        say.print(
+            Text(
+                f"  restarted {member.spec.name} ({member.spec.group_protocol}, "
+                f"{','.join(member.spec.assignors)})",
+                style="dim",
+            )
+        )
+
+    return DemoHooks(
+        on_event=on_event,
+        on_step=on_step,
+        on_snapshot=on_snapshot,
+        on_plan=on_plan,
+        on_phase=on_phase,
+        on_gate=on_gate,
+        on_member=on_member,
+    )
+
+
 @click.command()
 @click.option(
     "--bootstrap-server",
@@ -117,54 +169,7 @@ def demo(
             with ctx.err.status("Starting the sandbox broker…"):
                 bootstrap = box.start().bootstrap
     workdir = Path(tempfile.mkdtemp(prefix="kafka-coop-demo-"))
-    table = output != "json"
-    say = ctx.err  # the walk narrates on stderr; results go to stdout
-
-    def on_event(event: dict[str, Any]) -> None:
-        line = _event_line(event)
-        if line is not None and table:
-            say.print(line, highlight=False)
-
-    def on_step(_name: str, text: str) -> None:
-        say.rule(Text(text, style="bold"))
-
-    def on_snapshot(snap: GroupSnapshot) -> None:
-        if table:
-            render_snapshot(Ctx(out=say, err=say), snap)
-
-    def on_plan(plan: Plan) -> None:
-        if table:
-            render_table(Ctx(out=say, err=say), plan)
-
-    def on_phase(phase: PlanPhase) -> None:
-        say.rule(f"Phase {phase.n}: {phase.title} [{phase.action}]", style="cyan")
-
-    def on_gate(run: GateRun) -> None:
-        # the runner reports the steps it runs besides gates (remove-members) the same way
-        label = "gate PASS " if " verify-group " in f" {run.command} " else "ran OK "
-        say.print(
-            Text.assemble((label, "green"), f"in {run.seconds:.1f} s: ", (run.command, "dim")),
-            highlight=False,
-        )
-
-    def on_member(member: Member) -> None:
-        say.print(
-            Text(
-                f"  restarted {member.spec.name} ({member.spec.group_protocol}, "
-                f"{','.join(member.spec.assignors)})",
-                style="dim",
-            )
-        )
-
-    hooks = DemoHooks(
-        on_event=on_event,
-        on_step=on_step,
-        on_snapshot=on_snapshot,
-        on_plan=on_plan,
-        on_phase=on_phase,
-        on_gate=on_gate,
-        on_member=on_member,
-    )
+    hooks = narration(ctx, table=output != "json")
     try:
         result = run_demo(
             bootstrap,
