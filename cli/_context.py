@@ -2,6 +2,11 @@
 
 The consoles are made on first use: importing rich and building a Console costs ~25 ms of CPU, which
 `kafka-coop consume --quiet` (a restarting group member) never needs before it joins its group.
+
+They never read markup or emoji codes in what they print: group ids, client ids, instance ids,
+assignor names and paths are user data, and rich would drop `[prod]` as an unknown style, restyle
+after `[bold]`, raise on a stray `[/x]` and turn `:id:` into an emoji. Styles are given as
+`rich.text.Text` spans or `style=`, never inside strings.
 """
 
 from __future__ import annotations
@@ -24,6 +29,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 OUTPUT_CHOICES = ("table", "json")
 
 
+def plain_console(*, stderr: bool = False) -> Console:
+    """A Console that prints every string as given (no markup, no emoji codes); see the module doc."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, soft_wrap=True, markup=False, emoji=False)
+
+
 class Ctx:
     """Injected into every command: where to print results (stdout) and progress/errors (stderr)."""
 
@@ -34,21 +46,17 @@ class Ctx:
     @property
     def out(self) -> Console:
         if self._out is None:
-            from rich.console import Console
-
-            self._out = Console(soft_wrap=True)
+            self._out = plain_console()
         return self._out
 
     @property
     def err(self) -> Console:
         if self._err is None:
-            from rich.console import Console
-
-            self._err = Console(stderr=True, soft_wrap=True)
+            self._err = plain_console(stderr=True)
         return self._err
 
     def progress(self, message: str) -> None:
-        self.err.print(f"[dim]{message}[/dim]", highlight=False)
+        self.err.print(message, style="dim", highlight=False)
 
     def emit_json(self, value: BaseModel | dict[str, Any] | list[Any]) -> None:
         text = (

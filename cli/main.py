@@ -122,9 +122,9 @@ def cli(ctx: click.Context) -> None:
 
 
 def _error_console() -> Any:
-    from rich.console import Console
+    from ._context import plain_console
 
-    return Console(stderr=True, soft_wrap=True)
+    return plain_console(stderr=True)
 
 
 def _exit(code: int, *, hard: bool = True) -> None:
@@ -153,14 +153,14 @@ def main(argv: list[str] | None = None) -> None:
     try:
         result = cli.main(args=argv, prog_name="kafka-coop", standalone_mode=False)
     except KafkaCoopError as exc:
-        from rich.markup import escape  # a message quotes user input and hints name extras: "[spark]"
+        from rich.text import Text  # a message quotes user input and hints name extras: "[spark]"
 
         console = _error_console()
-        console.print(f"[bold red]Error:[/bold red] {escape(exc.message)}", highlight=False)
+        console.print(Text.assemble(("Error:", "bold red"), f" {exc.message}"), highlight=False)
         if exc.hint:
-            console.print(f"[yellow]Hint:[/yellow] {escape(exc.hint)}", highlight=False)
+            console.print(Text.assemble(("Hint:", "yellow"), f" {exc.hint}"), highlight=False)
         if exc.log_path:
-            console.print(f"Log: {escape(str(exc.log_path))}", highlight=False)
+            console.print(f"Log: {exc.log_path}", highlight=False)
         _exit(exc.exit_code, hard=hard)
     except click.exceptions.Abort:
         _error_console().print("Aborted.")

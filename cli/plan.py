@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import click
-from rich.markup import escape
 from rich.text import Text
 
 from kafka_coop.errors import GateFailed, InvalidInput
@@ -131,7 +130,7 @@ def render_table(ctx: Ctx, plan: Plan) -> None:
         out.print(Text(f"  {phase.gate}", style="bold"), soft_wrap=True)
         out.print(Text("config after it:", style="dim"))
         for line in _config_lines(phase):
-            out.print(f"  {escape(line)}", highlight=False)
+            out.print(f"  {line}", highlight=False)
         if phase.alongside:
             out.print(
                 Text("start together with the action (it waits for the members to close):", style="dim")

@@ -125,12 +125,14 @@ def report_malformed(ctx: Ctx, result: ReportResult) -> None:
     if not count:
         return
     ctx.err.print(
-        f"[yellow]{count:,} malformed lines were not counted[/yellow] "
-        f"(all listed in {result.out_dir / 'malformed.jsonl'}):",
+        Text.assemble(
+            (f"{count:,} malformed lines were not counted", "yellow"),
+            f" (all listed in {result.out_dir / 'malformed.jsonl'}):",
+        ),
         highlight=False,
     )
     for m in result.malformed[:MALFORMED_SHOWN]:
-        ctx.err.print(f"  {m.path}:{m.line}: {m.reason}", highlight=False, markup=False)
+        ctx.err.print(f"  {m.path}:{m.line}: {m.reason}", highlight=False)
     if count > MALFORMED_SHOWN:
         ctx.err.print(f"  … and {count - MALFORMED_SHOWN:,} more", highlight=False)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from kafka_coop.sandbox import (
     DEFAULT_KAFKA_VERSION,
@@ -62,7 +63,7 @@ def _nodes_table(state: SandboxState) -> Table:
         style = {"running": "green", "frozen": "yellow", "stopped": "red"}[node.status]
         table.add_row(
             str(node.node_id),
-            f"[{style}]{node.status}[/{style}]",
+            Text(node.status, style=style),
             str(node.pid) if node.status != "stopped" else "-",
             node.bootstrap,
             f"127.0.0.1:{node.controller_port}",
