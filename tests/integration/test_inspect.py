@@ -270,6 +270,30 @@ def test_describe_all_as_a_table_is_one_aligned_line_per_group(
     assert row.index("classic") == lines[header].index("type"), "columns line up with the header"
 
 
+def test_describe_and_verify_tables_show_bracketed_ids_as_they_are_on_the_broker(
+    fleet: Fleet,
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+) -> None:
+    """Kafka takes any string as a group id or client.id; rich would read `[prod]` as a style, `[bold]`
+    as markup and `:id:` as an emoji code."""
+    topic = topic_factory(1)
+    group = unique("shown") + "[prod]"
+    client = "[bold]svc:id:0"
+    fleet.add(MemberSpec(name=client, kind="python", group=group, topics=(topic,), assignors=("range",)))
+    fleet.wait_stable(group, members=1)
+    described = run_cli("describe", group, "--bootstrap-server", bootstrap, "--no-lag")
+    assert described.code == 0, described.stderr
+    # librdkafka's member ids start with the client id: `[bold]svc:id:0-<uuid>  [bold]svc:id:0  …`
+    [member_line] = [line for line in described.stdout.splitlines() if line.startswith(f"{client}-")]
+    assert member_line.split()[1] == client
+    verified = run_cli("verify-group", group, "--bootstrap-server", bootstrap, "--lag-window", "0")
+    assert verified.code == 0, verified.stderr
+    assert f"verify-group {group}\n" in verified.stdout
+
+
 def test_describe_of_an_unknown_group_is_one_sentence_and_exit_2(
     bootstrap: str, unique: Callable[[str], str], run_cli: Callable[..., CliResult]
 ) -> None:

@@ -3,7 +3,7 @@ is exactly what the cluster or the user gave.
 
 Rich reads `[...]` in a printed string as console markup (an unknown tag is dropped, a known one
 restyles what follows, a stray closing tag raises) and `:name:` as an emoji code; Kafka allows any
-string as a group id, client.id or group.instance.id, and paths may hold either. Each case renders one
+string as a group id or client.id (and an assignor's name), and paths may hold either. Each case renders one
 command's table output the way the command does (its render function on the CLI's own consoles, or
 the command in this process where it needs no broker) and looks for the values whole.
 """
@@ -26,8 +26,8 @@ from tests.conftest import CliResult
 from tests.unit.test_analytics_engine import EAGER
 
 GROUP = "orders[prod]"  # an unknown style tag: rich drops it
-CLIENT = "[bold]billing"  # a known style: rich restyles what follows and drops the tag
-INSTANCE = "pod:id:7"  # ':id:' is the emoji code of 🆔
+CLIENT = "[bold]svc:id:7"  # a known style restyles what follows; ':id:' is the emoji code of 🆔
+INSTANCE = "pod-7"  # group.instance.id: Kafka allows only a-z, A-Z, 0-9, '.', '_' and '-'
 ASSIGNOR = "sticky[v2]"  # a custom assignor's name, as the group's protocol
 PHASE = "canary[eu]"
 DIR = "kafka[dev]"  # a directory the user chose
@@ -91,7 +91,7 @@ def verify_group(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliRes
     from kafka_coop.cli.verify import render_report
 
     check = Check(
-        name="static-members", status="warn", reason=f"{INSTANCE} rejoined", members=(CLIENT, INSTANCE)
+        name="static-members", status="warn", reason=f"{CLIENT} rejoined", members=(CLIENT, INSTANCE)
     )
     render_report(
         Ctx(), GateReport(group=GROUP, target=GateTarget(), status="warn", checks=(check,), taken_ms=0)
@@ -129,10 +129,10 @@ def remove_members(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliR
         group=GROUP,
         removed=(INSTANCE,),
         already_gone=(),
-        failed={CLIENT: "FENCED_INSTANCE_ID"},
+        failed={"pod-8": "FENCED_INSTANCE_ID"},
         state_after="empty",
         members_after=0,
-        notes=(f"{INSTANCE} published no manifest",),
+        notes=(f"{INSTANCE} of {GROUP} published no manifest",),
     )
     _render(Ctx(), removal)
     return ""
@@ -196,12 +196,12 @@ def progress(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliResult]
 CASES: list[tuple[Shown, tuple[str, ...]]] = [
     (describe_group, (GROUP, ASSIGNOR, CLIENT, INSTANCE)),
     (describe_all, (GROUP, ASSIGNOR)),
-    (verify_group, (f"verify-group {GROUP}", f"{INSTANCE} rejoined", f"{CLIENT}, {INSTANCE}")),
+    (verify_group, (f"verify-group {GROUP}", f"{CLIENT} rejoined", f"{CLIENT}, {INSTANCE}")),
     (upgrade_plan, (f"upgrade-plan {GROUP}", f"selected assignor {ASSIGNOR}")),
     (report, (GROUP, CLIENT, PHASE, f"{DIR}/out/malformed.jsonl")),
     (
         remove_members,
-        (f"remove-members {GROUP}", INSTANCE, CLIENT, f"{INSTANCE} published", f"group {GROUP} is now"),
+        (f"remove-members {GROUP}", f"{INSTANCE} of {GROUP} published", f"group {GROUP} is now"),
     ),
     (sandbox_status, (f"{DIR}/node-1.log", f"{DIR}/app.properties")),
     (prepare_spark, (f"{DIR}/decoder.jar", f"{DIR}/connector", f"{DIR}/driver.jsa")),
