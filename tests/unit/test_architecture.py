@@ -6,6 +6,8 @@
 - A package's private modules (`_name`) are imported only from inside that package; everything else
   goes through the package's face (`__init__`). Modules at the root (`kafka_coop/_vocab.py`) belong to
   the whole library, the CLI included.
+- The CLI prints through the consoles of `cli/_context.py` only, which read no markup or emoji codes
+  in the user data they print.
 """
 
 from __future__ import annotations
@@ -219,3 +221,25 @@ def test_private_modules_are_imported_only_from_inside_their_package() -> None:
         and not (name == _owner(imported) or name.startswith(_owner(imported) + "."))
     )
     assert crossings == []
+
+
+def _console_calls(name: str) -> Iterator[int]:
+    """Lines where a module builds a rich Console itself (`Console(...)` or `x.Console(...)`)."""
+    for node in ast.walk(_tree(name)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            if called == "Console":
+                yield node.lineno
+
+
+def test_the_cli_prints_only_through_consoles_that_read_no_markup() -> None:
+    """Group ids, client ids and paths are printed as strings; a Console made elsewhere would read
+    `[prod]` in them as markup and `:id:` as an emoji (cli/_context.plain_console says why), and
+    rich.markup.escape would print its backslashes on the plain ones."""
+    cli = [name for name in MODULES if name.startswith("kafka_coop.cli")]
+    own_consoles = sorted(
+        f"{name}:{line}" for name in cli if name != "kafka_coop.cli._context" for line in _console_calls(name)
+    )
+    escapes = sorted(name for name in cli if "rich.markup" in imports_of(name))
+    assert (own_consoles, escapes) == ([], [])
