@@ -21,7 +21,13 @@ from typing import NamedTuple
 
 from kafka_coop._jvm_archive import partial_path, publish
 from kafka_coop._vocab import GroupProtocol
-from kafka_coop.sandbox._java import JVM_OPTIONS, CacheKind, cache_options, java_member_archive
+from kafka_coop.sandbox._java import (
+    JVM_OPTIONS,
+    CacheKind,
+    cache_options,
+    cache_output_option,
+    java_member_archive,
+)
 
 TEMURIN_25 = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"
 LIVE_TRAINING_S = 6.0  # start, join, a few fetches and commits, then SIGTERM as a bounce stops it
@@ -70,9 +76,8 @@ def train_live(name: str, member_cmd: Sequence[str], archive: Path) -> None:
     """Train `name`'s cache with a member running `member_cmd` (a group of its own) on the live bed."""
     jvm = MEMBER_JVMS[name]
     partial = partial_path(archive)
-    output = f"-XX:ArchiveClassesAtExit={partial}" if jvm.kind == "cds" else f"-XX:AOTCacheOutput={partial}"
     ours, rest = _jvm_free(member_cmd)
-    cmd = [jvm.java or "java", *jvm.options, output, *ours, *rest]
+    cmd = [jvm.java or "java", *jvm.options, cache_output_option(partial, jvm.kind), *ours, *rest]
     proc = subprocess.Popen(
         cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )

@@ -30,7 +30,13 @@ from kafka_coop.events import RebalanceEvent
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.sandbox._broker import DEFAULT_KAFKA_VERSION
 from kafka_coop.sandbox._interop import TOOLCHAIN_OF, member_command
-from kafka_coop.sandbox._java import JVM_OPTIONS, MAIN_CLASS, java_member_archive, java_member_classpath
+from kafka_coop.sandbox._java import (
+    JVM_OPTIONS,
+    MAIN_CLASS,
+    cache_options,
+    java_member_archive,
+    java_member_classpath,
+)
 
 ClientKind = Literal[
     "java", "python", "kafka-python", "aiokafka", "franz-go", "sarama", "confluent-kafka-go", "kafkajs"
@@ -227,7 +233,7 @@ class Member:
         cmd = [
             "java",
             *JVM_OPTIONS,
-            *([f"-XX:SharedArchiveFile={archive}"] if archive is not None else []),
+            *cache_options(archive),
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
             "-cp",
             cp,

@@ -34,6 +34,7 @@ MEMBER_JAR = "coop-member.jar"
 JVM_OPTIONS: tuple[str, ...] = ("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 # "cds": a dynamic AppCDS archive (JDK >= 13); "aot": a Leyden AOT cache (JDK >= 25, JEPs 483/514/515)
 CacheKind: TypeAlias = Literal["cds", "aot"]
+CACHE_SUFFIX: dict[CacheKind, str] = {"cds": ".jsa", "aot": ".aot"}
 ARCHIVE_TRAINING_S = 2.5  # long enough for the consumer to start, subscribe and try to connect
 ARCHIVE_TRAINING_TIMEOUT_S = 60.0
 
@@ -86,8 +87,7 @@ def java_member_archive(
     if kind != "cds":
         key += f":{kind}"
     classes = Path(classpath.split(":", 1)[0]).parent
-    suffix = ".jsa" if kind == "cds" else ".aot"
-    archive = classes / f"member-{hashlib.sha256(key.encode()).hexdigest()[:16]}{suffix}"
+    archive = classes / f"member-{hashlib.sha256(key.encode()).hexdigest()[:16]}{CACHE_SUFFIX[kind]}"
     failed = archive.with_name(archive.name + ".failed")
     if archive.exists():
         return archive
@@ -108,6 +108,11 @@ def cache_options(archive: Path | None, kind: CacheKind = "cds") -> list[str]:
     return [f"-XX:SharedArchiveFile={archive}" if kind == "cds" else f"-XX:AOTCache={archive}"]
 
 
+def cache_output_option(partial: Path, kind: CacheKind = "cds") -> str:
+    """The JVM option that writes a training run's cache to `partial` as the JVM exits."""
+    return f"-XX:ArchiveClassesAtExit={partial}" if kind == "cds" else f"-XX:AOTCacheOutput={partial}"
+
+
 def _train_archive(
     java: str,
     classpath: str,
@@ -120,12 +125,11 @@ def _train_archive(
     """Run the member once against a closed port with -XX:ArchiveClassesAtExit (or, for an AOT cache,
     -XX:AOTCacheOutput); True if it wrote one."""
     partial = partial_path(archive)
-    output = f"-XX:ArchiveClassesAtExit={partial}" if kind == "cds" else f"-XX:AOTCacheOutput={partial}"
     with tempfile.TemporaryDirectory(prefix="kafka-coop-cds-") as tmp:
         cmd = [
             java,
             *options,
-            output,
+            cache_output_option(partial, kind),
             "-cp",
             classpath,
             MAIN_CLASS,
