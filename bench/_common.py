@@ -36,7 +36,7 @@ import platform
 import re
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -273,6 +273,25 @@ def new_result(
 
 
 # --- interleaving --------------------------------------------------------------------------------------
+def comma_names(spec: str) -> list[str]:
+    """A comma-separated `--param` value (scenarios, cases, configs, jvms) as its names."""
+    return [n.strip() for n in spec.split(",") if n.strip()]
+
+
+E = TypeVar("E")
+
+
+def select_named(spec: str, by_name: Mapping[str, E], every: Sequence[E], what: str) -> list[E]:
+    """The entries `spec` names, in its order (`all` or empty: `every`); unknown names are refused."""
+    if spec.strip() in ("", "all"):
+        return list(every)
+    names = comma_names(spec)
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise ValueError(f"unknown {what}(s) {unknown}; known: {', '.join(by_name)}")
+    return [by_name[n] for n in names]
+
+
 def ab_order(repeats: int, sides: tuple[str, str] = ("baseline", "candidate")) -> list[tuple[int, str]]:
     """(round, side) pairs A B, B A, A B, ...: each side goes first equally often, so drift and
     neighbours' load hit both sides alike."""

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from bench._common import select_named
 from kafka_coop._vocab import RebalanceProtocol
 
 NAME = "rolling-bounce"
@@ -129,10 +130,4 @@ def schedule(scenarios: Sequence[Scenario], floor_repeats: int) -> list[tuple[Sc
 
 
 def selected_scenarios(spec: str) -> list[Scenario]:
-    if spec.strip() in ("", "all"):
-        return list(SCENARIOS)
-    names = [n.strip() for n in spec.split(",") if n.strip()]
-    unknown = [n for n in names if n not in BY_NAME]
-    if unknown:
-        raise ValueError(f"unknown scenario(s) {unknown}; known: {', '.join(BY_NAME)}")
-    return [BY_NAME[n] for n in names]
+    return select_named(spec, BY_NAME, SCENARIOS, "scenario")

@@ -49,7 +49,16 @@ from bench._anchor_figures import (
     partition_creation,
 )
 from bench._broker_clock import parse_broker_log
-from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result, thread_cpu_s
+from bench._common import (
+    BenchArgs,
+    BenchResult,
+    Figure,
+    Series,
+    main_for,
+    new_result,
+    select_named,
+    thread_cpu_s,
+)
 from bench._rolling_figures import read_record_logs, record_stats
 from bench._rolling_scenarios import BROKER_CONFIG
 from kafka_coop._vocab import RebalanceProtocol
@@ -125,13 +134,7 @@ QUICK: dict[str, int | float | str] = {
 
 
 def selected(spec: str) -> list[Case]:
-    if spec.strip() in ("", "all"):
-        return [c for c in CASES if c.broker == "disk"]
-    names = [n.strip() for n in spec.split(",") if n.strip()]
-    unknown = [n for n in names if n not in BY_NAME]
-    if unknown:
-        raise ValueError(f"unknown case(s) {unknown}; known: {', '.join(BY_NAME)}")
-    return [BY_NAME[n] for n in names]
+    return select_named(spec, BY_NAME, [c for c in CASES if c.broker == "disk"], "case")
 
 
 def _now_ms() -> int:

@@ -37,10 +37,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result, proc_cpu_s
+from bench._common import (
+    BenchArgs,
+    BenchResult,
+    Figure,
+    Series,
+    comma_names,
+    main_for,
+    new_result,
+    proc_cpu_s,
+)
 from bench._member_jvms import MEMBER_JVMS, check_jvms, closed_port_archive, member_command, train_live
 from bench._rolling_scenarios import BROKER_CONFIG, Scenario
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
+from kafka_coop.sandbox._java import CACHE_SUFFIX
 
 NAME = "restart-floor"
 TITLE = "One static member's restart, segment by segment (service-shaped and idle members, Python and Java)"
@@ -354,7 +364,7 @@ def run_config(
     trace = workdir / f"{name}.trace"
     cls = _traced(ServiceMember if shape == "service" else Member, trace)
     gate = float(params["gate_timeout_s"])
-    jvms = [j.strip() for j in str(params["jvms"]).split(",") if j.strip()] if family == "java" else []
+    jvms = comma_names(str(params["jvms"])) if family == "java" else []
     steps: list[dict[str, Any]] = []
     with Fleet(bootstrap, workdir / name) as fleet:
         fleet.admin.ensure_topic(topic, partitions)
@@ -369,7 +379,7 @@ def run_config(
                     name=f"train-{variant}", group=f"train-{tag}-{variant}", instance_id=None
                 )
                 trainer = cls(spec, fleet.workdir, fleet.bootstrap, fleet.kafka_version)
-                suffix = ".jsa" if MEMBER_JVMS[variant].kind == "cds" else ".aot"
+                suffix = CACHE_SUFFIX[MEMBER_JVMS[variant].kind]
                 train_live(variant, trainer.command(), workdir / f"{name}-{variant}{suffix}")
             for spec in specs:
                 m = cls(spec, fleet.workdir, fleet.bootstrap, fleet.kafka_version)
@@ -463,8 +473,8 @@ def _median(values: Sequence[int | None]) -> float | None:
 def run(args: BenchArgs) -> BenchResult:
     params: dict[str, Any] = {**DEFAULTS, **(QUICK if args.quick else {})}
     params = {key: args.param(key, value) for key, value in params.items()}
-    names = [n.strip() for n in str(params["configs"]).split(",") if n.strip()]
-    check_jvms([j.strip() for j in str(params["jvms"]).split(",") if j.strip()])
+    names = comma_names(str(params["configs"]))
+    check_jvms(comma_names(str(params["jvms"])))
     unknown = [n for n in names if n not in CONFIGS]
     if unknown:
         raise ValueError(f"unknown config(s) {unknown}; known: {', '.join(CONFIGS)}")

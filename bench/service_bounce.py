@@ -44,7 +44,16 @@ from bench._broker_clock import (
     parse_broker_log,
     summarize_clock,
 )
-from bench._common import RESULTS_DIR, BenchArgs, BenchResult, Figure, Series, main_for, new_result
+from bench._common import (
+    RESULTS_DIR,
+    BenchArgs,
+    BenchResult,
+    Figure,
+    Series,
+    main_for,
+    new_result,
+    select_named,
+)
 from bench._rolling_figures import median_pause, ratio, reduction, restart_segments, restart_split
 from bench._rolling_scenarios import BROKER_CONFIG, BROKER_START_TIMEOUT_S, Family, Scenario
 from kafka_coop._vocab import RebalanceProtocol
@@ -103,13 +112,7 @@ QUICK: dict[str, int | float | str] = {
 
 
 def selected(spec: str) -> list[Scenario]:
-    if spec.strip() in ("", "all"):
-        return list(SCENARIOS)
-    names = [n.strip() for n in spec.split(",") if n.strip()]
-    unknown = [n for n in names if n not in BY_NAME]
-    if unknown:
-        raise ValueError(f"unknown scenario(s) {unknown}; known: {', '.join(BY_NAME)}")
-    return [BY_NAME[n] for n in names]
+    return select_named(spec, BY_NAME, SCENARIOS, "scenario")
 
 
 def schedule(scenarios: Sequence[Scenario], repeats: int) -> list[tuple[Scenario, int]]:
