@@ -251,11 +251,12 @@ def test_the_demo_names_each_phase_action_in_its_rule(
     assert [f"Phase {p.n}: {p.title} [{p.action}]" in err for p in plan.phases] == [True] * len(plan.phases)
 
 
-def test_an_error_quoting_a_path_with_an_emoji_code_shows_the_path_as_given(
-    tmp_path: Path, invoke_cli: Callable[..., CliResult]
+@pytest.mark.parametrize("directory", ["runs[prod]", "runs:id:"])
+def test_an_error_quoting_a_path_shows_the_path_as_given(
+    tmp_path: Path, invoke_cli: Callable[..., CliResult], directory: str
 ) -> None:
-    """escape() covers brackets only; ':id:' became 🆔."""
-    missing = tmp_path / "runs:id:" / "events.jsonl"
+    """An error quotes what the user typed: '[prod]' was dropped as a style and ':id:' became 🆔."""
+    missing = tmp_path / directory / "events.jsonl"
     result = invoke_cli("report", str(missing), "--out", str(tmp_path / "out"))
     assert result.code == 2
     assert str(missing) in result.stderr

@@ -32,16 +32,6 @@ def test_cli_errors_are_one_sentence_with_the_right_exit_code(
     assert not (tmp_path / "out").exists(), "a failed run writes nothing"
 
 
-def test_an_error_quoting_a_path_with_brackets_shows_the_path_as_given(
-    tmp_path: Path, invoke_cli: Callable[..., CliResult]
-) -> None:
-    """Brackets are rich markup; an error must not eat them from what the user typed."""
-    missing = tmp_path / "runs[prod]" / "events.jsonl"
-    result = invoke_cli("report", str(missing), "--out", str(tmp_path / "out"))
-    assert result.code == 2
-    assert "runs[prod]" in result.stderr
-
-
 def test_librdkafka_security_settings_become_spark_kafka_options() -> None:
     from kafka_coop.analytics._kafka_options import java_client_options
 
