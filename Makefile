@@ -5,28 +5,38 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: setup prereqs jars interop lint typecheck test test-unit test-integration test-e2e demo bench clean
+.PHONY: setup setup-demo prereqs prereqs-jdk sandbox-jars jars interop lint typecheck test test-unit \
+	test-integration test-e2e test-install demo bench clean
 
-## setup: system prerequisites (JDK 17+, Maven, Go, Node), the venv with every extra, Kafka jars, the Java
-## member, and the other client families' test-bed members (interop/: PyPI, Go module proxy, npm; cached)
+## setup: everything `make test` needs: system prerequisites (JDK 17+, Maven, Go, Node), the venv with
+## every extra, Kafka jars, the Java member, the Spark engine's parts, toxiproxy, and the other client
+## families' test-bed members (interop/: PyPI, Go module proxy, npm; cached)
 setup: prereqs $(STAMP) jars interop
 
+## setup-demo: only what `make demo` needs: a JDK and Maven, the venv, the Kafka jars and the Java member
+setup-demo: prereqs-jdk $(STAMP) sandbox-jars
+
 prereqs:
-	@bash scripts/prereqs.sh
+	@bash scripts/prereqs.sh testbed
+
+prereqs-jdk:
+	@bash scripts/prereqs.sh jdk
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,spark]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
-jars: $(STAMP)
+sandbox-jars: $(STAMP)
 	$(BIN)/kafka-coop sandbox prepare
+
+jars: sandbox-jars
 	$(BIN)/kafka-coop prepare-spark
-	$(BIN)/python -m kafka_coop.sandbox._toxiproxy
+	$(BIN)/python -m testbed.faults
 
 interop: $(STAMP)
-	$(BIN)/python -c "from kafka_coop.sandbox._interop import main; main()"
+	$(BIN)/python -m testbed.interop
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -56,8 +66,8 @@ bench: setup
 	$(BIN)/python -m compileall -q kafka_coop cli
 	$(BIN)/python -m bench $(BENCH_ARGS); status=$$?; $(BIN)/python -m bench.readme_table && exit $$status
 
-## demo: the main job on the embedded default (a local sandbox broker)
-demo: setup
+## demo: the main job on the embedded default (a local sandbox broker); needs only Python, a JDK and Maven
+demo: setup-demo
 	$(BIN)/kafka-coop demo
 
 clean:

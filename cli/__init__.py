@@ -1,1 +1,24 @@
 """The `kafka-coop` command line: parse, call the library, render (installed as kafka_coop.cli)."""
+
+from __future__ import annotations
+
+import sys
+
+from kafka_coop._extras import install_hint, missing
+
+# What every command needs; the base install (the consumer, for services) has none of them.
+CLI_MODULES = ("click", "rich", "yaml", "kafka")
+
+
+def run() -> None:
+    """The console script: one sentence and exit 2 when the `cli` extra is not installed."""
+    absent = missing(CLI_MODULES)
+    if absent:
+        sys.stderr.write(
+            f"Error: the kafka-coop command needs {', '.join(absent)}, which the base install (the "
+            f"consumer library) leaves out.\n{install_hint('click')}\n"
+        )
+        raise SystemExit(2)
+    from .main import main
+
+    main()

@@ -1,3 +1,3 @@
-from .main import main
+from . import run
 
-main()
+run()

@@ -220,7 +220,10 @@ def consume(
 
 def _serve_metrics(ctx: Ctx, port: int, addr: str) -> tuple[Any, Any]:
     """The endpoint first, so a port already taken is one sentence (exit 2) before joining the group."""
+    from kafka_coop._extras import require
     from kafka_coop.errors import InvalidInput
+
+    require("prometheus_client", "--metrics-port")
     from kafka_coop.metrics import PrometheusSink, serve_metrics
 
     try:

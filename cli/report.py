@@ -197,6 +197,8 @@ def report(
         conf=conf,
     )
     report_malformed(ctx, result)
+    for note in result.notes:  # stderr, so `-o json` stays one JSON document
+        ctx.err.print(Text(f"note: {note}", style="yellow"), highlight=False)
     if output == "json":
         ctx.emit_json(result.summary)
     else:

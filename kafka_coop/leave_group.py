@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
 
+from kafka_coop._extras import require
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
 
 REMOVE_REASON: Final = "kafka-coop remove-members: the member was stopped"
@@ -102,6 +103,7 @@ class LeaveGroupClient:
         self, bootstrap: str, conf: Mapping[str, str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
     ):
         settings = kafka_python_conf(bootstrap, conf or {})  # refuses unknown keys before connecting
+        require("kafka", "remove-members")
         _quiet()
         from kafka.admin import KafkaAdminClient
         from kafka.errors import KafkaError

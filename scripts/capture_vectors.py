@@ -20,6 +20,7 @@ from typing import Any
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.sandbox import Fleet, MemberSpec, Sandbox, free_port
+from testbed.interop import member_command
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "unit" / "vectors" / "member_metadata.json"
 
@@ -91,7 +92,7 @@ def main() -> None:
     vectors: list[dict[str, Any]] = [v for v in old if v.get("kind", _legacy_kind(v)) not in kinds]
     with tempfile.TemporaryDirectory() as tmp, Sandbox(dir=Path(tmp) / "k", port=free_port()) as kafka:
         admin = ClusterAdmin(kafka.bootstrap)
-        with Fleet(kafka.bootstrap, Path(tmp) / "fleet") as fleet:
+        with Fleet(kafka.bootstrap, Path(tmp) / "fleet", families=member_command) as fleet:
             for name, kind, assignors, protocol in SCENARIOS:
                 if kind not in kinds:
                     continue

@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# Make sure a JDK (java + javac, 17+) and Maven are present; install them from Debian packages when we
-# can (root + apt-get), otherwise stop with one sentence saying what to install.
+# Make sure the toolchains are present; install them from Debian packages when we can (root + apt-get),
+# otherwise stop with one sentence saying what to install.
+#   prereqs.sh jdk      a JDK (java + javac, 17+) and Maven: all the sandbox and `make demo` need
+#   prereqs.sh testbed  the above, plus Go, Node/npm and gcc for the other client families' members
 set -euo pipefail
+mode="${1:-testbed}"
+case "$mode" in
+  jdk | testbed) ;;
+  *) echo "Error: unknown mode '$mode'; use jdk or testbed." >&2; exit 2 ;;
+esac
 
 missing=()
 command -v java >/dev/null 2>&1 || missing+=(java)
@@ -25,6 +32,8 @@ if [ "${major%%.*}" -lt 17 ] 2>/dev/null; then
   echo "Error: Java ${major} found; Apache Kafka 4.x needs Java 17 or newer." >&2
   exit 2
 fi
+
+[ "$mode" = jdk ] && exit 0
 
 # The other client families' test-bed members (interop/) are built with Go (franz-go, sarama,
 # confluent-kafka-go, which needs cgo: a C compiler) and Node/npm (KafkaJS). franz-go 1.22 and sarama 1.61

@@ -20,7 +20,9 @@ import pytest
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
-from kafka_coop.sandbox import Fleet, NetworkFaults, Sandbox, Toxiproxy, free_port
+from kafka_coop.sandbox import Fleet, Sandbox, free_port
+from testbed.faults import NetworkFaults, Toxiproxy
+from testbed.interop import member_command
 
 _counter = itertools.count()
 
@@ -86,7 +88,7 @@ def topic_factory(admin: ClusterAdmin, unique: Callable[[str], str]) -> Callable
 
 @pytest.fixture
 def fleet(bootstrap: str, tmp_path: Path) -> Iterator[Fleet]:
-    with Fleet(bootstrap, tmp_path / "fleet") as f:
+    with Fleet(bootstrap, tmp_path / "fleet", families=member_command) as f:
         yield f
 
 

@@ -3,7 +3,7 @@
 It is the view of the eager-vs-cooperative throughput figures (docs/protocols.md "Reference figures")
 turned around: instead of throughput dropping during a rolling bounce, the number of partitions nobody
 consumes rising; an eager bounce shows a tall spike per member, a cooperative one a low ripple.
-matplotlib is imported here only (the `spark` extra).
+matplotlib is imported here only (the `plot` extra; `spark` brings it too).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
+from kafka_coop._extras import require
 from kafka_coop.analytics._model import PhaseStat
 from kafka_coop.analytics._timeline import Step
-from kafka_coop.errors import InvalidInput
 
 FIG_SIZE_IN = (11.0, 4.8)
 DPI = 110
@@ -34,15 +34,12 @@ def render_png(
     last_ts_ms: int,
     title: str,
 ) -> bytes:
-    try:
-        import matplotlib
+    require("matplotlib", "The report plot")
+    import matplotlib
 
-        matplotlib.use("Agg")
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise InvalidInput(
-            "The report plot needs matplotlib.", hint="Install the extra: pip install 'kafka-coop[spark]'."
-        ) from None
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=FIG_SIZE_IN, dpi=DPI, layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     colors = ("#dbe9f6", "#fde3c8")

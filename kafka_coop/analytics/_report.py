@@ -13,7 +13,6 @@ and the inputs are local files).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import time
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from kafka_coop._extras import install_hint, installed
 from kafka_coop.analytics._engine import (
     INTERVALS_TABLE,
     MAX_MALFORMED_KEPT,
@@ -66,7 +66,7 @@ class ReportResult:
 
 
 def spark_available() -> bool:
-    return importlib.util.find_spec("pyspark") is not None
+    return installed("pyspark")
 
 
 def choose_engine(sources: Sequence[str], engine: Engine = "auto") -> str:
@@ -249,6 +249,7 @@ def run_report(
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
+    notes: list[str] = []
     try:
         if chosen == "spark":
             from kafka_coop.analytics._spark import spark_engine
@@ -275,7 +276,9 @@ def run_report(
         if outcome.malformed:
             with (tmp / MALFORMED_FILE).open("w", encoding="utf-8") as fh:
                 fh.writelines(m.model_dump_json() + "\n" for m in outcome.malformed[:MAX_MALFORMED_KEPT])
-        if plot and summary.first_ts_ms is not None and summary.last_ts_ms is not None:
+        if plot and not installed("matplotlib"):
+            notes.append(f"No {PLOT_FILE}: matplotlib is not installed. {install_hint('matplotlib')}")
+        elif plot and summary.first_ts_ms is not None and summary.last_ts_ms is not None:
             from kafka_coop.analytics._plot import render_png
 
             title = (
@@ -301,4 +304,5 @@ def run_report(
         paths=paths,
         malformed=outcome.malformed[:MAX_MALFORMED_KEPT],
         elapsed_s=round(time.monotonic() - began, 3),
+        notes=notes,
     )

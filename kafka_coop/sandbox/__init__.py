@@ -31,11 +31,7 @@ __all__ = [
     "free_ports",
 ]
 
-from kafka_coop.sandbox._toxiproxy import NetworkFaults, Toxiproxy
-
-__all__ += ["NetworkFaults", "Toxiproxy"]
-
-from kafka_coop.sandbox._fleet import Fleet, FleetError, Member, MemberSpec, read_events  # noqa: E402
+from kafka_coop.sandbox._fleet import Fleet, FleetError, Member, MemberSpec, read_events
 
 __all__ += ["Fleet", "FleetError", "Member", "MemberSpec", "read_events"]
 

@@ -1,7 +1,8 @@
 """Group members as processes: start N of any client family, stop, kill, reconfigure, rolling-bounce.
 
 Each member is its own OS process (a JVM running `CoopMember`, `kafka-coop consume` on
-confluent-kafka, or one of the other families' members built from interop/ by `_interop`), so a
+confluent-kafka, or one of the other families' members, whose commands the repository's test bed
+passes in as `families`), so a
 bounce is a real process restart and a kill is a real SIGKILL. Every member writes
 RebalanceEvent JSON lines to its own file; the fleet reads them back for tests, the demo and benchmarks.
 """
@@ -29,7 +30,6 @@ from kafka_coop.errors import InvalidInput, KafkaCoopError
 from kafka_coop.events import RebalanceEvent
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.sandbox._broker import DEFAULT_KAFKA_VERSION
-from kafka_coop.sandbox._interop import TOOLCHAIN_OF, member_command
 from kafka_coop.sandbox._java import (
     JVM_OPTIONS,
     MAIN_CLASS,
@@ -41,6 +41,10 @@ from kafka_coop.sandbox._java import (
 ClientKind = Literal[
     "java", "python", "kafka-python", "aiokafka", "franz-go", "sarama", "confluent-kafka-go", "kafkajs"
 ]
+# kind -> the argv prefix that runs one member of another client family (the Java member's options
+# follow it). The wheel ships only the java and python members; the others are built from the
+# repository's interop/ folder by `testbed.interop.member_command`, which tests and benchmarks pass in.
+FamilyCommand = Callable[[str], list[str]]
 DEFAULT_STABLE_TIMEOUT_S = 90.0
 DEFAULT_STOP_TIMEOUT_S = 30.0
 
@@ -155,8 +159,10 @@ class Member:
         bootstrap: str,
         kafka_version: str,
         command_config: Path | None = None,
+        families: FamilyCommand | None = None,
     ) -> None:
         self.spec = spec
+        self.families = families
         self.bootstrap = bootstrap
         self.kafka_version = kafka_version
         self.command_config = command_config  # a secured cluster's client properties (python members)
@@ -180,7 +186,7 @@ class Member:
             )
         if spec.kind == "java":
             return self._java_command()
-        if spec.kind in TOOLCHAIN_OF:
+        if spec.kind != "python":
             return self._interop_command()
         if spec.members != 1:
             raise InvalidInput(f"Python member {spec.name} runs one consumer per process; set members=1.")
@@ -275,12 +281,18 @@ class Member:
         """The Java member's command line, run by another family's member (one consumer per process;
         no manifests: these stand for services that know nothing of kafka-coop)."""
         spec = self.spec
+        if self.families is None:
+            raise InvalidInput(
+                f"Member {spec.name}: {spec.kind} members are built from the kafka-coop repository's "
+                "interop/ folder, which the installed package does not include.",
+                hint="From a repository checkout: Fleet(..., families=testbed.interop.member_command).",
+            )
         if spec.members != 1:
             raise InvalidInput(
                 f"{spec.kind} member {spec.name} runs one consumer per process; set members=1."
             )
         cmd = [
-            *member_command(spec.kind),
+            *self.families(spec.kind),
             "--bootstrap",
             self.bootstrap,
             "--group",
@@ -379,9 +391,12 @@ class Fleet:
         *,
         kafka_version: str = DEFAULT_KAFKA_VERSION,
         command_config: Path | None = None,
+        families: FamilyCommand | None = None,
     ) -> None:
         """`command_config`: a secured cluster's client properties (`--command-config`), for the
-        fleet's admin client and every python member."""
+        fleet's admin client and every python member. `families`: how to run the other client
+        families' members (`FamilyCommand`); without it the fleet runs java and python members only."""
+        self.families = families
         self.bootstrap = bootstrap
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -394,7 +409,9 @@ class Fleet:
     def add(self, spec: MemberSpec, *, start: bool = True) -> Member:
         if spec.name in self.members:
             raise InvalidInput(f"A member named {spec.name!r} is already in the fleet.")
-        member = Member(spec, self.workdir, self.bootstrap, self.kafka_version, self.command_config)
+        member = Member(
+            spec, self.workdir, self.bootstrap, self.kafka_version, self.command_config, self.families
+        )
         self.members[spec.name] = member
         if start:
             member.start()

@@ -1,4 +1,4 @@
-"""Compile the Java test-bed member (interop/java) against the sandbox's kafka-clients, cached by hash.
+"""Compile the Java test-bed member (java/CoopMember.java here) against kafka-clients, cached by hash.
 
 A member is one JVM per process, so a bounce pays the JVM's start: loading and verifying kafka-clients'
 classes is most of the ~1 s from `java` to the first assignment. The member therefore runs from a jar
@@ -40,7 +40,7 @@ ARCHIVE_TRAINING_TIMEOUT_S = 60.0
 
 
 def _source() -> str:
-    return (resources.files("kafka_coop.interop") / "java" / f"{MAIN_CLASS}.java").read_text()
+    return (resources.files("kafka_coop.sandbox") / "java" / f"{MAIN_CLASS}.java").read_text()
 
 
 def java_member_classpath(kafka_version: str, *, cache: Path | None = None) -> str:

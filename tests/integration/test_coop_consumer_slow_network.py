@@ -26,7 +26,7 @@ from confluent_kafka import Producer
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
-from kafka_coop.sandbox import NetworkFaults
+from testbed.faults import NetworkFaults
 from tests.integration.members import ThreadMember, wait_for
 
 RESPONSE_DELAY_MS = 3000

@@ -15,7 +15,7 @@ import pytest
 from kafka_coop.events import RebalanceEvent
 from kafka_coop.inspect import GroupSnapshot
 from kafka_coop.sandbox import Fleet, MemberSpec, SteadyProducer, audit_when_drained
-from kafka_coop.sandbox._interop import INTEROP_KINDS
+from testbed.interop import INTEROP_KINDS
 from tests.conftest import CliResult
 
 PARTITIONS = 4

@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable
 
-from kafka_coop.sandbox._interop import build_dir
+from testbed.interop import build_dir
 
 # A consumer whose main thread returns to poll() only after the join has finished, every time.
 LATE_POLLER = """

@@ -12,7 +12,7 @@ import pytest
 from kafka_coop._vocab import KnownFamily
 from kafka_coop.families import catalog, parse_catalog
 from kafka_coop.rollout import FleetDescription, FleetMember, load_migration, match_phase
-from kafka_coop.sandbox._interop import INTEROP_KINDS
+from testbed.interop import INTEROP_KINDS
 from tests.conftest import CliResult
 
 SOURCE = re.compile(r"\w\.(py|go|js|java|c|md)\b|CHANGELOG|KIP-\d+")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kafka_coop.errors import InvalidInput
-from kafka_coop.sandbox import _interop
+from testbed import interop as _interop
 
 
 @pytest.mark.parametrize(("kind", "tool"), [("franz-go", "go"), ("kafkajs", "node")])

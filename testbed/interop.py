@@ -3,7 +3,7 @@
 A real fleet mixes client libraries, so the test bed runs real members of each: kafka-python and
 aiokafka (PyPI, in a venv of their own so their pins never meet the project's), franz-go, IBM/sarama
 and confluent-kafka-go (the Go module proxy, one module, three programs) and KafkaJS (npm). Every
-member takes the Java member's command line (interop/java/CoopMember.java) and writes the same
+member takes the Java member's command line (kafka_coop/sandbox/java/CoopMember.java) and writes the same
 RebalanceEvent lines. Each toolchain's build lands in the kafka-coop cache under a hash of its sources,
 pins and toolchain version, staged and renamed like the Java member, so `make setup` builds once and
 every later start is a lookup. A missing toolchain is an error naming what to install, never a skip.
@@ -17,13 +17,11 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from importlib import resources
-from importlib.abc import Traversable
 from pathlib import Path
 from typing import Literal, get_args
 
 from kafka_coop.errors import InvalidInput
-from kafka_coop.sandbox._paths import cache_dir
+from kafka_coop.sandbox import cache_dir
 
 InteropKind = Literal["kafka-python", "aiokafka", "franz-go", "sarama", "confluent-kafka-go", "kafkajs"]
 INTEROP_KINDS: tuple[str, ...] = get_args(InteropKind)
@@ -44,7 +42,11 @@ _HINTS = {
 }
 
 
-def _walk(node: Traversable, prefix: str = "") -> Iterator[tuple[str, bytes]]:
+# The members' sources: the repository's interop/ folder (the wheel ships none of them).
+INTEROP_DIR = Path(__file__).resolve().parents[1] / "interop"
+
+
+def _walk(node: Path, prefix: str = "") -> Iterator[tuple[str, bytes]]:
     for child in sorted(node.iterdir(), key=lambda c: c.name):
         if child.name.startswith((".", "__pycache__")) or child.name == "node_modules":
             continue
@@ -56,7 +58,7 @@ def _walk(node: Traversable, prefix: str = "") -> Iterator[tuple[str, bytes]]:
 
 
 def _sources(toolchain: Toolchain) -> list[tuple[str, bytes]]:
-    return list(_walk(resources.files("kafka_coop.interop") / toolchain))
+    return list(_walk(INTEROP_DIR / toolchain))
 
 
 def _run(cmd: list[str], cwd: Path, what: str, env: dict[str, str] | None = None) -> str:
@@ -206,11 +208,11 @@ def main() -> None:
         try:
             path = build_dir(toolchain)
         except InvalidInput as exc:
-            print(f"Error: {exc}", file=sys.stderr)  # noqa: T201
+            print(f"Error: {exc}", file=sys.stderr)
             if exc.hint:
-                print(exc.hint, file=sys.stderr)  # noqa: T201
+                print(exc.hint, file=sys.stderr)
             raise SystemExit(2) from None
-        print(f"{toolchain} test-bed members: {path} ({time.monotonic() - t0:.1f}s)")  # noqa: T201
+        print(f"{toolchain} test-bed members: {path} ({time.monotonic() - t0:.1f}s)")
 
 
 if __name__ == "__main__":

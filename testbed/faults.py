@@ -28,8 +28,7 @@ from types import TracebackType
 from typing import Any
 
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
-from kafka_coop.sandbox._broker import Sandbox, free_ports
-from kafka_coop.sandbox._paths import cache_dir
+from kafka_coop.sandbox import Sandbox, cache_dir, free_ports
 
 TOXIPROXY_VERSION = "v2.12.0"
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
