@@ -21,11 +21,11 @@ from kafka_coop.admin import ClusterAdmin, LiveGroup
 from kafka_coop.sandbox import (
     Fleet,
     MemberSpec,
-    NetworkFaults,
     Sandbox,
     SteadyProducer,
     audit_when_drained,
 )
+from testbed.faults import NetworkFaults
 
 # The cut member's session must run out while it is cut; librdkafka's own session check then
 # declares its partitions lost. socket.timeout.ms bounds how long a request sent into the cut waits
