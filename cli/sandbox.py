@@ -34,6 +34,28 @@ _dir_option = click.option(
 )
 
 
+class TopicArg(click.ParamType):  # type: ignore[type-arg]  # generic only in some click versions
+    """`orders` or `orders:6`: a topic name and its partition count (default 1)."""
+
+    name = "NAME[:PARTITIONS]"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[str, int]:
+        if isinstance(value, tuple):
+            return value  # already converted (a default)
+        name, _, count = str(value).partition(":")
+        if not name:
+            self.fail(
+                f"{value!r} has no topic name; write NAME or NAME:PARTITIONS, e.g. orders:6.", param, ctx
+            )
+        if not count:
+            return name, 1
+        if not count.isdigit() or int(count) < 1:
+            self.fail(f"{value!r}: the partition count must be a whole number of at least 1.", param, ctx)
+        return name, int(count)
+
+
 def _state_table(state: SandboxState) -> Table:
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="bold")
@@ -110,6 +132,14 @@ def sandbox() -> None:
     "--config", "overrides", type=KeyValue(), multiple=True, help="Broker setting key=value; repeatable."
 )
 @click.option(
+    "--topic",
+    "topics",
+    type=TopicArg(),
+    multiple=True,
+    metavar="NAME[:PARTITIONS]",
+    help="Create this topic once the broker answers (1 partition unless given); repeatable.",
+)
+@click.option(
     "--timeout", type=click.FloatRange(1), default=120.0, show_default=True, help="Seconds to wait."
 )
 @output_option()
@@ -122,6 +152,7 @@ def start(
     security: str,
     directory: Path | None,
     overrides: tuple[tuple[str, str], ...],
+    topics: tuple[tuple[str, int], ...],
     timeout: float,
     output: str,
 ) -> None:
@@ -138,6 +169,11 @@ def start(
     began = time.monotonic()
     with ctx.err.status("Starting the sandbox…"):
         state = box.start(timeout_s=timeout)
+    if topics:
+        admin = box.admin()
+        for name, partitions in topics:
+            admin.ensure_topic(name, partitions, timeout_s=timeout)
+            ctx.progress(f"Topic {name} ({partitions} partition{'s' if partitions != 1 else ''}) is ready.")
     if output == "json":
         ctx.emit_json({**_state_json(state), "start_s": round(time.monotonic() - began, 2)})
         return

@@ -69,3 +69,19 @@ def test_demo_takes_a_command_config_only_for_a_cluster_it_is_given(
     result = invoke_cli("demo", "--command-config", str(props))
     assert result.code == 2
     assert "--command-config is for a cluster given with --bootstrap-server" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (":6", "has no topic name"),
+        ("orders:six", "partition count must be a whole number"),
+        ("orders:0", "partition count must be a whole number"),
+    ],
+)
+def test_a_topic_to_create_that_is_not_name_or_name_colon_partitions_is_exit_2_before_any_start(
+    value: str, message: str, invoke_cli: Callable[..., CliResult]
+) -> None:
+    result = invoke_cli("sandbox", "start", "--topic", value, "--port", "1")
+    assert result.code == 2
+    assert message in result.stderr
