@@ -185,6 +185,8 @@ def demo(
         if box is not None and not keep_sandbox:
             box.stop()
     done = _report(ctx, result) if report else None
+    for note in done.notes if done is not None else ():
+        ctx.err.print(Text(f"note: {note}", style="yellow"), highlight=False)
     if output == "json":
         data = result.model_dump(mode="json")
         if done is not None:

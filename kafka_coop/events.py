@@ -27,7 +27,7 @@ CommittedOffset = tuple[str, Int64, Int64]
 
 
 class RebalanceEvent(BaseModel):
-    """One JSON line per event; the schema is a public contract (README "Data contracts")."""
+    """One JSON line per event; the schema is a public contract (docs/contracts.md)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -93,7 +93,7 @@ class PhaseStat(BaseModel):
 
 
 class Summary(BaseModel):
-    """summary.json: documented in docs/report.md and README "Data contracts"."""
+    """summary.json: documented in docs/report.md and docs/contracts.md."""
 
     v: int = SUMMARY_VERSION
     events: int

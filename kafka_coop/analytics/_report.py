@@ -270,7 +270,10 @@ def run_report(
                 )
             raise InvalidInput(
                 f"The sources hold no valid rebalance events{where}.",
-                hint="Point at RebalanceEvent JSON lines (README 'Data contracts').",
+                hint=(
+                    "Point at the JSON lines a CoopConsumer writes with events=PATH (or kafka-coop consume "
+                    "--events PATH): one RebalanceEvent per line."
+                ),
             )
         (tmp / SUMMARY_FILE).write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
         if outcome.malformed:

@@ -1,6 +1,6 @@
 """The Plan: what `upgrade-plan --output json` writes and `verify-group --plan` and runners read.
 
-A published contract (README "Data contracts"): the group, where it starts (`from`), the target, the
+A published contract (docs/contracts.md): the group, where it starts (`from`), the target, the
 chosen migration and its phases, each with its config per client family, the gate to run before it,
 what the group must look like after it, the pause it costs and how to roll it back.
 """

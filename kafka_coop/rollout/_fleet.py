@@ -234,7 +234,11 @@ def parse_fleet(text: str, source: str) -> FleetDescription:
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
         raise InvalidInput(
             f"{source}: field {where}: {first['msg']}.",
-            hint="docs/planning.md describes the fleet file (group, broker, members with family and count).",
+            hint=(
+                "A fleet file is YAML: group, an optional broker (version, migration_policy, ...) and "
+                "members, each with family and count (optional: name, version, group_protocol, "
+                "assignors, static)."
+            ),
         ) from None
     members = [_member_from_file(m) for m in parsed.members]
     consumer = any(m.member_type == "consumer" for m in members)

@@ -174,7 +174,11 @@ def _format_error(path: str, exc: ValidationError) -> InvalidInput:
     where = ".".join(str(p) for p in first["loc"]) or "(top level)"
     return InvalidInput(
         f"{path}: field {where}: {first['msg']}.",
-        hint="Fix the migration file; migrations/README.md describes every field.",
+        hint=(
+            "A migration file names its path (name, title, direction, from, to, families), its "
+            "requirements and its phases (action, config per family, expect); the bundled ones in the "
+            "kafka_coop/migrations folder of the installed package are complete examples."
+        ),
     )
 
 

@@ -336,7 +336,7 @@ public final class CoopMember {
             if (manifests != null) publishManifest();
         }
 
-        /** The Manifest record of DESIGN.md / README "Data contracts", published on every assignment. */
+        /** The Manifest record of DESIGN.md / docs/contracts.md, published on every assignment. */
         void publishManifest() {
             String memberId = memberId();
             manifestKey = opts.group + "/" + (instanceId != null ? instanceId : memberId);
