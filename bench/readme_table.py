@@ -1,10 +1,13 @@
-"""Regenerate README.md's benchmark table from bench/results/*.json.
+"""Regenerate the benchmark tables from bench/results/*.json: every figure in docs/benchmarks.md, the
+headline figures in README.md.
 
-`python -m bench.readme_table` rewrites the part of README.md between `<!-- bench:start -->` and
-`<!-- bench:end -->`; `--check` only reports (exit 1) whether it is out of date. The rendering is pure
-(`render_table(results) -> str`, `replace_section(readme, table) -> str`) so it is unit-tested without
+`python -m bench.readme_table` rewrites the part of each file between its markers (`<!-- bench:start -->`
+and `<!-- bench:end -->` in docs/benchmarks.md, `<!-- bench-headline:start -->` and
+`<!-- bench-headline:end -->` in README.md); `--check` only reports (exit 1) whether one is out of date.
+The rendering is pure (`render_table`, `render_headlines`, `replace_section`) so it is unit-tested without
 files. A result file that is not a `BenchResult` (an older hand-written format with a plain `figures`
-dict) is still listed, with what can be read from it.
+dict) is still listed, with what can be read from it. The README table links nowhere: it is also the
+package's long description, where a repository path leads nowhere.
 """
 
 from __future__ import annotations
@@ -23,7 +26,28 @@ from bench._common import REPO_ROOT, RESULTS_DIR, BenchResult, Figure, target_te
 
 START = "<!-- bench:start -->"
 END = "<!-- bench:end -->"
+HEADLINE_START = "<!-- bench-headline:start -->"
+HEADLINE_END = "<!-- bench-headline:end -->"
 README = REPO_ROOT / "README.md"
+BENCHMARKS_DOC = REPO_ROOT / "docs" / "benchmarks.md"
+# (benchmark, figure, what it says): the README's few rows, each from a committed result file.
+HEADLINES: tuple[tuple[str, str, str], ...] = (
+    (
+        "service-bounce",
+        "svc_py_coop_static_pause_reduction",
+        "rolling bounce of a Python service fleet: pause of eager dynamic / cooperative static members",
+    ),
+    (
+        "partition-add",
+        "classic-eager_vs_consumer_speedup",
+        "900 partitions added under 10 members: time to all owned, classic eager / KIP-848",
+    ),
+    ("chaos", "cooperative_static_lost", "records lost under kills, freezes and network cuts (cooperative)"),
+    ("wrapper-overhead", "throughput_ratio", "CoopConsumer.poll throughput / confluent Consumer.poll"),
+    ("inspection-scale", "describe_median_s", "describe of a 1,000-member group"),
+    ("analytics-scale", "events_per_s", "report with the Spark engine on local[2], 10 M events"),
+)
+HEADLINE_HEADER = ("| What | Value | Target | Result |", "|---|---|---|---|")
 GIB = 1024**3
 HEADER = (
     "| Benchmark | Figure | Value | Target | Result | Run |",
@@ -105,12 +129,15 @@ def legacy_rows(data: dict[str, Any], fallback_name: str, link: str | None = Non
     return rows
 
 
-def render_table(results: Iterable[BenchResult | tuple[str, dict[str, Any]]], links: bool = True) -> str:
-    """The markdown table; `results` are BenchResults or (file stem, raw dict) for older files."""
+def render_table(
+    results: Iterable[BenchResult | tuple[str, dict[str, Any]]], links: bool = True, link_prefix: str = "../"
+) -> str:
+    """The markdown table; `results` are BenchResults or (file stem, raw dict) for older files. Plots
+    are linked relative to the page the table sits on (docs/ by default)."""
     lines = list(HEADER)
     for item in results:
         if isinstance(item, BenchResult):
-            link = f"bench/results/{item.name}.png" if links else None
+            link = f"{link_prefix}bench/results/{item.name}.png" if links else None
             lines.extend(r.markdown() for r in rows_for(item, link))
         else:
             stem, data = item
@@ -120,13 +147,32 @@ def render_table(results: Iterable[BenchResult | tuple[str, dict[str, Any]]], li
     return "\n".join(lines)
 
 
-def replace_section(readme: str, table: str) -> str:
+def render_headlines(results: Iterable[BenchResult | tuple[str, dict[str, Any]]]) -> str:
+    """The README's rows, in HEADLINES order; a headline with no result says so instead of vanishing."""
+    figures = {
+        (item.name, key): fig
+        for item in results
+        if isinstance(item, BenchResult)
+        for key, fig in item.figures.items()
+    }
+    lines = list(HEADLINE_HEADER)
+    for bench, key, what in HEADLINES:
+        fig = figures.get((bench, key))
+        if fig is None:
+            lines.append(f"| {what} | not measured yet | | |")
+        else:
+            value = format_value(fig.value, fig.unit)
+            lines.append(f"| {what} | {value} | {target_text(fig)} | {verdict(fig.passed)} |")
+    return "\n".join(lines)
+
+
+def replace_section(text: str, table: str, start_marker: str = START, end_marker: str = END) -> str:
     """Put `table` between the markers, keeping everything outside them byte for byte."""
-    start, end = readme.find(START), readme.find(END)
+    start, end = text.find(start_marker), text.find(end_marker)
     if start < 0 or end < 0 or end < start:
-        raise ValueError(f"README.md needs the markers {START} and {END}, in that order")
+        raise ValueError(f"the page needs the markers {start_marker} and {end_marker}, in that order")
     note = "<!-- generated by `python -m bench.readme_table` from bench/results/*.json; do not edit -->"
-    return f"{readme[: start + len(START)]}\n{note}\n{table}\n{readme[end:]}"
+    return f"{text[: start + len(start_marker)]}\n{note}\n{table}\n{text[end:]}"
 
 
 def load_results(results_dir: Path = RESULTS_DIR) -> list[BenchResult | tuple[str, dict[str, Any]]]:
@@ -144,21 +190,29 @@ def load_results(results_dir: Path = RESULTS_DIR) -> list[BenchResult | tuple[st
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.readme_table", description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is out of date")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a table is out of date")
     parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--doc", type=Path, default=BENCHMARKS_DOC)
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     ns = parser.parse_args(argv)
-    current = ns.readme.read_text()
-    updated = replace_section(current, render_table(load_results(ns.results_dir)))
-    if ns.check:
-        if updated != current:
-            print(f"{ns.readme} benchmark table is out of date: run `python -m bench.readme_table`")
-            return 1
-        return 0
-    if updated != current:
-        ns.readme.write_text(updated)
-        print(f"updated the benchmark table in {ns.readme}")
-    return 0
+    results = load_results(ns.results_dir)
+    pages = (
+        (ns.doc, render_table(results), START, END),
+        (ns.readme, render_headlines(results), HEADLINE_START, HEADLINE_END),
+    )
+    stale = 0
+    for page, table, start, end in pages:
+        current = page.read_text()
+        updated = replace_section(current, table, start, end)
+        if updated == current:
+            continue
+        if ns.check:
+            print(f"{page} benchmark table is out of date: run `python -m bench.readme_table`")
+            stale += 1
+        else:
+            page.write_text(updated)
+            print(f"updated the benchmark table in {page}")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

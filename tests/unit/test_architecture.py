@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SHELL_LIBRARIES = ("confluent_kafka", "click", "rich", "pyspark")
 
-# The functional core: decisions over plain typed values (README "Layout").
+# The functional core: decisions over plain typed values (docs/contributing.md, "Layout").
 PURE = (
     "kafka_coop._vocab",
     "kafka_coop.errors",

@@ -20,7 +20,16 @@ from bench._common import (
     read_result,
     write_result,
 )
-from bench.readme_table import END, START, format_value, load_results, render_table, replace_section
+from bench.readme_table import (
+    END,
+    HEADLINES,
+    START,
+    format_value,
+    load_results,
+    render_headlines,
+    render_table,
+    replace_section,
+)
 
 T0 = dt.datetime(2026, 11, 23, 6, 0, tzinfo=dt.UTC)
 
@@ -100,7 +109,7 @@ def test_table_lists_shown_figures_with_target_and_verdict() -> None:
     lines = table.splitlines()
     assert lines[0] == "| Benchmark | Figure | Value | Target | Result | Run |"
     assert lines[2] == (
-        "| [wrapper-overhead](bench/results/wrapper-overhead.png) | throughput_ratio | 0.950 | >= 0.97 "
+        "| [wrapper-overhead](../bench/results/wrapper-overhead.png) | throughput_ratio | 0.950 | >= 0.97 "
         "| **FAIL** | 2026-11-23, 2 cores, 24 GiB, 9f3053f |"
     )
     assert "| 812,346 records/s |  |  |" in lines[3]
@@ -146,6 +155,23 @@ def test_replace_section_keeps_everything_outside_the_markers() -> None:
     assert replace_section(updated, "| new |") == updated  # idempotent
     with pytest.raises(ValueError, match="markers"):
         replace_section("no markers here", "| new |")
+
+
+def test_the_readme_headlines_show_value_target_and_verdict_and_link_nowhere() -> None:
+    table = render_headlines([make_result(ratio=0.99)])
+    row = next(line for line in table.splitlines() if "CoopConsumer.poll" in line)
+    assert row.split(" | ")[1:] == ["0.990", ">= 0.97", "pass |"]
+    assert "](" not in table, "the README is also the package page, where repository links lead nowhere"
+
+
+def test_a_headline_without_a_result_says_so_instead_of_vanishing() -> None:
+    table = render_headlines([])
+    assert table.count("not measured yet") == len(HEADLINES)
+
+
+def test_every_headline_is_a_figure_of_a_committed_result() -> None:
+    figures = {(r.name, key) for r in load_results() if isinstance(r, BenchResult) for key in r.figures}
+    assert [(bench, key) for bench, key, _ in HEADLINES if (bench, key) not in figures] == []
 
 
 def test_load_results_reads_both_formats(tmp_path: Path) -> None:
