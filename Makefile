@@ -4,6 +4,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
+# The suite mostly waits on brokers and member processes (a serial run: ~20 min wall, ~6 min CPU), so
+# `make test` runs it on 3 pytest-xdist workers, each with its own session broker; tests that share
+# expensive session state (the install tier's wheel and venvs) are grouped onto one worker.
+PYTEST_WORKERS ?= 3
 
 .PHONY: setup setup-demo prereqs prereqs-jdk sandbox-jars jars interop lint typecheck test test-unit \
 	test-integration test-e2e test-install demo bench clean
@@ -45,9 +49,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-## test: the whole suite (lint, types, unit, integration and e2e on a real local Kafka)
+## test: the whole suite (lint, types, unit, integration and e2e on a real local Kafka, and the install
+## tier: the wheel built, installed in fresh venvs and run from outside the checkout, plus the min lane)
 test: setup lint typecheck
-	$(BIN)/pytest tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
+	$(BIN)/pytest tests/unit tests/integration tests/e2e tests/install -n $(PYTEST_WORKERS) --dist loadgroup \
+		$(PYTEST_ARGS)
 
 test-unit: $(STAMP)
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
@@ -57,6 +63,9 @@ test-integration: setup
 
 test-e2e: setup
 	$(BIN)/pytest tests/e2e $(PYTEST_ARGS)
+
+test-install: setup
+	$(BIN)/pytest tests/install -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 ## bench: every benchmark on a local sandbox (~70 min; the rebalance ones ~45), results in bench/results/*.json + .png, table in
 ## README.md (regenerated even when a benchmark fails); BENCH_ARGS='--only wrapper_overhead' narrows it.

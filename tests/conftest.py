@@ -1,6 +1,6 @@
 """Shared fixtures: one real Kafka broker (the sandbox) per test session, fleets and topics per test.
 
-There is no skip path: a missing Java, Maven or broker fails the run (README "Tests").
+There is no skip path: a missing Java, Maven or broker fails the run (docs/contributing.md, "Tests").
 """
 
 from __future__ import annotations
@@ -34,6 +34,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
         elif f"{os.sep}e2e{os.sep}" in path:
             item.add_marker(pytest.mark.e2e)
+        elif f"{os.sep}install{os.sep}" in path:
+            item.add_marker(pytest.mark.install)
+            # Under pytest-xdist (`make test` runs -n 3 --dist loadgroup) one worker builds the wheel and
+            # its virtualenvs once; the min lane, a pytest run of its own, goes to a worker of its own.
+            group = "min-lane" if item.fspath.basename == "test_min_versions.py" else "install"
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,58 @@
+"""`pip install kafka-coop`, as a service team gets it: the consumer library and nothing else."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from subprocess import CompletedProcess
+
+from tests.install.conftest import Installed
+
+EXTRA_MODULES = ("click", "rich", "yaml", "kafka", "prometheus_client", "matplotlib", "pyspark", "pandas")
+
+
+def test_every_public_name_imports_from_the_installed_package(base_install: Installed) -> None:
+    proc = base_install.run(
+        "python",
+        "-c",
+        "import json, kafka_coop\n"
+        "for name in kafka_coop.__all__: getattr(kafka_coop, name)\n"
+        "print(json.dumps({'file': kafka_coop.__file__, 'names': len(kafka_coop.__all__)}))",
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["file"].startswith(str(base_install.root)), "imported from the venv, not the checkout"
+    assert out["names"] >= 18
+
+
+def test_importing_the_consumer_loads_no_library_of_an_extra(base_install: Installed) -> None:
+    proc = base_install.run(
+        "python",
+        "-c",
+        "import sys\n"
+        "from kafka_coop import CoopConsumer, CoopAIOConsumer, ConsumerSettings, JsonlSink, KafkaTopicSink\n"
+        f"print(sorted(m for m in {EXTRA_MODULES!r} if m in sys.modules))",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+def test_the_command_without_the_cli_extra_names_the_extra_in_one_sentence(
+    base_install: Installed, no_traceback: Callable[[CompletedProcess[str]], None]
+) -> None:
+    proc = base_install.run("kafka-coop", "describe", "some-group")
+    no_traceback(proc)
+    assert proc.returncode == 2
+    first, hint = proc.stderr.strip().splitlines()
+    assert first.startswith("Error: the kafka-coop command needs click")
+    assert hint == "Install the extra: pip install 'kafka-coop[cli]'."
+
+
+def test_the_metrics_module_without_its_extra_is_an_import_error_naming_the_extra(
+    base_install: Installed,
+) -> None:
+    proc = base_install.run("python", "-c", "import kafka_coop.metrics")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "ImportError: kafka_coop.metrics needs prometheus-client: pip install 'kafka-coop[metrics]'."
+    )

@@ -1,0 +1,103 @@
+"""The min lane: the lowest versions pyproject.toml allows (constraints-min.txt) pass the unit tier and
+the consumer's broker tests, so every lower bound is one that was tested.
+
+The lane is its own virtualenv and its own pytest run (with its own sandbox broker): the checkout is
+installed editable there, because the tests read the repository (sources, examples, data) beside the
+package; what differs from the main run is every dependency's version.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+
+import pytest
+from packaging.version import Version
+
+from tests.install.conftest import REPO, Installed, make_install
+
+# The consumer's tests on the broker: what a service runs, on the oldest client library allowed (in
+# their own folder, or as test_coop_* modules beside the other broker tests).
+_INTEGRATION = REPO / "tests" / "integration"
+CONSUMER_BROKER_TESTS = sorted(
+    str(p.relative_to(REPO))
+    for p in [*_INTEGRATION.glob("test_coop_*.py"), *_INTEGRATION.glob("consumer/test_*.py")]
+)
+TOOLS = ("pytest", "pytest-timeout", "pytest-xdist", "hypothesis", "kubernetes-validate")
+LANE_TIMEOUT_S = 1500.0
+
+
+def _pins(path: str) -> dict[str, str]:
+    pins = {}
+    for line in (REPO / path).read_text().splitlines():
+        pin = line.split("#")[0].strip()
+        if pin:
+            name, version = pin.split("==")
+            pins[name.lower()] = version
+    return pins
+
+
+@pytest.fixture(scope="module")
+def min_install(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    # The test tools at the pins of the main run, then the package with its dependencies at their minimum.
+    tools = _pins("constraints.txt")
+    install = make_install(
+        tmp_path_factory, "min", [f"{t}=={tools[t]}" for t in TOOLS], REPO / "constraints.txt"
+    )
+    proc = install.run(
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "-c",
+        str(REPO / "constraints-min.txt"),
+        "-e",
+        f"{REPO}[cli,metrics,plot,spark]",
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return install
+
+
+def test_the_min_constraints_pin_every_lower_bound_of_the_metadata() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    requirements = list(project["dependencies"])
+    for extra in ("cli", "metrics", "plot", "spark"):
+        requirements += project["optional-dependencies"][extra]
+    lower = {}
+    for requirement in requirements:
+        match = re.match(r"([A-Za-z0-9_.-]+)\s*>=\s*([\d.]+)", requirement)
+        assert match, f"{requirement} has no lower bound"
+        lower[match[1].lower()] = match[2]
+    pins = {name: Version(v) for name, v in _pins("constraints-min.txt").items()}
+    assert {name: pins.get(name) for name in lower} == {name: Version(v) for name, v in lower.items()}
+
+
+def test_the_lowest_allowed_versions_pass_the_unit_tier_and_the_consumer_broker_tests(
+    min_install: Installed,
+) -> None:
+    assert CONSUMER_BROKER_TESTS, "the consumer's broker tests moved: point the min lane at them"
+    freeze = min_install.run("pip", "list", "--format", "json")
+    installed = {p["name"].lower().replace("_", "-"): p["version"] for p in json.loads(freeze.stdout)}
+    for name, version in _pins("constraints-min.txt").items():
+        assert Version(installed.get(name, "0")) == Version(version), (name, installed.get(name))
+    proc = min_install.run(
+        "python",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "2",
+        "--rootdir",
+        str(REPO),
+        str(REPO / "tests" / "unit"),
+        *(str(REPO / t) for t in CONSUMER_BROKER_TESTS),
+        timeout=LANE_TIMEOUT_S,
+        CI="true",
+    )
+    tail = (proc.stdout + proc.stderr)[-6000:]
+    assert proc.returncode == 0, tail
+    assert re.search(r"\d+ passed", tail), tail
