@@ -12,7 +12,8 @@ from collections.abc import Callable
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.sandbox import Fleet, MemberSpec, SteadyProducer
 from tests.conftest import CliResult
-from tests.e2e.test_rollout_plans import PARTITIONS, _assert_nothing_lost, _plan, _walk
+from tests.e2e.test_rollout_plans import PARTITIONS, _assert_nothing_lost, _describe, _plan, _walk
+from tests.integration.members import wait_declared
 
 
 def _members(kind: str, group: str, topic: str, n: int, **kw: object) -> list[MemberSpec]:
@@ -66,6 +67,8 @@ def test_kafka_python_blocks_the_live_path_and_the_cutover_runs_for_it_and_java_
         specs.append(MemberSpec(name="java-0", kind="java", group=group, topics=(topic,), record_log=True))
         members = fleet.add_many(specs)
         fleet.wait_stable(group, joined=members)
+        # the kafka-python members publish no manifest
+        wait_declared(_describe(run_cli, group, bootstrap), ["java-0"])
         plan = _plan(run_cli, "upgrade-plan", group, "cooperative", bootstrap)
         assert plan.migration == "eager-to-cooperative-cutover"
         assert any("kafka-python refuses a list mixing eager and cooperative" in w for w in plan.warnings)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ from kafka_coop.sandbox import (
     free_port,
 )
 from tests.conftest import CliResult
-from tests.integration.members import wait_for
+from tests.integration.members import wait_declared
 
 PARTITIONS = 6
 RATE = 100.0
@@ -40,16 +41,12 @@ def _plan(run_cli: Callable[..., CliResult], verb: str, group: str, to: str, boo
     return Plan.model_validate(result.json())
 
 
-def _wait_declared(run_cli: Callable[..., CliResult], group: str, bootstrap: str, members: int) -> None:
-    """Until every member's manifest is readable: a Java member's family is declared there (on the wire
-    Java and franz-go look alike), and a busy machine publishes it a moment after the group is Stable."""
-
-    def declared() -> bool:
+def _describe(run_cli: Callable[..., CliResult], group: str, bootstrap: str) -> Callable[[], Any]:
+    def describe() -> Any:
         result = run_cli("describe", group, "--bootstrap-server", bootstrap, "-o", "json")
-        found = result.json()["members"] if result.code == 0 else []
-        return len(found) == members and all(m["manifest"] is not None for m in found)
+        return result.json() if result.code == 0 else None
 
-    wait_for(declared, timeout_s=60, what=f"the {members} members of {group} to publish their manifests")
+    return describe
 
 
 def _assert_as_planned(admin: ClusterAdmin, fleet: Fleet, group: str, phase: PlanPhase) -> None:
@@ -131,7 +128,7 @@ def test_java_fleet_walks_the_printed_two_bounce_upgrade_and_the_reverse_downgra
     producer = produce(topic)
     members = fleet.add_many(_members("java", group, topic, 3, "j", assignors=("range",)))
     fleet.wait_stable(group, joined=members)
-    _wait_declared(run_cli, group, bootstrap, 3)
+    wait_declared(_describe(run_cli, group, bootstrap), [m.spec.name for m in members])
 
     up = _plan(run_cli, "upgrade-plan", group, "cooperative", bootstrap)
     assert (up.migration, up.from_, up.status) == ("eager-to-cooperative", "eager", "ready")

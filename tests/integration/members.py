@@ -136,6 +136,23 @@ def wait_for(condition: Callable[[], bool], timeout_s: float = 60.0, what: str =
     raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
 
 
+def wait_declared(
+    describe: Callable[[], dict[str, Any] | None], client_ids: Iterable[str], timeout_s: float = 60.0
+) -> None:
+    """Until the members with these client ids show their manifests in `describe()` (describe -o json,
+    or None while it fails). A member publishes its manifest a moment after its assignment, later on
+    a busy machine; a plan made before then infers that member's family from the wire, where Java and
+    franz-go look alike."""
+    wanted = sorted(client_ids)
+
+    def declared() -> bool:
+        snapshot = describe()
+        members = snapshot["members"] if snapshot else []
+        return sorted(m["client_id"] for m in members if m["manifest"] is not None) == wanted
+
+    wait_for(declared, timeout_s=timeout_s, what=f"the manifests of {', '.join(wanted)}")
+
+
 def wait_settled(
     admin: ClusterAdmin, group: str, members: Iterable[ThreadMember], timeout_s: float = 60.0
 ) -> None:
