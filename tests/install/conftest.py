@@ -53,12 +53,14 @@ class Installed:
         env.update({"COLUMNS": "200", "NO_COLOR": "1", **extra})
         return env
 
-    def run(self, *argv: str | Path, timeout: float = 180.0, **env: str) -> subprocess.CompletedProcess[str]:
+    def argv(self, *argv: str | Path) -> list[str]:
+        """A bare program name runs the venv's own (`kafka-coop`, `python`, `pip`)."""
         program, *rest = (str(a) for a in argv)
-        if "/" not in program:
-            program = str(self.bin / program)
+        return [program if "/" in program else str(self.bin / program), *rest]
+
+    def run(self, *argv: str | Path, timeout: float = 180.0, **env: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [program, *rest],
+            self.argv(*argv),
             cwd=self.workdir,
             env=self.env(**env),
             capture_output=True,
@@ -69,11 +71,8 @@ class Installed:
         )
 
     def popen(self, *argv: str | Path, **env: str) -> subprocess.Popen[str]:
-        program, *rest = (str(a) for a in argv)
-        if "/" not in program:
-            program = str(self.bin / program)
         return subprocess.Popen(
-            [program, *rest],
+            self.argv(*argv),
             cwd=self.workdir,
             env=self.env(**env),
             stdout=subprocess.PIPE,
