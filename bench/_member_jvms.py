@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from kafka_coop._jvm_archive import partial_path, publish
+from kafka_coop._jvm import partial_path, publish_file
 from kafka_coop._vocab import GroupProtocol
 from kafka_coop.sandbox._java import (
     JVM_OPTIONS,
@@ -84,7 +84,7 @@ def train_live(name: str, member_cmd: Sequence[str], archive: Path) -> None:
     time.sleep(LIVE_TRAINING_S)
     proc.send_signal(signal.SIGTERM)
     proc.wait(120)  # the JVM writes the cache as it exits
-    if publish(partial, archive):
+    if publish_file(partial, archive):
         _LIVE_ARCHIVES[name] = archive
 
 

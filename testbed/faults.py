@@ -27,8 +27,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from kafka_coop._jvm import build_once, cache_dir
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
-from kafka_coop.sandbox import Sandbox, cache_dir, free_ports
+from kafka_coop.sandbox import Sandbox, free_ports
 
 TOXIPROXY_VERSION = "v2.12.0"
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
@@ -53,29 +54,30 @@ def _go() -> str:
 def ensure_toxiproxy(cache: Path | None = None) -> Path:
     """The toxiproxy server binary, built once per version into the cache (needs Go and the network)."""
     binary = toxiproxy_path(cache)
-    if binary.exists():
+    if binary.exists():  # caches from before `.complete` have only the binary
         return binary
-    staging = binary.parent.with_name(binary.parent.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    log = staging.parent / f"toxiproxy-{TOXIPROXY_VERSION}.log"
-    with log.open("w") as out:
-        proc = subprocess.run(
-            [_go(), "install", f"{TOXIPROXY_MODULE}@{TOXIPROXY_VERSION}"],
-            env={**os.environ, "GOBIN": str(staging), "CGO_ENABLED": "0"},
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            check=False,
-        )
-    if proc.returncode != 0 or not (staging / _BINARY).exists():
-        raise ClusterUnavailable(
-            f"Building toxiproxy {TOXIPROXY_VERSION} with `go install` failed.",
-            hint="Check that the Go module proxy is reachable.",
-            log_path=log,
-        )
-    shutil.rmtree(binary.parent, ignore_errors=True)
-    staging.rename(binary.parent)
+    log = binary.parent.with_name(f"toxiproxy-{TOXIPROXY_VERSION}.log")
+
+    def build(staging: Path) -> str:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("w") as out:
+            proc = subprocess.run(
+                [_go(), "install", f"{TOXIPROXY_MODULE}@{TOXIPROXY_VERSION}"],
+                env={**os.environ, "GOBIN": str(staging), "CGO_ENABLED": "0"},
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                check=False,
+            )
+        if proc.returncode != 0 or not (staging / _BINARY).exists():
+            raise ClusterUnavailable(
+                f"Building toxiproxy {TOXIPROXY_VERSION} with `go install` failed.",
+                hint="Check that the Go module proxy is reachable.",
+                log_path=log,
+            )
+        return TOXIPROXY_VERSION + "\n"
+
+    build_once(binary.parent, build)
     return binary
 
 

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal, get_args
 
+from kafka_coop._jvm import build_once, cache_dir, is_built
 from kafka_coop.errors import InvalidInput
-from kafka_coop.sandbox import cache_dir
 
 InteropKind = Literal["kafka-python", "aiokafka", "franz-go", "sarama", "confluent-kafka-go", "kafkajs"]
 INTEROP_KINDS: tuple[str, ...] = get_args(InteropKind)
@@ -150,7 +150,7 @@ def build_dir(toolchain: Toolchain, *, cache: Path | None = None) -> Path:
     looked up once per process, as every member start asks."""
     root = cache or cache_dir()
     known = _BUILT.get((toolchain, root))
-    if known is not None and (known / ".complete").exists():
+    if known is not None and is_built(known):
         return known
     _BUILT[(toolchain, root)] = path = _build_dir(toolchain, root)
     return path
@@ -162,27 +162,16 @@ def _build_dir(toolchain: Toolchain, cache: Path) -> Path:
     for rel, data in sources:
         digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
     out = cache / "interop" / toolchain / digest.hexdigest()[:16]
-    done = out / ".complete"
-    if done.exists():
-        return out
-    staging = out.with_name(f"{out.name}.{os.getpid()}.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    for rel, data in sources:
-        target = staging / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    try:
+
+    def build(staging: Path) -> str:
+        for rel, data in sources:
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
         _BUILDERS[toolchain](staging, staging)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    (staging / done.name).write_text(digest.hexdigest() + "\n")
-    if out.exists():  # another process finished first: keep theirs
-        shutil.rmtree(staging, ignore_errors=True)
-    else:
-        os.replace(staging, out)
-    return out
+        return digest.hexdigest() + "\n"
+
+    return build_once(out, build)
 
 
 def member_command(kind: str, *, cache: Path | None = None) -> list[str]:

@@ -25,8 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
-from kafka_coop._jvm_archive import jdk_key, partial_path, publish
-from kafka_coop.sandbox import cache_dir
+from kafka_coop._jvm import cache_dir, jdk_key, partial_path, publish_file
 
 TRAINING_ENV: Final = "KAFKA_COOP_SPARK_CDS_TRAINING"  # set in the training child: where to write it
 TRAINING_FLAG: Final = "--train-class-archive"  # `python -m kafka_coop.analytics._spark FLAG DIR`: the child
@@ -84,4 +83,4 @@ def make_archive(java_options: str) -> Path | None:
             timeout=TRAINING_TIMEOUT_S,
             check=False,
         )
-    return archive if publish(partial, archive, trained=proc.returncode == 0) else None
+    return archive if publish_file(partial, archive, succeeded=proc.returncode == 0) else None

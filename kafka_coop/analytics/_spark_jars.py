@@ -25,9 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from kafka_coop._javac import compile_java, jar_of
+from kafka_coop._jvm import build_once, built_note, cache_dir, compile_java, is_built, jar_of
 from kafka_coop.errors import InvalidInput
-from kafka_coop.sandbox import cache_dir
 
 CONNECTOR: Final = ("org.apache.spark", "spark-sql-kafka-0-10_2.13")
 FALLBACK_VERSIONS: Final = ("4.2.0", "4.1.1")
@@ -79,10 +78,13 @@ def _artifact(jar: str) -> str:
 def cached_kafka_jars() -> list[Path] | None:
     """The connector jars if some candidate version was resolved before, else None (no network)."""
     for version in connector_versions():
-        done = jar_dir(version) / ".complete"
-        if done.exists():
-            return [jar_dir(version) / name for name in done.read_text().split()]
+        if is_built(jar_dir(version)):
+            return [jar_dir(version) / name for name in built_note(jar_dir(version)).split()]
     return None
+
+
+class _NotResolved(Exception):
+    """Ivy could not fetch this connector version; the next candidate is tried."""
 
 
 def resolve_kafka_jars() -> list[Path]:
@@ -100,45 +102,46 @@ def resolve_kafka_jars() -> list[Path]:
     shipped = {_artifact(p.name) for p in shipped_dir.glob("*.jar")}
     tried: list[str] = []
     for version in connector_versions():
-        target = jar_dir(version)
-        staging = target.with_name(target.name + ".partial")
-        shutil.rmtree(staging, ignore_errors=True)
         log = cache_dir() / f"spark-kafka-{version}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("w") as fh:
-            proc = subprocess.run(
-                [
-                    java,
-                    "-cp",
-                    str(ivy),
-                    "org.apache.ivy.Main",
-                    "-dependency",
-                    *CONNECTOR,
-                    version,
-                    "-confs",
-                    "default",
-                    "-cache",
-                    str(cache_dir() / "ivy" / "cache"),
-                    "-retrieve",
-                    str(staging / "[artifact]-[revision].[ext]"),
-                ],
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-                timeout=RESOLVE_TIMEOUT_S,
-                check=False,
-            )
-        jars = sorted(p.name for p in staging.glob("*.jar")) if staging.exists() else []
-        if proc.returncode != 0 or not any(j.startswith(CONNECTOR[1]) for j in jars):
+
+        def build(staging: Path, version: str = version, log: Path = log) -> str:
+            with log.open("w") as fh:
+                proc = subprocess.run(
+                    [
+                        java,
+                        "-cp",
+                        str(ivy),
+                        "org.apache.ivy.Main",
+                        "-dependency",
+                        *CONNECTOR,
+                        version,
+                        "-confs",
+                        "default",
+                        "-cache",
+                        str(cache_dir() / "ivy" / "cache"),
+                        "-retrieve",
+                        str(staging / "[artifact]-[revision].[ext]"),
+                    ],
+                    stdout=fh,
+                    stderr=subprocess.STDOUT,
+                    timeout=RESOLVE_TIMEOUT_S,
+                    check=False,
+                )
+            jars = sorted(p.name for p in staging.glob("*.jar"))
+            if proc.returncode != 0 or not any(j.startswith(CONNECTOR[1]) for j in jars):
+                raise _NotResolved(version)
+            for jar in jars:
+                if _artifact(jar) in shipped:
+                    (staging / jar).unlink()
+            return "\n".join(sorted(p.name for p in staging.glob("*.jar"))) + "\n"
+
+        try:
+            target = build_once(jar_dir(version), build)
+        except _NotResolved:
             tried.append(version)
             continue
-        for jar in jars:
-            if _artifact(jar) in shipped:
-                (staging / jar).unlink()
-        keep = sorted(p.name for p in staging.glob("*.jar"))
-        (staging / ".complete").write_text("\n".join(keep) + "\n")
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(staging, target)
-        return [target / name for name in keep]
+        return [target / name for name in built_note(target).split()]
     raise InvalidInput(
         f"Could not fetch the Spark Kafka connector {CONNECTOR[1]} ({', '.join(tried)}) from Maven Central.",
         hint=f"Check network access to repo1.maven.org; the log is in {cache_dir()}.",

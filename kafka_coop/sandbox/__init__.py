@@ -65,9 +65,8 @@ __all__ += [
 from kafka_coop.sandbox._broker import port_is_free  # noqa: E402
 from kafka_coop.sandbox._jars import resolve_kafka_jars  # noqa: E402
 from kafka_coop.sandbox._java import java_member_archive, java_member_classpath  # noqa: E402
-from kafka_coop.sandbox._paths import cache_dir  # noqa: E402
 
-__all__ += ["cache_dir", "java_member_archive", "java_member_classpath", "port_is_free", "resolve_kafka_jars"]
+__all__ += ["java_member_archive", "java_member_classpath", "port_is_free", "resolve_kafka_jars"]
 
 # The demo walks the planner, inspection and analytics: loaded on first use, not with the test bed.
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Resolve Apache Kafka's runtime classpath from Maven Central into a local cache, once.
 
-The first resolution runs Maven on a generated pom; later calls find the finished cache (marked by a
-`.complete` file written last) and need neither Maven nor the network.
+The first resolution runs Maven on a generated pom; later calls find the finished cache and need neither
+Maven nor the network.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from kafka_coop._jvm import build_once, cache_dir, is_built
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
-from kafka_coop.sandbox._paths import cache_dir
 
 SLF4J_VERSION = "1.7.36"
 
@@ -54,7 +54,7 @@ def kafka_lib_dir(kafka_version: str, *, cache: Path | None = None) -> Path:
 def resolve_kafka_jars(kafka_version: str, *, cache: Path | None = None) -> Path:
     """Return the directory holding every runtime jar of the broker and kafka-clients."""
     lib = kafka_lib_dir(kafka_version, cache=cache)
-    if (lib / ".complete").exists():
+    if is_built(lib):
         return lib
     mvn = shutil.which("mvn")
     if mvn is None:
@@ -65,34 +65,33 @@ def resolve_kafka_jars(kafka_version: str, *, cache: Path | None = None) -> Path
     work = lib.parent
     work.mkdir(parents=True, exist_ok=True)
     (work / "pom.xml").write_text(_POM.format(kafka=kafka_version, slf4j=SLF4J_VERSION))
-    staging = work / "lib.partial"
-    shutil.rmtree(staging, ignore_errors=True)
     log = work / "maven.log"
-    with log.open("w") as out:
-        proc = subprocess.run(
-            [
-                mvn,
-                "-B",
-                "-q",
-                "dependency:copy-dependencies",
-                "-DincludeScope=runtime",
-                f"-DoutputDirectory={staging}",
-            ],
-            cwd=work,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            check=False,
-        )
-    if proc.returncode != 0 or not any(staging.glob("kafka_2.13-*.jar")):
-        raise ClusterUnavailable(
-            f"Maven could not resolve org.apache.kafka:kafka_2.13:{kafka_version} from Maven Central.",
-            hint="Check the version exists (4.0.0 to 4.3.x) and that Maven Central is reachable.",
-            log_path=log,
-        )
-    (staging / ".complete").write_text(fingerprint(staging))
-    shutil.rmtree(lib, ignore_errors=True)
-    staging.rename(lib)
-    return lib
+
+    def build(staging: Path) -> str:
+        with log.open("w") as out:
+            proc = subprocess.run(
+                [
+                    mvn,
+                    "-B",
+                    "-q",
+                    "dependency:copy-dependencies",
+                    "-DincludeScope=runtime",
+                    f"-DoutputDirectory={staging}",
+                ],
+                cwd=work,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                check=False,
+            )
+        if proc.returncode != 0 or not any(staging.glob("kafka_2.13-*.jar")):
+            raise ClusterUnavailable(
+                f"Maven could not resolve org.apache.kafka:kafka_2.13:{kafka_version} from Maven Central.",
+                hint="Check the version exists (4.0.0 to 4.3.x) and that Maven Central is reachable.",
+                log_path=log,
+            )
+        return fingerprint(staging)
+
+    return build_once(lib, build)
 
 
 def fingerprint(lib: Path) -> str:

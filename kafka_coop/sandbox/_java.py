@@ -21,12 +21,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from kafka_coop._javac import compile_java, jar_of
-from kafka_coop._jvm_archive import jdk_key, partial_path, publish
+from kafka_coop._jvm import cache_dir, compile_java, jar_of, jdk_key, partial_path, publish_file
 from kafka_coop._vocab import GroupProtocol
 from kafka_coop.sandbox._broker import free_port
 from kafka_coop.sandbox._jars import resolve_kafka_jars
-from kafka_coop.sandbox._paths import cache_dir
 
 MAIN_CLASS = "CoopMember"
 MEMBER_JAR = "coop-member.jar"
@@ -158,4 +156,4 @@ def _train_archive(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-    return publish(partial, archive)
+    return publish_file(partial, archive)

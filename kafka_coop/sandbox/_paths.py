@@ -1,18 +1,9 @@
-"""Where the sandbox keeps jars (cache, shared, reusable offline) and broker state (per sandbox)."""
+"""Where a sandbox keeps its broker's data, logs and state file (the jar cache is kafka_coop._jvm's)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-
-
-def cache_dir() -> Path:
-    """Jar and compiled-class cache; `KAFKA_COOP_CACHE_DIR` wins over the XDG default."""
-    explicit = os.environ.get("KAFKA_COOP_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kafka-coop"
 
 
 def state_dir() -> Path:
