@@ -1,26 +1,24 @@
-"""The house's layers, read from the source: every module is parsed (ast), nothing is imported.
+"""The layout's rules, read from the source: every module is parsed (ast), nothing is imported.
 
-- The pure core imports nothing from confluent_kafka, click, rich or pyspark, not even through the
-  modules it imports at load time: planners, gates and validators run where no client or terminal is.
-- No import circles, counting imports inside functions too (a lazy import only hides a circle).
-- A package's private modules (`_name`) are imported only from inside that package; everything else
-  goes through the package's face (`__init__`). Modules at the root (`kafka_coop/_vocab.py`) belong to
-  the whole library, the CLI included.
-- The CLI prints through the consoles of `cli/_context.py` only, which read no markup or emoji codes
-  in the user data they print.
+docs/design/layout.md explains them; each test below holds one. An import counts wherever it is written
+(inside functions too: a lazy import only hides an arrow) and so do the imports Python makes at run time
+for us: `importlib.import_module("literal")` and the lazy maps (a module-level dict whose name holds
+`LAZY`, mapping names to the modules that define them). TYPE_CHECKING blocks never run and do not count.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SHELL_LIBRARIES = ("confluent_kafka", "click", "rich", "pyspark")
+# folder -> dotted name it is imported as (the CLI installs as kafka_coop.cli)
+SOURCES = {"kafka_coop": "kafka_coop", "cli": "kafka_coop.cli", "testbed": "testbed", "bench": "bench"}
 
-# The functional core: decisions over plain typed values (docs/contributing.md, "Layout").
+# The functional core: decisions over plain typed values.
 PURE = (
     "kafka_coop._vocab",
     "kafka_coop.errors",
@@ -42,11 +40,33 @@ PURE = (
     "kafka_coop.analytics._phases",
 )
 
+# The test bed (docs/design/layout.md "The test bed"): the shipped sandbox and the repository's testbed/.
+TEST_BED = ("kafka_coop.sandbox", "kafka_coop.sandbox.*", "testbed", "testbed.*")
+# The CLI modules that stand above the test bed: its own front end (`sandbox`, `demo`) and the entry
+# points that dispatch to every command. Every other CLI module is library and never reaches the bed.
+ABOVE_TEST_BED = (
+    "kafka_coop.cli",
+    "kafka_coop.cli.__main__",
+    "kafka_coop.cli.main",
+    "kafka_coop.cli.sandbox",
+    "kafka_coop.cli.demo",
+)
+REPOSITORY_ONLY = ("testbed", "testbed.*", "bench", "bench.*")
+
+# Arrows the issue-25 branch (the consumer package and its benchmark) removes; each must still exist
+# (a test below fails once one is gone, so the entry is deleted with it).
+AWAITING_CONSUMER_BRANCH = {
+    ("kafka_coop.consumer._setup", "kafka_coop"): "imports __version__ from the package's face",
+    ("bench.wrapper_overhead_ab", "bench.wrapper_overhead"): "takes the benchmark's private _drain",
+    ("bench.wrapper_overhead_ab", "kafka_coop.consumer._handler"): "reaches into the consumer",
+    ("bench.wrapper_overhead_ab", "kafka_coop.consumer._setup"): "reaches into the consumer",
+}
+
 
 def _module_files() -> dict[str, Path]:
-    """Dotted name -> file, for the library and the CLI (installed as kafka_coop.cli)."""
     files: dict[str, Path] = {}
-    for base, dotted in ((ROOT / "kafka_coop", "kafka_coop"), (ROOT / "cli", "kafka_coop.cli")):
+    for folder, dotted in SOURCES.items():
+        base = ROOT / folder
         for path in base.rglob("*.py"):
             parts = list(path.relative_to(base).with_suffix("").parts)
             if parts[-1] == "__init__":
@@ -58,6 +78,10 @@ def _module_files() -> dict[str, Path]:
 MODULES = _module_files()
 
 
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(name == p or (p.endswith(".*") and name.startswith(p[:-1])) for p in patterns)
+
+
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
@@ -65,9 +89,34 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
+def _package(name: str) -> str:
+    return name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+
+
+def _lazy_targets(node: ast.AST, package: str) -> Iterator[str]:
+    """The module names of a lazy map's values: absolute, or relative to the module's package."""
+    if not isinstance(node, ast.Dict):
+        return
+    for value in node.values:
+        first = value.elts[0] if isinstance(value, ast.Tuple) and value.elts else value
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            name = first.value
+            yield name if name in MODULES else f"{package}.{name}"
+
+
+def _import_module_calls(node: ast.AST) -> Iterator[str]:
+    """`import_module("literal")` calls anywhere under `node`."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            func = sub.func
+            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            if called == "import_module" and sub.args and isinstance(sub.args[0], ast.Constant):
+                yield str(sub.args[0].value)
+
+
 def _imports(tree: ast.Module, name: str, *, module_level_only: bool) -> Iterator[str]:
-    """Dotted names imported by a module (TYPE_CHECKING blocks left out: they never run)."""
-    package = name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+    """Dotted names a module imports (TYPE_CHECKING blocks left out: they never run)."""
+    package = _package(name)
 
     def walk(nodes: list[ast.stmt]) -> Iterator[str]:
         for node in nodes:
@@ -88,6 +137,8 @@ def _imports(tree: ast.Module, name: str, *, module_level_only: bool) -> Iterato
                 )
             if module_level_only and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
+            if not isinstance(node, ast.Import | ast.ImportFrom | ast.If):
+                yield from _run_time_imports(node, package, lazy=not module_level_only)
             for field in ("body", "orelse", "finalbody", "handlers"):
                 children = getattr(node, field, None)
                 if isinstance(children, list) and children and isinstance(children[0], ast.stmt):
@@ -95,8 +146,25 @@ def _imports(tree: ast.Module, name: str, *, module_level_only: bool) -> Iterato
                 elif field == "handlers" and isinstance(children, list):
                     for handler in children:
                         yield from walk(handler.body)
+            if isinstance(node, ast.If):
+                yield from _import_module_calls(node.test)
 
     yield from walk(tree.body)
+
+
+def _run_time_imports(node: ast.stmt, package: str, *, lazy: bool) -> Iterator[str]:
+    """import_module calls in a statement's own expressions (nested statements are walked on their
+    own) and, with `lazy`, the modules of a lazy map it assigns (loaded on first use, not at import)."""
+    for field, value in ast.iter_fields(node):
+        if field in ("body", "orelse", "finalbody", "handlers"):
+            continue
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, ast.AST):
+                yield from _import_module_calls(child)
+    if lazy and isinstance(node, ast.Assign | ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(isinstance(t, ast.Name) and "LAZY" in t.id for t in targets) and node.value is not None:
+            yield from _lazy_targets(node.value, package)
 
 
 @cache
@@ -109,8 +177,51 @@ def imports_of(name: str, module_level_only: bool = False) -> frozenset[str]:
     return frozenset(_imports(_tree(name), name, module_level_only=module_level_only))
 
 
+def _resolve(imported: str) -> str | None:
+    """The module an imported name lands in: itself, else the longest enclosing module we have."""
+    parts = imported.split(".")
+    for i in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:i])
+        if candidate in MODULES:
+            return candidate
+    return None
+
+
+@cache
+def graph() -> dict[str, frozenset[str]]:
+    """Module -> the modules it imports (ours only), by any of the means counted above."""
+    edges: dict[str, frozenset[str]] = {}
+    for name in MODULES:
+        targets = {_resolve(i) for i in imports_of(name)} - {None, name}
+        edges[name] = frozenset(t for t in targets if t is not None and (name, t) not in _SUSPENDED)
+    return edges
+
+
+_SUSPENDED = frozenset(AWAITING_CONSUMER_BRANCH)
+
+
+def _reach(start: str, edges: dict[str, frozenset[str]]) -> dict[str, str]:
+    """Every module `start` leads to -> the module that imports it on one path from `start`."""
+    via: dict[str, str] = {}
+    todo = [start]
+    while todo:
+        current = todo.pop()
+        for target in edges[current]:
+            if target not in via and target != start:
+                via[target] = current
+                todo.append(target)
+    return via
+
+
+def _path(start: str, end: str, via: dict[str, str]) -> str:
+    chain = [end]
+    while chain[-1] != start:
+        chain.append(via[chain[-1]])
+    return " -> ".join(reversed(chain))
+
+
 def _is_pure(name: str) -> bool:
-    return any(name == p or (p.endswith(".*") and name.startswith(p[:-1])) for p in PURE)
+    return _matches(name, PURE)
 
 
 def _shell(imported: str) -> bool:
@@ -118,7 +229,7 @@ def _shell(imported: str) -> bool:
 
 
 def _loads(name: str) -> set[str]:
-    """Every kafka_coop module that importing `name` loads (module-level imports, parents included)."""
+    """Every module of ours that importing `name` loads (module-level imports, parents included)."""
     seen: set[str] = set()
     todo = [name]
     while todo:
@@ -150,18 +261,7 @@ def test_the_pure_core_never_imports_confluent_kafka_click_rich_or_pyspark() -> 
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
-def _graph() -> dict[str, set[str]]:
-    graph: dict[str, set[str]] = {}
-    for name in MODULES:
-        targets = set()
-        for imported in imports_of(name):
-            if imported in MODULES and imported != name:
-                targets.add(imported)
-        graph[name] = targets
-    return graph
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+def cycles(edges: dict[str, frozenset[str]] | dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components with more than one module (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -173,7 +273,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         index[v] = low[v] = len(index)
         stack.append(v)
         on_stack.add(v)
-        for w in sorted(graph[v]):
+        for w in sorted(edges[v]):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -190,18 +290,60 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
             if len(component) > 1:
                 found.append(sorted(component))
 
-    for v in sorted(graph):
+    for v in sorted(edges):
         if v not in index:
             visit(v)
     return found
 
 
-def test_there_are_no_import_circles() -> None:
-    assert _cycles(_graph()) == []
+def test_there_are_no_import_circles_in_the_library_the_test_bed_or_the_benchmarks() -> None:
+    assert cycles(graph()) == []
 
 
 def test_the_circle_finder_finds_a_circle() -> None:
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_imports_made_at_run_time_count_as_arrows() -> None:
+    """The lazy faces are arrows too: the package root's map, the CLI's command map, import_module."""
+    edges = graph()
+    assert "kafka_coop.consumer" in edges["kafka_coop"]
+    assert {"kafka_coop.cli.sandbox", "kafka_coop.cli.demo"} <= edges["kafka_coop.cli.main"]
+    assert "kafka_coop.sandbox._demo" in edges["kafka_coop.sandbox"]
+
+
+def test_the_library_never_reaches_the_test_bed() -> None:
+    """Consumer, settings, events, sinks, inspection, rollout, analytics and the CLI's commands run in
+    services and operators' shells; none of them may load the broker, fleets, faults or the demo."""
+    edges = graph()
+    library = [
+        name
+        for name in MODULES
+        if name.startswith("kafka_coop")
+        and not _matches(name, TEST_BED)
+        and not _matches(name, ABOVE_TEST_BED)
+    ]
+    assert len(library) > 60, library
+    crossings = sorted(
+        _path(name, target, via)
+        for name in library
+        for via in [_reach(name, edges)]
+        for target in via
+        if _matches(target, TEST_BED)
+    )
+    assert crossings == []
+
+
+def test_the_package_never_imports_the_repository_only_code() -> None:
+    """testbed/ and bench/ are not in the wheel: nothing under kafka_coop may import them."""
+    crossings = sorted(
+        f"{name} -> {target}"
+        for name, targets in graph().items()
+        if name.startswith("kafka_coop")
+        for target in targets
+        if _matches(target, REPOSITORY_ONLY)
+    )
+    assert crossings == []
 
 
 def _owner(private: str) -> str:
@@ -211,16 +353,34 @@ def _owner(private: str) -> str:
     return ".".join(parts[:first])
 
 
+def _inside(name: str, owner: str) -> bool:
+    if owner == "kafka_coop":  # the root's private modules serve the whole repository
+        return True
+    return name == owner or name.startswith(owner + ".")
+
+
 def test_private_modules_are_imported_only_from_inside_their_package() -> None:
     crossings = sorted(
         f"{name} -> {imported}"
-        for name in MODULES
-        for imported in imports_of(name)
-        if imported in MODULES
-        and any(p.startswith("_") and not p.startswith("__") for p in imported.split("."))
-        and not (name == _owner(imported) or name.startswith(_owner(imported) + "."))
+        for name, targets in graph().items()
+        if name.startswith("kafka_coop")
+        for imported in targets
+        if any(p.startswith("_") and not p.startswith("__") for p in imported.split("."))
+        and not _inside(name, _owner(imported))
     )
     assert crossings == []
+
+
+def test_every_arrow_awaiting_the_consumer_branch_still_exists() -> None:
+    """Once the consumer branch removed one, its entry goes too, so the rules apply to it again."""
+    present = {
+        (name, target)
+        for name in MODULES
+        for imported in imports_of(name)
+        for target in [_resolve(imported)]
+        if target is not None
+    }
+    assert set(AWAITING_CONSUMER_BRANCH) - present == set()
 
 
 def _console_calls(name: str) -> Iterator[int]:
