@@ -234,7 +234,7 @@ def in_process_samples(bootstrap: str, repeats: int) -> list[dict[str, JsonValue
     from rich.console import Console
 
     from kafka_coop.admin import ClusterAdmin
-    from kafka_coop.inspect import take_snapshot
+    from kafka_coop.inspection import take_snapshot
 
     # kafka_coop.cli is the cli/ directory installed under that name (mypy sees it as `cli`)
     ctx_class: Any = importlib.import_module("kafka_coop.cli._context").Ctx

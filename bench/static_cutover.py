@@ -43,7 +43,7 @@ def one_cutover(bootstrap: str, workdir: Path, side: str, *, members: int, parti
     """Start a fleet, plan the cutover from the live group, walk it; the walk's unavailability."""
     from kafka_coop.analytics import PhaseWindow, summarize
     from kafka_coop.events import now_ms
-    from kafka_coop.inspect import take_snapshot
+    from kafka_coop.inspection import take_snapshot
     from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
     from kafka_coop.rollout import GateCommand, all_migrations, fleet_from_snapshot, make_plan
     from kafka_coop.sandbox import Fleet, MemberSpec, PlanRunner

@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from kafka_coop.inspect import GroupSnapshot
+from kafka_coop.inspection import GroupSnapshot
 from kafka_coop.rollout import Plan, PlanPhase
 from kafka_coop.sandbox import (
     DEFAULT_PORT,

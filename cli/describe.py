@@ -12,7 +12,7 @@ from rich.text import Span, Text
 from kafka_coop._vocab import COOPERATIVE_ASSIGNORS, EAGER_ONLY_ASSIGNORS
 from kafka_coop.admin import ListedGroup, LiveGroup
 from kafka_coop.errors import InvalidInput
-from kafka_coop.inspect import (
+from kafka_coop.inspection import (
     Fact,
     GroupSnapshot,
     MemberSnapshot,

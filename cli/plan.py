@@ -54,7 +54,7 @@ def _fleet(
             "Give GROUP and --bootstrap-server (a live group), or --fleet FILE (offline).",
             hint="e.g. `kafka-coop upgrade-plan orders --to cooperative --bootstrap-server localhost:9092`.",
         )
-    from kafka_coop.inspect import take_snapshot
+    from kafka_coop.inspection import take_snapshot
 
     admin, conf = admin_for(bootstrap, command_config)
     ctx.progress(f"Inspecting group {group} …")

@@ -81,7 +81,7 @@ def remove_members(
     """Send LeaveGroup for stopped static members of GROUP, so the group rebalances (or empties) now."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from kafka_coop.inspect import read_manifest_keys
+    from kafka_coop.inspection import read_manifest_keys
     from kafka_coop.leave_group import LeaveGroupClient
     from kafka_coop.manifest_watch import ManifestWatch
 

@@ -11,9 +11,13 @@ from rich.table import Table
 from rich.text import Text
 
 from kafka_coop.errors import GateFailed, InvalidInput
-from kafka_coop.inspect import GroupSnapshot, snapshot_with_lag_trend, take_snapshot
-from kafka_coop.lag import RANK as LAG_RANK
-from kafka_coop.lag import GroupLag
+from kafka_coop.inspection import (
+    LAG_RANK,
+    GroupLagStatus,
+    GroupSnapshot,
+    snapshot_with_lag_trend,
+    take_snapshot,
+)
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.rollout import (
     PLAN_HINT,
@@ -89,7 +93,7 @@ LAG_STYLE = {
 LAG_ROWS = 12
 
 
-def _lag_table(lag: GroupLag) -> Table:
+def _lag_table(lag: GroupLagStatus) -> Table:
     """Per partition, worst first: Burrow's status, the window and the evidence."""
     ranked = sorted(lag.partitions, key=lambda p: (-LAG_RANK[p.status], -p.lag_last, p.topic, p.partition))
     shown = ranked[:LAG_ROWS]

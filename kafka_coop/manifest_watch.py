@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from kafka_coop.inspect import read_manifest_keys
+from kafka_coop.inspection import read_manifest_keys
 from kafka_coop.manifest import Manifest, parse_manifest
 
 

@@ -26,7 +26,7 @@ from kafka_coop._vocab import (
 )
 from kafka_coop.errors import InvalidInput
 from kafka_coop.families import catalog
-from kafka_coop.inspect import GroupSnapshot
+from kafka_coop.inspection import GroupSnapshot
 
 FleetFamily = SeenFamily
 MemberKind = SeenMemberType

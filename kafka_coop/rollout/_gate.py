@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop.identity import duplicate_instance_ids
-from kafka_coop.inspect import GroupSnapshot, MemberSnapshot
-from kafka_coop.lag import GroupLag, OffsetSample, PartitionKey, evaluate_group
+from kafka_coop.inspection import GroupLagStatus, GroupSnapshot, MemberSnapshot, evaluate_group, lag_series
 from kafka_coop.rollout._checks import Check, Status, worst
 from kafka_coop.rollout._fleet import fleet_from_snapshot
 from kafka_coop.rollout._match import match_phase
@@ -27,7 +26,6 @@ LAG_GROWTH_FLOOR = 100
 # STALLED and STOPPED say "no commit moved the offset during the window": members commit every
 # auto.commit.interval.ms (5 s by default), so only a window of two intervals is evidence enough to fail.
 LAG_EVIDENCE_S = 10.0
-LAG_MAX_SAMPLES = 10  # Burrow's default window: the last 10 offsets of each partition
 
 
 class GateTarget(BaseModel):
@@ -48,7 +46,7 @@ class GateReport(BaseModel):
     status: Status
     checks: tuple[Check, ...]
     taken_ms: int
-    lag: GroupLag | None = None  # Burrow's per-partition statuses, with window and evidence
+    lag: GroupLagStatus | None = None  # Burrow's per-partition statuses, with window and evidence
 
     def failed(self, strict: bool = False) -> bool:
         return self.status == "fail" or (strict and self.status == "warn")
@@ -163,25 +161,12 @@ def _lag_check(snap: GroupSnapshot, previous: GroupSnapshot | None) -> Check:
     )
 
 
-def lag_series(snapshots: Sequence[GroupSnapshot]) -> dict[PartitionKey, list[OffsetSample]]:
-    """Each partition's (time, committed, end) samples over the snapshots, oldest first, the last
-    LAG_MAX_SAMPLES of each."""
-    series: dict[PartitionKey, list[OffsetSample]] = {}
-    for snap in sorted(snapshots, key=lambda s: s.taken_ms):
-        for p in snap.lag:
-            if p.committed is not None:
-                series.setdefault((p.topic, p.partition), []).append(
-                    OffsetSample(ts_ms=snap.taken_ms, committed=p.committed, end=p.end_offset)
-                )
-    return {key: samples[-LAG_MAX_SAMPLES:] for key, samples in series.items()}
-
-
-def _parts(group_lag: GroupLag, status: str) -> str:
+def _parts(group_lag: GroupLagStatus, status: str) -> str:
     names = [f"{p.topic}-{p.partition}" for p in group_lag.partitions if p.status == status]
     return ", ".join(names[:5]) + (f" (+{len(names) - 5})" if len(names) > 5 else "")
 
 
-def lag_status_check(group_lag: GroupLag, *, expect_empty: bool) -> Check:
+def lag_status_check(group_lag: GroupLagStatus, *, expect_empty: bool) -> Check:
     """Burrow's group status as a gate check: REWIND fails; STALLED and STOPPED fail over a window long
     enough to prove them (else warn); WARNING warns; STOPPED passes where the phase expects no members."""
     status, window = group_lag.status, group_lag.window_s
@@ -223,7 +208,7 @@ def evaluate(
     expect_empty = spec is not None and phase is not None and spec.expect_at(phase).empty
     checks = _general_checks(snap, previous, expect_empty)
     earlier = [*history, *([previous] if previous is not None and previous not in history else [])]
-    group_lag: GroupLag | None = None
+    group_lag: GroupLagStatus | None = None
     if snap.lag:
         owned = {tp for m in snap.members for tp in m.assignment}
         group_lag = evaluate_group(lag_series([*earlier, snap]), owned=owned)

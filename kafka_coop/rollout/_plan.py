@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kafka_coop._vocab import KnownFamily
 from kafka_coop.families import catalog, older_than
-from kafka_coop.inspect import version_at_least
+from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._contract import (
     TARGETS,
     Alternative,

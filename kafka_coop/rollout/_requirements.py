@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop.inspect import version_at_least
+from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._checks import Check
 from kafka_coop.rollout._fleet import FleetDescription
 from kafka_coop.rollout._spec import Requirements

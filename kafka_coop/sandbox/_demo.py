@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from kafka_coop.analytics import PhaseWindow, Summary, summarize
 from kafka_coop.events import now_ms
-from kafka_coop.inspect import GroupSnapshot, take_snapshot
+from kafka_coop.inspection import GroupSnapshot, take_snapshot
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
 from kafka_coop.rollout import GateCommand, Plan, PlanPhase, all_migrations, fleet_from_snapshot, make_plan
 from kafka_coop.sandbox._fleet import Fleet, Member, MemberSpec, read_events

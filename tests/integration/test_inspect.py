@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.inspect import GroupSnapshot, take_snapshot
+from kafka_coop.inspection import GroupSnapshot, take_snapshot
 from kafka_coop.sandbox import Fleet, MemberSpec, free_port
 from tests.conftest import CliResult
 

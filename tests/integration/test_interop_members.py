@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from kafka_coop.events import RebalanceEvent
-from kafka_coop.inspect import GroupSnapshot
+from kafka_coop.inspection import GroupSnapshot
 from kafka_coop.sandbox import Fleet, MemberSpec, SteadyProducer, audit_when_drained
 from testbed.interop import INTEROP_KINDS
 from tests.conftest import CliResult

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.lag_sampling import LagSampler
+from kafka_coop.inspection import GroupLagStatus, GroupSnapshot, evaluate_group, lag_sample, lag_series
 from tests.conftest import CliResult
 
 
@@ -52,8 +52,36 @@ def _committer(bootstrap: str, group: str, topic: str, *, member: bool) -> Itera
         consumer.close()
 
 
-def _sampler(admin: ClusterAdmin, group: str) -> LagSampler:
-    return LagSampler(admin, group)
+class _Sampler:
+    """Lag samples of one group taken when the test says (verify-group's own reads and rules), judged
+    with the ownership the broker reports at the end."""
+
+    def __init__(self, admin: ClusterAdmin, group: str) -> None:
+        self.admin, self.group = admin, group
+        self.samples: list[GroupSnapshot] = []
+
+    def sample(self) -> None:
+        snap = lag_sample(self.admin, self.group)
+        assert snap is not None
+        self.samples.append(snap)
+
+    def sample_over(self, window_s: float, interval_s: float) -> None:
+        """Sample now and every `interval_s` until `window_s` has passed since the first sample."""
+        start = time.monotonic()
+        while True:
+            self.sample()
+            left = window_s - (time.monotonic() - start)
+            if left <= 0:
+                return
+            time.sleep(min(interval_s, left))
+
+    def evaluate(self) -> GroupLagStatus:
+        owned = {tp for m in self.admin.describe_group(self.group).members for tp in m.assignment}
+        return evaluate_group(lag_series(self.samples), owned=owned)
+
+
+def _sampler(admin: ClusterAdmin, group: str) -> _Sampler:
+    return _Sampler(admin, group)
 
 
 def test_a_group_that_catches_up_is_ok(

@@ -19,7 +19,7 @@ import pytest
 from kafka_coop.admin import ListedGroup, LiveGroup
 from kafka_coop.analytics import SparkPrepared
 from kafka_coop.cli._context import Ctx
-from kafka_coop.inspect import Fact, GroupSnapshot, MemberSnapshot
+from kafka_coop.inspection import Fact, GroupSnapshot, MemberSnapshot
 from kafka_coop.rollout import Check, GateReport, GateTarget, all_migrations, load_fleet, make_plan
 from kafka_coop.sandbox import NodeState, SandboxState
 from tests.conftest import CliResult

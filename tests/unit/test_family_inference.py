@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from kafka_coop.families import WireTraits, catalog, recognise
-from kafka_coop.inspect import MemberInput, infer_members
+from kafka_coop.inspection import MemberInput, infer_members
 
 VECTORS: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "vectors" / "member_metadata.json").read_text()

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from kafka_coop.families import FamilyDataError, catalog, older_than, parse_catalog
-from kafka_coop.inspect import MemberInput, infer_members
+from kafka_coop.inspection import MemberInput, infer_members
 from kafka_coop.manifest import Manifest
 from kafka_coop.rollout import (
     BrokerInfo,
@@ -181,7 +181,7 @@ def test_a_manifest_declares_the_library_version_and_the_planner_routes_on_it() 
 
 
 def fleet_from_snapshot_of(snap: Any) -> FleetDescription:
-    from kafka_coop.inspect import BrokerFacts, GroupSnapshot
+    from kafka_coop.inspection import BrokerFacts, GroupSnapshot
 
     snapshot = GroupSnapshot(
         group_id="g",

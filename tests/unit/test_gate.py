@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kafka_coop.errors import GateFailed
-from kafka_coop.inspect import BrokerFacts, Fact, GroupSnapshot, MemberSnapshot, PartitionLag
+from kafka_coop.inspection import BrokerFacts, Fact, GroupSnapshot, MemberSnapshot, PartitionLag
 from kafka_coop.manifest import Manifest
 from kafka_coop.rollout import GateReport, evaluate, load_migration
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_coop.inspect import GroupSnapshot, PartitionLag
+from kafka_coop.inspection import GroupSnapshot, PartitionLag, lag_series
 from kafka_coop.rollout import evaluate, load_migration
-from kafka_coop.rollout._gate import LAG_EVIDENCE_S, lag_series
+from kafka_coop.rollout._gate import LAG_EVIDENCE_S
 from tests.unit.test_gate import member, snapshot
 
 

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from kafka_coop.cli.describe import aligned_table
 from kafka_coop.cli.verify import LagWindow
-from kafka_coop.inspect import Fact, MemberSnapshot, ReadToEnd
+from kafka_coop.inspection import Fact, MemberSnapshot, ReadToEnd
 from kafka_coop.protocol import ConsumerProtocolSubscription
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_coop.lag import OffsetSample, evaluate_group, evaluate_partition
+from kafka_coop.inspection import OffsetSample, evaluate_group, evaluate_partition
 
 
 def _series(*points: tuple[int, int], step_ms: int = 1000) -> list[OffsetSample]:

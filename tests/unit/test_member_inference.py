@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kafka_coop.inspect import MemberInput, broker_facts, infer_generation, infer_members, version_at_least
+from kafka_coop.inspection import MemberInput, broker_facts, infer_generation, infer_members, version_at_least
 from kafka_coop.manifest import Manifest
 
 VECTORS: list[dict[str, Any]] = json.loads(

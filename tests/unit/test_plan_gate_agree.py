@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_coop.inspect import BrokerFacts, Fact, GroupSnapshot, MemberSnapshot
+from kafka_coop.inspection import BrokerFacts, Fact, GroupSnapshot, MemberSnapshot
 from kafka_coop.manifest import Manifest
 from kafka_coop.rollout import all_migrations, evaluate, fleet_from_snapshot, locate, phase_match
 

@@ -37,8 +37,9 @@ from kafka_coop._vocab import (
     SeenMemberType,
     SeenProtocol,
 )
+from kafka_coop.events import TopicPartition
 from kafka_coop.families import WireTraits, catalog, recognise
-from kafka_coop.inspect._model import BrokerFacts, Fact, MemberSnapshot
+from kafka_coop.inspection._model import BrokerFacts, Fact, MemberSnapshot
 from kafka_coop.manifest import Manifest
 from kafka_coop.protocol import (
     ConsumerProtocolSubscription,
@@ -62,7 +63,7 @@ class MemberInput(BaseModel):
     client_id: str
     host: str
     instance_id: str | None
-    assignment: tuple[tuple[str, int], ...]
+    assignment: tuple[TopicPartition, ...]
     subscription: bytes | None = None
     assignment_bytes: bytes | None = None
 

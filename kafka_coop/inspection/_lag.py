@@ -1,6 +1,6 @@
-"""Burrow-grade lag evaluation (pure): committed offsets sampled over a window -> a status per partition.
+"""Burrow's lag evaluation (pure): committed offsets sampled over a window -> a status per partition.
 
-The rules are Burrow's (linkedin/Burrow, core/internal/evaluator/caching.go,
+Facts this module relies on. The rules are Burrow's (linkedin/Burrow, core/internal/evaluator/caching.go,
 `calculatePartitionStatus`), applied in its order to the samples of one partition:
 
 1. lag now within the allowed lag -> OK;
@@ -29,9 +29,12 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kafka_coop.events import TopicPartition
+from kafka_coop.inspection._model import GroupSnapshot
+
 LagStatus = Literal["OK", "WARNING", "STOPPED", "STALLED", "REWIND"]
-RANK: Final[dict[str, int]] = {"OK": 0, "WARNING": 1, "STOPPED": 2, "STALLED": 3, "REWIND": 4}
-PartitionKey = tuple[str, int]
+LAG_RANK: Final[dict[str, int]] = {"OK": 0, "WARNING": 1, "STOPPED": 2, "STALLED": 3, "REWIND": 4}
+LAG_MAX_SAMPLES = 10  # Burrow's default window: the last 10 offsets of each partition
 
 
 class OffsetSample(BaseModel):
@@ -48,7 +51,9 @@ class OffsetSample(BaseModel):
         return max(0, self.end - self.committed)
 
 
-class PartitionLag(BaseModel):
+class PartitionLagStatus(BaseModel):
+    """One partition's status over a window, with its evidence."""
+
     model_config = ConfigDict(frozen=True)
 
     topic: str
@@ -64,15 +69,19 @@ class PartitionLag(BaseModel):
     evidence: str
 
 
-class GroupLag(BaseModel):
+class GroupLagStatus(BaseModel):
+    """The group's status (its worst partition's) and every partition's."""
+
     model_config = ConfigDict(frozen=True)
 
     status: LagStatus
     window_s: float
-    partitions: tuple[PartitionLag, ...]
+    partitions: tuple[PartitionLagStatus, ...]
 
-    def worst(self, n: int = 8) -> tuple[PartitionLag, ...]:
-        ranked = sorted(self.partitions, key=lambda p: (-RANK[p.status], -p.lag_last, p.topic, p.partition))
+    def worst(self, n: int = 8) -> tuple[PartitionLagStatus, ...]:
+        ranked = sorted(
+            self.partitions, key=lambda p: (-LAG_RANK[p.status], -p.lag_last, p.topic, p.partition)
+        )
         return tuple(p for p in ranked if p.status != "OK")[:n]
 
 
@@ -92,7 +101,7 @@ def evaluate_partition(
     *,
     owned: bool | None = None,
     allowed_lag: int = 0,
-) -> PartitionLag:
+) -> PartitionLagStatus:
     """The status of one partition over its samples (oldest first; at least one)."""
     if not samples:
         raise ValueError("a partition needs at least one sample")
@@ -123,7 +132,7 @@ def evaluate_partition(
         status, why = "WARNING", f"offsets move but lag never fell {where}: {span}"
     else:
         status, why = "OK", f"lag fell {where}: {span}"
-    return PartitionLag(
+    return PartitionLagStatus(
         topic=topic,
         partition=partition,
         status=status,
@@ -139,11 +148,11 @@ def evaluate_partition(
 
 
 def evaluate_group(
-    series: Mapping[PartitionKey, Sequence[OffsetSample]],
+    series: Mapping[TopicPartition, Sequence[OffsetSample]],
     *,
-    owned: Iterable[PartitionKey] | None = None,
+    owned: Iterable[TopicPartition] | None = None,
     allowed_lag: int = 0,
-) -> GroupLag:
+) -> GroupLagStatus:
     """Every partition's status and the group's (its worst partition's). `owned`: the partitions some
     member of the group holds now (None when not known)."""
     owners = None if owned is None else set(owned)
@@ -158,6 +167,19 @@ def evaluate_group(
         for (topic, part), samples in sorted(series.items())
         if samples
     )
-    status: LagStatus = max((p.status for p in parts), key=RANK.__getitem__, default="OK")
+    status: LagStatus = max((p.status for p in parts), key=LAG_RANK.__getitem__, default="OK")
     window = max((p.window_s for p in parts), default=0.0)
-    return GroupLag(status=status, window_s=window, partitions=parts)
+    return GroupLagStatus(status=status, window_s=window, partitions=parts)
+
+
+def lag_series(snapshots: Sequence[GroupSnapshot]) -> dict[TopicPartition, list[OffsetSample]]:
+    """Each partition's (time, committed, end) samples over the snapshots, oldest first, the last
+    LAG_MAX_SAMPLES of each."""
+    series: dict[TopicPartition, list[OffsetSample]] = {}
+    for snap in sorted(snapshots, key=lambda s: s.taken_ms):
+        for p in snap.lag:
+            if p.committed is not None:
+                series.setdefault((p.topic, p.partition), []).append(
+                    OffsetSample(ts_ms=snap.taken_ms, committed=p.committed, end=p.end_offset)
+                )
+    return {key: samples[-LAG_MAX_SAMPLES:] for key, samples in series.items()}

@@ -15,13 +15,13 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
 
 from kafka_coop._vocab import SeenFamily, SeenMemberType, SeenProtocol
+from kafka_coop.events import TopicPartition
 from kafka_coop.manifest import Manifest
 from kafka_coop.protocol import ConsumerProtocolSubscription
 
 T = TypeVar("T")
 
 Source = Literal["declared", "inferred", "unknown"]
-TopicPartition = tuple[str, int]
 
 
 class Fact(BaseModel, Generic[T]):
