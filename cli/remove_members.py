@@ -13,11 +13,10 @@ from rich.table import Table
 from kafka_coop.errors import GateFailed
 from kafka_coop.events import now_ms
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, Manifest
+from kafka_coop.membership import choose_members, refuse_unobservable, still_running
 
 if TYPE_CHECKING:
-    from kafka_coop.manifest_watch import ManifestWatch
-
-from kafka_coop.static_members import choose_members, refuse_unobservable, still_running
+    from kafka_coop.membership import ManifestWatch
 
 from ._context import Ctx, admin_for, bootstrap_option, command_config_option, output_option, pass_ctx
 
@@ -82,8 +81,7 @@ def remove_members(
     from concurrent.futures import ThreadPoolExecutor
 
     from kafka_coop.inspection import read_manifest_keys
-    from kafka_coop.leave_group import LeaveGroupClient
-    from kafka_coop.manifest_watch import ManifestWatch
+    from kafka_coop.membership import LeaveGroupClient, ManifestWatch
 
     admin, conf = admin_for(bootstrap, command_config)
     watch: ManifestWatch | None = None

@@ -32,6 +32,8 @@ PURE = (
     "kafka_coop.inspection._infer",
     "kafka_coop.inspection._assemble",
     "kafka_coop.inspection._lag",
+    "kafka_coop.membership",
+    "kafka_coop.membership._removal",
     "kafka_coop.rollout",
     "kafka_coop.rollout.*",
     "kafka_coop.analytics._model",

@@ -5,8 +5,13 @@ from __future__ import annotations
 import pytest
 
 from kafka_coop.errors import GateFailed, InvalidInput
-from kafka_coop.leave_group import kafka_python_conf
-from kafka_coop.static_members import RUNNING_WITHIN_S, choose_members, refuse_unobservable, still_running
+from kafka_coop.membership import (
+    RUNNING_WITHIN_S,
+    choose_members,
+    kafka_python_conf,
+    refuse_unobservable,
+    still_running,
+)
 
 
 def test_named_members_are_chosen_once_in_the_order_given() -> None:

@@ -156,24 +156,6 @@ class LeaveGroupClient:
         self._client.close()
 
 
-def remove_static_members(
-    bootstrap: str,
-    group: str,
-    instance_ids: Sequence[str],
-    *,
-    conf: Mapping[str, str] | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-) -> list[MemberOutcome]:
-    """One LeaveGroup naming `instance_ids`, on a connection of its own."""
-    if not instance_ids:
-        return []
-    client = LeaveGroupClient(bootstrap, conf, timeout_s)
-    try:
-        return client.remove(group, instance_ids)
-    finally:
-        client.close()
-
-
 def _error_name(error: Any) -> str:
     """kafka-python error class -> the protocol's name (UnknownMemberIdError -> UNKNOWN_MEMBER_ID)."""
     message = getattr(error, "message", None)

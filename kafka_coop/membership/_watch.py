@@ -70,7 +70,7 @@ class ManifestWatch:
 def _null_logger() -> Any:
     import logging
 
-    logger = logging.getLogger("kafka_coop.manifest_watch.librdkafka")
+    logger = logging.getLogger("kafka_coop.membership.librdkafka")
     if not logger.handlers:
         logger.addHandler(logging.NullHandler())
     logger.propagate = False

@@ -1,0 +1,53 @@
+"""Membership tooling: removing static members that stopped (KIP-345's admin action) and watching the
+manifest topic for the moment they close.
+
+Which members to remove, and when to refuse, is pure and loads with the package; the LeaveGroup client
+(kafka-python) and the manifest watch (confluent_kafka) load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from kafka_coop.membership._removal import (
+    RUNNING_WITHIN_S,
+    RemovalChoice,
+    choose_members,
+    refuse_unobservable,
+    still_running,
+)
+
+if TYPE_CHECKING:
+    from kafka_coop.membership._leave import LeaveGroupClient, MemberOutcome, kafka_python_conf
+    from kafka_coop.membership._watch import ManifestWatch
+
+# name -> the shell module that defines it, imported on first use
+_LAZY: dict[str, str] = {
+    "LeaveGroupClient": "kafka_coop.membership._leave",
+    "MemberOutcome": "kafka_coop.membership._leave",
+    "kafka_python_conf": "kafka_coop.membership._leave",
+    "ManifestWatch": "kafka_coop.membership._watch",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "RUNNING_WITHIN_S",
+    "LeaveGroupClient",
+    "ManifestWatch",
+    "MemberOutcome",
+    "RemovalChoice",
+    "choose_members",
+    "kafka_python_conf",
+    "refuse_unobservable",
+    "still_running",
+]
