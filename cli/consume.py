@@ -224,7 +224,7 @@ def _serve_metrics(ctx: Ctx, port: int, addr: str) -> tuple[Any, Any]:
     from kafka_coop.errors import InvalidInput
 
     require("prometheus_client", "--metrics-port")
-    from kafka_coop.metrics import PrometheusSink, serve_metrics
+    from kafka_coop.sinks import PrometheusSink, serve_metrics
 
     try:
         server = serve_metrics(port, addr)

@@ -51,8 +51,9 @@ def test_the_command_without_the_cli_extra_names_the_extra_in_one_sentence(
 def test_the_metrics_module_without_its_extra_is_an_import_error_naming_the_extra(
     base_install: Installed,
 ) -> None:
-    proc = base_install.run("python", "-c", "import kafka_coop.metrics")
+    proc = base_install.run("python", "-c", "from kafka_coop.sinks import PrometheusSink")
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == (
-        "ImportError: kafka_coop.metrics needs prometheus-client: pip install 'kafka-coop[metrics]'."
+        "ImportError: kafka_coop.sinks.PrometheusSink needs prometheus-client: "
+        "pip install 'kafka-coop[metrics]'."
     )

@@ -118,7 +118,7 @@ def test_a_fenced_static_member_counts_one_fatal_error_and_drops_its_partitions(
 
     from kafka_coop.consumer import CoopConsumer
     from kafka_coop.errors import ConsumerFailed
-    from kafka_coop.metrics import RebalanceMetrics
+    from kafka_coop.sinks import RebalanceMetrics
 
     topic, group = topic_factory(2), unique("fenced")
     registry = CollectorRegistry()
@@ -158,7 +158,7 @@ def test_the_same_sink_counts_an_asyncio_consumers_rebalances(
     from prometheus_client import CollectorRegistry
 
     from kafka_coop import CoopAIOConsumer
-    from kafka_coop.metrics import RebalanceMetrics
+    from kafka_coop.sinks import RebalanceMetrics
 
     topic, group = topic_factory(3), unique("aio-metrics")
     registry = CollectorRegistry()

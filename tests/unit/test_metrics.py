@@ -9,7 +9,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kafka_coop.events import EventStamp
-from kafka_coop.metrics import PrometheusSink, RebalanceMetrics, is_fatal, metrics_for
+from kafka_coop.sinks import PrometheusSink, RebalanceMetrics, is_fatal, metrics_for
 
 GROUP = "orders"
 

@@ -22,7 +22,7 @@ try:
     from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 except ImportError as exc:  # the `metrics` extra
     raise ImportError(
-        "kafka_coop.metrics needs prometheus-client: pip install 'kafka-coop[metrics]'."
+        "kafka_coop.sinks.PrometheusSink needs prometheus-client: pip install 'kafka-coop[metrics]'."
     ) from exc
 
 from kafka_coop.events import RebalanceEvent

@@ -1,0 +1,58 @@
+"""Where rebalance events go: memory, a callable, a JSON-lines file, a Kafka topic, Prometheus metrics.
+
+Every sink takes the same `RebalanceEvent`s (`EventSink`). The Prometheus names load on first use: they
+need the `metrics` extra (prometheus-client), and a service that does not use them never loads it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from kafka_coop.sinks._kafka import KafkaTopicSink
+from kafka_coop.sinks._local import CallableSink, EventSink, JsonlSink, MemorySink, as_sink
+
+if TYPE_CHECKING:
+    from kafka_coop.sinks._prometheus import (
+        MetricsServer,
+        PrometheusSink,
+        RebalanceMetrics,
+        is_fatal,
+        metrics_for,
+        serve_metrics,
+    )
+
+# name -> the module that defines it, imported on first use (the `metrics` extra)
+_LAZY: dict[str, str] = {
+    "MetricsServer": "kafka_coop.sinks._prometheus",
+    "PrometheusSink": "kafka_coop.sinks._prometheus",
+    "RebalanceMetrics": "kafka_coop.sinks._prometheus",
+    "is_fatal": "kafka_coop.sinks._prometheus",
+    "metrics_for": "kafka_coop.sinks._prometheus",
+    "serve_metrics": "kafka_coop.sinks._prometheus",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "CallableSink",
+    "EventSink",
+    "JsonlSink",
+    "KafkaTopicSink",
+    "MemorySink",
+    "MetricsServer",
+    "PrometheusSink",
+    "RebalanceMetrics",
+    "as_sink",
+    "is_fatal",
+    "metrics_for",
+    "serve_metrics",
+]
