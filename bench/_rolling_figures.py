@@ -18,8 +18,8 @@ from bench._rolling_scenarios import (
     DEFAULT_HEARTBEAT_MS,
     TARGET_COOP_STATIC_REDUCTION,
     TARGET_KIP848_VS_COOP,
-    PartitionKey,
 )
+from kafka_coop.events import TopicPartition
 
 
 # --- pure helpers (unit-tested) -----------------------------------------------------------------------
@@ -139,7 +139,7 @@ def reduction(baseline: float, value: float) -> float | None:
     return baseline / value
 
 
-def latest_owned(events: Sequence[Mapping[str, Any]]) -> frozenset[PartitionKey] | None:
+def latest_owned(events: Sequence[Mapping[str, Any]]) -> frozenset[TopicPartition] | None:
     """What one consumer owns after its last assigned/revoked/lost event; None before its first."""
     for event in reversed(events):
         if event.get("kind") in ("assigned", "revoked", "lost"):
@@ -147,9 +147,9 @@ def latest_owned(events: Sequence[Mapping[str, Any]]) -> frozenset[PartitionKey]
     return None
 
 
-def ownership_settled(owned: Mapping[str, frozenset[PartitionKey] | None], partitions: int) -> bool:
+def ownership_settled(owned: Mapping[str, frozenset[TopicPartition] | None], partitions: int) -> bool:
     """Every member owns something, no partition is owned twice, and all `partitions` are owned."""
-    seen: set[PartitionKey] = set()
+    seen: set[TopicPartition] = set()
     for parts in owned.values():
         if not parts or seen & parts:
             return False

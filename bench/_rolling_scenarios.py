@@ -13,12 +13,11 @@ NAME = "rolling-bounce"
 TITLE = "Rolling bounce, idle members: pause and unavailability by rebalance protocol and membership"
 EVENTS_ARCHIVE = f"{NAME}.events.jsonl.gz"
 
-Family = Literal["python", "java"]
+MemberKind = Literal["python", "java"]  # the sandbox member kinds the scenarios run
 Case = Literal["bounce", "scale_out", "slow_restart"]
 # idle: `kafka-coop consume` / CoopMember as they ship (poll every 100 ms, no work per record);
 # service: real time per record in batches, a synchronous commit after each (bench/service_bounce.py)
 Shape = Literal["idle", "service"]
-PartitionKey = tuple[str, int]
 
 TARGET_COOP_STATIC_REDUCTION = 20.0  # eager dynamic pause / cooperative static pause
 TARGET_KIP848_VS_COOP = 1.0  # KIP-848 static pause / cooperative static pause
@@ -60,7 +59,7 @@ QUICK: dict[str, int | float | str] = {
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    family: Family
+    family: MemberKind
     protocol: RebalanceProtocol
     static: bool
     case: Case = "bounce"

@@ -76,29 +76,33 @@ class FaultRecord:
 
 
 @dataclass
-class Step:
+class Fault:
     at_s: float
     kind: str  # bounce | kill | stall | freeze | coordinator_kill | broker_freeze | net_cut
     target: str = ""
 
 
-def full_schedule() -> list[Step]:
+def full_schedule() -> list[Fault]:
     return [
-        Step(8, "bounce"),
-        Step(40, "kill", "m1"),
-        Step(50, "stall", "m4"),
-        Step(62, "coordinator_kill"),
-        Step(90, "kill", "m2"),
-        Step(100, "net_cut", "m0"),
-        Step(118, "freeze", "m5"),
-        Step(140, "broker_freeze"),
-        Step(160, "kill", "m3"),
+        Fault(8, "bounce"),
+        Fault(40, "kill", "m1"),
+        Fault(50, "stall", "m4"),
+        Fault(62, "coordinator_kill"),
+        Fault(90, "kill", "m2"),
+        Fault(100, "net_cut", "m0"),
+        Fault(118, "freeze", "m5"),
+        Fault(140, "broker_freeze"),
+        Fault(160, "kill", "m3"),
     ]
 
 
-def ci_schedule() -> list[Step]:
+def ci_schedule() -> list[Fault]:
     """The reduced run in `make test`: one coordinator kill, one SIGKILL, one freeze."""
-    return [Step(6, "kill", "m1"), Step(14, "coordinator_kill"), Step(36, "freeze", "m2")]
+    return [
+        Fault(6, "kill", "m1"),
+        Fault(14, "coordinator_kill"),
+        Fault(36, "freeze", "m2"),
+    ]
 
 
 class Producer:
@@ -247,7 +251,7 @@ class Members:
 
 
 def _run_steps(
-    steps: list[Step], began: float, members: Members, box: Any, net: Any, faults: list[FaultRecord],
+    steps: list[Fault], began: float, members: Members, box: Any, net: Any, faults: list[FaultRecord],
     group: str, log: Callable[[str], None],
 ) -> None:  # fmt: skip
     timers: list[tuple[float, Callable[[], None]]] = []
@@ -353,7 +357,7 @@ def run_mode(
     *,
     records: int,
     rate: float,
-    steps: list[Step],
+    steps: list[Fault],
     net: Any = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
@@ -383,7 +387,7 @@ def run_mode(
 
 def _run_members(
     members: Members, box: Any, admin: Any, out: Path, topic: str, group: str, conf: dict[str, str],
-    began_ms: int, records: int, rate: float, steps: list[Step], net: Any, log: Callable[[str], None],
+    began_ms: int, records: int, rate: float, steps: list[Fault], net: Any, log: Callable[[str], None],
 ) -> dict[str, Any]:  # fmt: skip
     mode = members.mode
     for i in range(MEMBERS):

@@ -237,7 +237,7 @@ def in_process_samples(bootstrap: str, repeats: int) -> list[dict[str, JsonValue
     from kafka_coop.inspection import take_snapshot
 
     # kafka_coop.cli is the cli/ directory installed under that name (mypy sees it as `cli`)
-    ctx_class: Any = importlib.import_module("kafka_coop.cli._context").Ctx
+    terminal_class: Any = importlib.import_module("kafka_coop.cli._context").Terminal
     describe_module: Any = importlib.import_module("kafka_coop.cli.describe")
     render_snapshot: Any = describe_module.render_snapshot
     render_groups: Any = describe_module.render_groups
@@ -251,7 +251,7 @@ def in_process_samples(bootstrap: str, repeats: int) -> list[dict[str, JsonValue
         timings: dict[str, float] = {}
         snap = take_snapshot(admin, GROUP, timings=timings)
         start = time.perf_counter()
-        render_snapshot(ctx_class(out=Console(file=io.StringIO(), soft_wrap=True, width=80)), snap)
+        render_snapshot(terminal_class(out=Console(file=io.StringIO(), soft_wrap=True, width=80)), snap)
         render_s = time.perf_counter() - start
         start = time.perf_counter()
         json_bytes = len(snap.model_dump_json(indent=2))
@@ -279,7 +279,7 @@ def in_process_samples(bootstrap: str, repeats: int) -> list[dict[str, JsonValue
         describe_all_s = time.perf_counter() - start
         start = time.perf_counter()
         rows = [(g, described.get(g.group_id)) for g in listed]
-        render_groups(ctx_class(out=Console(file=io.StringIO(), soft_wrap=True, width=80)), rows)
+        render_groups(terminal_class(out=Console(file=io.StringIO(), soft_wrap=True, width=80)), rows)
         runs.append(
             {
                 "kind": "fleet",

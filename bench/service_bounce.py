@@ -55,7 +55,7 @@ from bench._common import (
     select_named,
 )
 from bench._rolling_figures import median_pause, ratio, reduction, restart_segments, restart_split
-from bench._rolling_scenarios import BROKER_CONFIG, BROKER_START_TIMEOUT_S, Family, Scenario
+from bench._rolling_scenarios import BROKER_CONFIG, BROKER_START_TIMEOUT_S, MemberKind, Scenario
 from kafka_coop._vocab import RebalanceProtocol
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
@@ -75,7 +75,7 @@ _SHAPES: tuple[tuple[str, RebalanceProtocol, bool], ...] = (
     ("coop-dynamic", "cooperative", False),
     ("consumer-dynamic", "consumer", False),
 )
-_FAMILIES: tuple[tuple[Family, str], ...] = (("python", "py"), ("java", "java"))
+_FAMILIES: tuple[tuple[MemberKind, str], ...] = (("python", "py"), ("java", "java"))
 SCENARIOS: tuple[Scenario, ...] = tuple(  # each target pair back to back, so load drift hits both
     Scenario(f"svc-{prefix}-{name}", family, protocol, static, shape="service")
     for family, prefix in _FAMILIES

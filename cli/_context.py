@@ -36,7 +36,7 @@ def plain_console(*, stderr: bool = False) -> Console:
     return Console(stderr=stderr, soft_wrap=True, markup=False, emoji=False)
 
 
-class Ctx:
+class Terminal:
     """Injected into every command: where to print results (stdout) and progress/errors (stderr)."""
 
     def __init__(self, out: Console | None = None, err: Console | None = None) -> None:
@@ -66,7 +66,7 @@ class Ctx:
         click.echo(text)
 
 
-pass_ctx = click.make_pass_decorator(Ctx, ensure=True)
+pass_terminal = click.make_pass_decorator(Terminal, ensure=True)
 
 
 def output_option(choices: tuple[str, ...] = OUTPUT_CHOICES) -> Callable[[F], F]:

@@ -15,7 +15,7 @@ from kafka_coop.events import RebalanceEvent
 from kafka_coop.settings import ConsumerSettings
 from kafka_coop.sinks import JsonlSink
 
-from ._context import Ctx, KeyValue, bootstrap_option, pass_ctx
+from ._context import KeyValue, Terminal, bootstrap_option, pass_terminal
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -139,9 +139,9 @@ class _Stop:
     help="Address the metrics endpoint listens on.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="Do not print events (they still go to --events).")
-@pass_ctx
+@pass_terminal
 def consume(
-    ctx: Ctx,
+    term: Terminal,
     group: str,
     topics: tuple[str, ...],
     bootstrap: str,
@@ -192,14 +192,14 @@ def consume(
         sinks.append(JsonlSink(events_path))
     server = None
     if metrics_port is not None:
-        server = _serve_metrics(ctx, metrics_port, metrics_addr)
+        server = _serve_metrics(term, metrics_port, metrics_addr)
         sinks.append(server[1])
 
     def on_event(event: RebalanceEvent) -> None:
         for sink in sinks:
             sink.emit(event)
         if not quiet:
-            ctx.err.print(_render_event(event), highlight=False)
+            term.err.print(_render_event(event), highlight=False)
 
     stop = _Stop()
     records: IO[str] | None = records_path.open("a", encoding="utf-8") if records_path else None
@@ -218,7 +218,7 @@ def consume(
             server[0].close()
 
 
-def _serve_metrics(ctx: Ctx, port: int, addr: str) -> tuple[Any, Any]:
+def _serve_metrics(term: Terminal, port: int, addr: str) -> tuple[Any, Any]:
     """The endpoint first, so a port already taken is one sentence (exit 2) before joining the group."""
     from kafka_coop._extras import require
     from kafka_coop.errors import InvalidInput
@@ -233,7 +233,7 @@ def _serve_metrics(ctx: Ctx, port: int, addr: str) -> tuple[Any, Any]:
             f"Cannot serve metrics on {addr}:{port}: {exc.strerror or exc}.",
             hint="Choose another --metrics-port (0 picks a free one).",
         ) from None
-    ctx.progress(f"Prometheus metrics at http://{addr}:{server.port}/metrics")
+    term.progress(f"Prometheus metrics at http://{addr}:{server.port}/metrics")
     return server, PrometheusSink()
 
 

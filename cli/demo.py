@@ -24,7 +24,7 @@ from kafka_coop.sandbox import (
     run_demo,
 )
 
-from ._context import Ctx, command_config_option, output_option, pass_ctx
+from ._context import Terminal, command_config_option, output_option, pass_terminal
 from .describe import render_snapshot
 from .plan import render_table
 
@@ -66,10 +66,10 @@ def _summary(result: DemoResult) -> Table:
     return table
 
 
-def narration(ctx: Ctx, *, table: bool) -> DemoHooks:
+def narration(term: Terminal, *, table: bool) -> DemoHooks:
     """The walk narrated on stderr as it happens (results go to stdout); with `table` False (json
     output) only the step and phase rules and the commands run are shown."""
-    say = ctx.err
+    say = term.err
 
     def on_event(event: dict[str, Any]) -> None:
         line = _event_line(event)
@@ -81,11 +81,11 @@ def narration(ctx: Ctx, *, table: bool) -> DemoHooks:
 
     def on_snapshot(snap: GroupSnapshot) -> None:
         if table:
-            render_snapshot(Ctx(out=say, err=say), snap)
+            render_snapshot(Terminal(out=say, err=say), snap)
 
     def on_plan(plan: Plan) -> None:
         if table:
-            render_table(Ctx(out=say, err=say), plan)
+            render_table(Terminal(out=say, err=say), plan)
 
     def on_phase(phase: PlanPhase) -> None:
         say.rule(f"Phase {phase.n}: {phase.title} [{phase.action}]", style="cyan")
@@ -141,9 +141,9 @@ def narration(ctx: Ctx, *, table: bool) -> DemoHooks:
 @click.option("--keep-sandbox", is_flag=True, help="Leave the sandbox broker running afterwards.")
 @command_config_option()
 @output_option()
-@pass_ctx
+@pass_terminal
 def demo(
-    ctx: Ctx,
+    term: Terminal,
     bootstrap: str | None,
     command_config: Path | None,
     target: str,
@@ -162,14 +162,14 @@ def demo(
         existing = Sandbox().status()
         if existing is not None:
             bootstrap = existing.bootstrap
-            ctx.progress(f"Using the running sandbox at {bootstrap}")
+            term.progress(f"Using the running sandbox at {bootstrap}")
         else:
             port = DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port()
-            box = Sandbox(port=port, progress=ctx.progress)
-            with ctx.err.status("Starting the sandbox broker…"):
+            box = Sandbox(port=port, progress=term.progress)
+            with term.err.status("Starting the sandbox broker…"):
                 bootstrap = box.start().bootstrap
     workdir = Path(tempfile.mkdtemp(prefix="kafka-coop-demo-"))
-    hooks = narration(ctx, table=output != "json")
+    hooks = narration(term, table=output != "json")
     try:
         result = run_demo(
             bootstrap,
@@ -184,9 +184,9 @@ def demo(
     finally:
         if box is not None and not keep_sandbox:
             box.stop()
-    done = _report(ctx, result) if report else None
+    done = _report(term, result) if report else None
     for note in done.notes if done is not None else ():
-        ctx.err.print(Text(f"note: {note}", style="yellow"), highlight=False)
+        term.err.print(Text(f"note: {note}", style="yellow"), highlight=False)
     if output == "json":
         data = result.model_dump(mode="json")
         if done is not None:
@@ -196,35 +196,35 @@ def demo(
                 "paths": [str(p) for p in done.paths],
                 "summary": done.summary.model_dump(mode="json"),
             }
-        ctx.emit_json(data)
+        term.emit_json(data)
         return
-    ctx.out.print(_summary(result))
+    term.out.print(_summary(result))
     audit = result.records
-    ctx.out.print(
+    term.out.print(
         f"Records: {audit.produced:,} produced, {audit.processed:,} processed, {audit.lost} lost, "
         f"{audit.duplicates:,} redelivered after rebalances.",
         highlight=False,
     )
     if done is not None:
         summary = done.summary
-        ctx.out.print(
+        term.out.print(
             f"Report ({done.engine} engine, {summary.events:,} events, {done.elapsed_s:.1f} s): "
             f"{summary.partition_unavailable_ms_total:,} partition-unavailable ms, "
             f"{summary.pause_ms_total:,} member pause ms in total; written to {done.out_dir} "
             f"({', '.join(p.name for p in done.paths)})",
             highlight=False,
         )
-        ctx.out.print(
+        term.out.print(
             f"Re-run: kafka-coop report {result.workdir}/*.events.jsonl "
             f"--phases {result.phases_file} --out DIR",
             highlight=False,
         )
-    ctx.out.print(f"Member events, logs and phases: {workdir}", highlight=False)
+    term.out.print(f"Member events, logs and phases: {workdir}", highlight=False)
 
 
-def _report(ctx: Ctx, result: DemoResult) -> ReportResult:
+def _report(term: Terminal, result: DemoResult) -> ReportResult:
     """The walk's events through `kafka-coop report` (summary.json, Parquet, the unowned-partitions plot)."""
     from kafka_coop.analytics import run_report
 
-    with ctx.err.status("kafka-coop report over the walk's events…"):
+    with term.err.status("kafka-coop report over the walk's events…"):
         return run_report(result.event_files, Path(result.workdir) / "report", phases=result.phases_file)

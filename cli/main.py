@@ -116,9 +116,9 @@ class LazyGroup(click.Group):
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Safe, visible, measured consumer-group rebalancing for Kafka fleets."""
-    from ._context import Ctx
+    from ._context import Terminal
 
-    ctx.ensure_object(Ctx)
+    ctx.ensure_object(Terminal)
 
 
 def _error_console() -> Any:

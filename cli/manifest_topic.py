@@ -15,7 +15,14 @@ from rich.table import Table
 from kafka_coop.errors import ClusterUnavailable, GateFailed, InvalidInput
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_ACLS, MANIFEST_TOPIC_CONFIG, TopicAcl
 
-from ._context import Ctx, admin_for, bootstrap_option, command_config_option, output_option, pass_ctx
+from ._context import (
+    Terminal,
+    admin_for,
+    bootstrap_option,
+    command_config_option,
+    output_option,
+    pass_terminal,
+)
 
 
 class ManifestTopicResult(BaseModel):
@@ -66,9 +73,9 @@ def _not_compacted(topic: str, config: dict[str, str]) -> GateFailed:
     help="Principal shown in the kafka-acls.sh commands printed.",
 )
 @output_option()
-@pass_ctx
+@pass_terminal
 def manifest_topic(
-    ctx: Ctx,
+    term: Terminal,
     bootstrap: str,
     command_config: Path | None,
     topic: str,
@@ -106,10 +113,10 @@ def manifest_topic(
         acls=MANIFEST_TOPIC_ACLS,
     )
     if output == "json":
-        ctx.emit_json(result)
+        term.emit_json(result)
         return
     verb = "Created" if created else "Already there:"
-    ctx.out.print(
+    term.out.print(
         f"{verb} topic {topic} ({result.partitions} partition(s), replication factor "
         f"{result.replication_factor}), " + ", ".join(f"{k}={v}" for k, v in shown.items()),
         highlight=False,
@@ -119,6 +126,6 @@ def manifest_topic(
         table.add_column(column, overflow="fold")
     for acl in MANIFEST_TOPIC_ACLS:
         table.add_row(acl.who, ", ".join(acl.operations), acl.why)
-    ctx.out.print(table)
+    term.out.print(table)
     for acl in MANIFEST_TOPIC_ACLS:
         click.echo(acl.kafka_acls_command(topic, principal, bootstrap))

@@ -26,14 +26,14 @@ from kafka_coop.rollout import (
     make_plan,
 )
 
-from ._context import Ctx, admin_for, command_config_option, output_option, pass_ctx
+from ._context import Terminal, admin_for, command_config_option, output_option, pass_terminal
 
 STATUS_STYLE = {"ready": "green", "in-progress": "cyan", "done": "green", "blocked": "bold red"}
 PHASE_STYLE = {"done": "dim", "in-progress": "cyan", "todo": ""}
 
 
 def _fleet(
-    ctx: Ctx,
+    term: Terminal,
     group: str | None,
     bootstrap: str | None,
     command_config: Path | None,
@@ -57,7 +57,7 @@ def _fleet(
     from kafka_coop.inspection import take_snapshot
 
     admin, conf = admin_for(bootstrap, command_config)
-    ctx.progress(f"Inspecting group {group} …")
+    term.progress(f"Inspecting group {group} …")
     snap = take_snapshot(
         admin, group, conf=conf, manifests_topic=manifests_topic or None, with_lag=False, timeout_s=timeout
     )
@@ -90,9 +90,9 @@ def _config_lines(phase: PlanPhase) -> list[str]:
     return lines
 
 
-def render_table(ctx: Ctx, plan: Plan) -> None:
+def render_table(term: Terminal, plan: Plan) -> None:
     """Phase by phase, commands on lines of their own so they can be copied whole."""
-    out = ctx.out
+    out = term.out
     fleet = plan.fleet
     out.print(
         Text.assemble(
@@ -252,9 +252,9 @@ def _plan_command(direction: Direction) -> click.Command:
         help="--timeout in the printed gate commands.",
     )
     @output_option(("table", "json", "markdown"))
-    @pass_ctx
+    @pass_terminal
     def command(
-        ctx: Ctx,
+        term: Terminal,
         group: str | None,
         to: str,
         bootstrap: str | None,
@@ -267,7 +267,7 @@ def _plan_command(direction: Direction) -> click.Command:
         output: str,
     ) -> None:
         migrations = _migrations(forced)  # a bad --migration fails before any cluster call
-        fleet = _fleet(ctx, group, bootstrap, command_config, fleet_file, manifests_topic, timeout)
+        fleet = _fleet(term, group, bootstrap, command_config, fleet_file, manifests_topic, timeout)
         gate = GateCommand(
             bootstrap=bootstrap if fleet_file is None else None,
             command_config=str(command_config) if command_config else None,
@@ -280,7 +280,7 @@ def _plan_command(direction: Direction) -> click.Command:
         elif output == "markdown":
             click.echo(render_markdown(plan), nl=False)
         else:
-            render_table(ctx, plan)
+            render_table(term, plan)
         if plan.blocked:
             first = plan.blockers[0]
             more = f" (and {len(plan.blockers) - 1} more)" if len(plan.blockers) > 1 else ""

@@ -18,7 +18,14 @@ from kafka_coop.membership import choose_members, refuse_unobservable, still_run
 if TYPE_CHECKING:
     from kafka_coop.membership import ManifestWatch
 
-from ._context import Ctx, admin_for, bootstrap_option, command_config_option, output_option, pass_ctx
+from ._context import (
+    Terminal,
+    admin_for,
+    bootstrap_option,
+    command_config_option,
+    output_option,
+    pass_terminal,
+)
 
 WAIT_POLL_S = 0.1
 
@@ -63,9 +70,9 @@ class RemovalReport(BaseModel):
 @click.option("--manifests-topic", default=DEFAULT_MANIFEST_TOPIC, show_default=True, help="'' to read none.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Seconds.")
 @output_option()
-@pass_ctx
+@pass_terminal
 def remove_members(
-    ctx: Ctx,
+    term: Terminal,
     group: str,
     bootstrap: str,
     command_config: Path | None,
@@ -138,9 +145,9 @@ def remove_members(
         notes=choice.notes,
     )
     if output == "json":
-        ctx.emit_json(report)
+        term.emit_json(report)
     else:
-        _render(ctx, report)
+        _render(term, report)
     if report.failed:
         raise click.exceptions.Exit(1)
 
@@ -182,9 +189,9 @@ def _wait_until_closed(
         watch.poll(WAIT_POLL_S)
 
 
-def _render(ctx: Ctx, report: RemovalReport) -> None:
+def _render(term: Terminal, report: RemovalReport) -> None:
     if not (report.removed or report.already_gone or report.failed):
-        ctx.out.print(f"Group {report.group} has no static members to remove.", highlight=False)
+        term.out.print(f"Group {report.group} has no static members to remove.", highlight=False)
         return
     table = Table(title=f"remove-members {report.group}", title_justify="left")
     table.add_column("instance id")
@@ -195,10 +202,10 @@ def _render(ctx: Ctx, report: RemovalReport) -> None:
         table.add_row(instance_id, "already gone")
     for instance_id, error in report.failed.items():
         table.add_row(instance_id, f"refused by the broker: {error}")
-    ctx.out.print(table)
+    term.out.print(table)
     for note in report.notes:
-        ctx.out.print(f"note: {note}", highlight=False)
-    ctx.out.print(
+        term.out.print(f"note: {note}", highlight=False)
+    term.out.print(
         f"group {report.group} is now {report.state_after} with {report.members_after} member(s)",
         highlight=False,
     )

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from kafka_coop.analytics import ENGINES, ReportResult
 
-from ._context import Ctx, bootstrap_option, command_config_option, output_option, pass_ctx
+from ._context import Terminal, bootstrap_option, command_config_option, output_option, pass_terminal
 
 TOP_MEMBERS = 15
 TOP_PARTITIONS = 10
@@ -21,7 +21,7 @@ def _ms(value: int) -> str:
     return f"{value:,}"
 
 
-def render_report(ctx: Ctx, result: ReportResult) -> None:
+def render_report(term: Terminal, result: ReportResult) -> None:
     s = result.summary
     head = Table.grid(padding=(0, 2))
     head.add_row("events", f"{s.events:,}", "malformed", f"{s.malformed:,}", "engine", result.engine)
@@ -33,7 +33,7 @@ def render_report(ctx: Ctx, result: ReportResult) -> None:
         "took",
         f"{result.elapsed_s:.1f} s",
     )
-    ctx.out.print(head)
+    term.out.print(head)
 
     protocols = Table(title="rebalances by protocol", title_justify="left")
     for column in ("protocol", "members", "callbacks", "rebalances", "revoked", "revoked partitions", "lost"):
@@ -48,7 +48,7 @@ def render_report(ctx: Ctx, result: ReportResult) -> None:
             f"{p.revoked_partitions:,}",
             f"{p.lost:,}",
         )
-    ctx.out.print(protocols)
+    term.out.print(protocols)
 
     phases = Table(title="phases", title_justify="left")
     for column in (
@@ -71,7 +71,7 @@ def render_report(ctx: Ctx, result: ReportResult) -> None:
             _ms(ph.partition_unavailable_ms),
             _ms(ph.pause_ms),
         )
-    ctx.out.print(phases)
+    term.out.print(phases)
 
     members = Table(
         title=f"members by pause (top {min(TOP_MEMBERS, len(s.members))} of {len(s.members)})",
@@ -101,7 +101,7 @@ def render_report(ctx: Ctx, result: ReportResult) -> None:
             f"{m.callback_ms_total:,.1f}",
             f"{m.callback_ms_max:,.1f}",
         )
-    ctx.out.print(members)
+    term.out.print(members)
 
     worst = sorted((p for p in s.partitions if p.unavailable_ms), key=lambda p: -p.unavailable_ms)
     if worst:
@@ -115,16 +115,16 @@ def render_report(ctx: Ctx, result: ReportResult) -> None:
             parts.add_row(
                 part.group, f"{part.topic}-{part.partition}", _ms(part.unavailable_ms), str(part.intervals)
             )
-        ctx.out.print(parts)
-    ctx.out.print(Text(f"wrote {', '.join(p.name for p in result.paths)} in {result.out_dir}", style="dim"))
+        term.out.print(parts)
+    term.out.print(Text(f"wrote {', '.join(p.name for p in result.paths)} in {result.out_dir}", style="dim"))
 
 
-def report_malformed(ctx: Ctx, result: ReportResult) -> None:
+def report_malformed(term: Terminal, result: ReportResult) -> None:
     """Refused lines go to stderr (never silently dropped), the full list to malformed.jsonl."""
     count = result.summary.malformed
     if not count:
         return
-    ctx.err.print(
+    term.err.print(
         Text.assemble(
             (f"{count:,} malformed lines were not counted", "yellow"),
             f" (all listed in {result.out_dir / 'malformed.jsonl'}):",
@@ -132,9 +132,9 @@ def report_malformed(ctx: Ctx, result: ReportResult) -> None:
         highlight=False,
     )
     for m in result.malformed[:MALFORMED_SHOWN]:
-        ctx.err.print(f"  {m.path}:{m.line}: {m.reason}", highlight=False)
+        term.err.print(f"  {m.path}:{m.line}: {m.reason}", highlight=False)
     if count > MALFORMED_SHOWN:
-        ctx.err.print(f"  … and {count - MALFORMED_SHOWN:,} more", highlight=False)
+        term.err.print(f"  … and {count - MALFORMED_SHOWN:,} more", highlight=False)
 
 
 @click.command()
@@ -165,9 +165,9 @@ def report_malformed(ctx: Ctx, result: ReportResult) -> None:
 @command_config_option()
 @click.option("--no-plot", is_flag=True, help="Skip the PNG.")
 @output_option()
-@pass_ctx
+@pass_terminal
 def report(
-    ctx: Ctx,
+    term: Terminal,
     events: tuple[str, ...],
     out_dir: Path,
     engine: str,
@@ -185,7 +185,7 @@ def report(
     from kafka_coop.settings import read_properties
 
     conf = connection_conf(read_properties(command_config)) if command_config is not None else None
-    ctx.progress(f"Reading {len(events)} source(s)…")
+    term.progress(f"Reading {len(events)} source(s)…")
     result = run_report(
         list(events),
         out_dir,
@@ -196,10 +196,10 @@ def report(
         plot=not no_plot,
         conf=conf,
     )
-    report_malformed(ctx, result)
+    report_malformed(term, result)
     for note in result.notes:  # stderr, so `-o json` stays one JSON document
-        ctx.err.print(Text(f"note: {note}", style="yellow"), highlight=False)
+        term.err.print(Text(f"note: {note}", style="yellow"), highlight=False)
     if output == "json":
-        ctx.emit_json(result.summary)
+        term.emit_json(result.summary)
     else:
-        render_report(ctx, result)
+        render_report(term, result)

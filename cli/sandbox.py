@@ -22,7 +22,7 @@ from kafka_coop.sandbox import (
     resolve_kafka_jars,
 )
 
-from ._context import Ctx, KeyValue, output_option, pass_ctx
+from ._context import KeyValue, Terminal, output_option, pass_terminal
 
 _dir_option = click.option(
     "--dir",
@@ -143,9 +143,9 @@ def sandbox() -> None:
     "--timeout", type=click.FloatRange(1), default=120.0, show_default=True, help="Seconds to wait."
 )
 @output_option()
-@pass_ctx
+@pass_terminal
 def start(
-    ctx: Ctx,
+    term: Terminal,
     kafka_version: str,
     port: int,
     brokers: int,
@@ -162,41 +162,41 @@ def start(
         port=port,
         kafka_version=kafka_version,
         config=dict(overrides),
-        progress=ctx.progress,
+        progress=term.progress,
         brokers=brokers,
         security=security,  # type: ignore[arg-type]  # click.Choice
     )
     began = time.monotonic()
-    with ctx.err.status("Starting the sandbox…"):
+    with term.err.status("Starting the sandbox…"):
         state = box.start(timeout_s=timeout)
     if topics:
         admin = box.admin()
         for name, partitions in topics:
             admin.ensure_topic(name, partitions, timeout_s=timeout)
-            ctx.progress(f"Topic {name} ({partitions} partition{'s' if partitions != 1 else ''}) is ready.")
+            term.progress(f"Topic {name} ({partitions} partition{'s' if partitions != 1 else ''}) is ready.")
     if output == "json":
-        ctx.emit_json({**_state_json(state), "start_s": round(time.monotonic() - began, 2)})
+        term.emit_json({**_state_json(state), "start_s": round(time.monotonic() - began, 2)})
         return
     what = f"{state.brokers} nodes" if state.brokers > 1 else f"pid {state.pid}"
-    ctx.err.print(f"Kafka {state.kafka_version} ready in {time.monotonic() - began:.1f}s ({what}).")
+    term.err.print(f"Kafka {state.kafka_version} ready in {time.monotonic() - began:.1f}s ({what}).")
     for user, path in state.client_properties.items():
         role = "super user" if user == "admin" else "restricted user (ACLs on app* topics and groups)"
-        ctx.err.print(f"SASL_SSL {role} {user!r}: --command-config {path}", highlight=False)
+        term.err.print(f"SASL_SSL {role} {user!r}: --command-config {path}", highlight=False)
     click.echo(state.bootstrap)
 
 
 @sandbox.command()
 @click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True, help="Apache Kafka 4.x.")
-@pass_ctx
-def prepare(ctx: Ctx, kafka_version: str) -> None:
+@pass_terminal
+def prepare(term: Terminal, kafka_version: str) -> None:
     """Resolve the Kafka jars and compile the Java test-bed member into the cache (later runs are offline)."""
     began = time.monotonic()
-    with ctx.err.status(f"Resolving Apache Kafka {kafka_version} from Maven Central (first time only)…"):
+    with term.err.status(f"Resolving Apache Kafka {kafka_version} from Maven Central (first time only)…"):
         lib = resolve_kafka_jars(kafka_version)
         classpath = java_member_classpath(kafka_version)
-    with ctx.err.status("Training the Java member's class-data-sharing archive (first time only)…"):
+    with term.err.status("Training the Java member's class-data-sharing archive (first time only)…"):
         archive = java_member_archive(kafka_version)
-    ctx.err.print(
+    term.err.print(
         f"Kafka {kafka_version} jars in {lib}; Java member ready"
         f"{'' if archive is None else ' with its AppCDS archive'} ({time.monotonic() - began:.1f}s)."
     )
@@ -206,23 +206,23 @@ def prepare(ctx: Ctx, kafka_version: str) -> None:
 @sandbox.command()
 @_dir_option
 @output_option()
-@pass_ctx
-def status(ctx: Ctx, directory: Path | None, output: str) -> None:
+@pass_terminal
+def status(term: Terminal, directory: Path | None, output: str) -> None:
     """Show the running sandbox and every node (exit 1 if none runs)."""
     state = Sandbox(dir=directory).status()
     if state is None:
         if output == "json":
-            ctx.emit_json({"running": False})
+            term.emit_json({"running": False})
         else:
-            ctx.err.print(
+            term.err.print(
                 "No sandbox broker is running for this --dir. Start one with `kafka-coop sandbox start`."
             )
         raise click.exceptions.Exit(1)
     if output == "json":
-        ctx.emit_json(_state_json(state))
+        term.emit_json(_state_json(state))
     else:
-        ctx.out.print(_state_table(state))
-        ctx.out.print(_nodes_table(state))
+        term.out.print(_state_table(state))
+        term.out.print(_nodes_table(state))
 
 
 @sandbox.command()
@@ -234,10 +234,10 @@ def status(ctx: Ctx, directory: Path | None, output: str) -> None:
     show_default=True,
     help="Seconds before a graceful stop turns forceful.",
 )
-@pass_ctx
-def stop(ctx: Ctx, directory: Path | None, timeout: float) -> None:
+@pass_terminal
+def stop(term: Terminal, directory: Path | None, timeout: float) -> None:
     """Stop the broker(s) this sandbox started (never any other process)."""
-    if Sandbox(dir=directory, progress=ctx.progress).stop(timeout_s=timeout):
-        ctx.err.print("Sandbox stopped.")
+    if Sandbox(dir=directory, progress=term.progress).stop(timeout_s=timeout):
+        term.err.print("Sandbox stopped.")
     else:
-        ctx.err.print("No sandbox broker was running for this --dir.")
+        term.err.print("No sandbox broker was running for this --dir.")

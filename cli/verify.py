@@ -29,7 +29,14 @@ from kafka_coop.rollout import (
     migration_names,
 )
 
-from ._context import Ctx, admin_for, bootstrap_option, command_config_option, output_option, pass_ctx
+from ._context import (
+    Terminal,
+    admin_for,
+    bootstrap_option,
+    command_config_option,
+    output_option,
+    pass_terminal,
+)
 
 STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red"}
 
@@ -66,7 +73,7 @@ def migration_from_plan(path: Path) -> MigrationSpec:
     return load_migration(plan.migration)
 
 
-def render_report(ctx: Ctx, report: GateReport) -> None:
+def render_report(term: Terminal, report: GateReport) -> None:
     table = Table(title_justify="left", title=_title(report))
     for column in ("check", "status", "reason", "members"):
         table.add_column(column, overflow="fold")
@@ -77,10 +84,10 @@ def render_report(ctx: Ctx, report: GateReport) -> None:
         table.add_row(
             check.name, Text(check.status.upper(), style=STATUS_STYLE[check.status]), check.reason, members
         )
-    ctx.out.print(table)
+    term.out.print(table)
     if report.lag is not None and report.lag.partitions:
-        ctx.out.print(_lag_table(report.lag))
-    ctx.out.print(Text(f"gate {report.status.upper()}", style=STATUS_STYLE[report.status]))
+        term.out.print(_lag_table(report.lag))
+    term.out.print(Text(f"gate {report.status.upper()}", style=STATUS_STYLE[report.status]))
 
 
 LAG_STYLE = {
@@ -168,9 +175,9 @@ def _title(report: GateReport) -> str:
 @click.option("--strict", is_flag=True, help="Treat warnings as failures.")
 @click.option("--manifests-topic", default=DEFAULT_MANIFEST_TOPIC, show_default=True, help="'' to read none.")
 @output_option()
-@pass_ctx
+@pass_terminal
 def verify_group(
-    ctx: Ctx,
+    term: Terminal,
     group: str,
     bootstrap: str,
     command_config: Path | None,
@@ -242,13 +249,15 @@ def verify_group(
         if not wait or not report.failed(strict) or time.monotonic() + interval > deadline:
             break
         left = deadline - time.monotonic()
-        ctx.progress(f"[{attempt}] gate {report.status}: {report.summary()} — re-checking, {left:.0f} s left")
+        term.progress(
+            f"[{attempt}] gate {report.status}: {report.summary()} — re-checking, {left:.0f} s left"
+        )
         previous = snap
         time.sleep(interval)
     if output == "json":
-        ctx.emit_json(report)
+        term.emit_json(report)
     else:
-        render_report(ctx, report)
+        render_report(term, report)
     if report.failed(strict):
         raise GateFailed(
             f"The gate on group {group} did not pass: {report.summary()}.",

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kafka_coop._vocab import SeenMemberType
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
+from kafka_coop.events import TopicPartition
 
 DEFAULT_ADMIN_TIMEOUT_S = 10.0
 # One attempt of a coordinator request: long enough for a loaded broker, short enough that a frozen
@@ -36,8 +37,6 @@ _STATES: dict[Any, GroupState] = {
     ConsumerGroupState.DEAD: "dead",
 }
 _TYPES: dict[Any, GroupType] = {ConsumerGroupType.CLASSIC: "classic", ConsumerGroupType.CONSUMER: "consumer"}
-
-TopicPartitionKey = tuple[str, int]
 
 _AUTH_ERRORS = frozenset({KafkaError.GROUP_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED})
 _TOPIC_AUTH_ERRORS = frozenset({KafkaError.TOPIC_AUTHORIZATION_FAILED})
@@ -67,18 +66,18 @@ _TRANSIENT_ERRORS = frozenset(
 )
 
 
-class LiveMember(BaseModel):
+class MemberDescription(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     member_id: str
     client_id: str
     host: str
     instance_id: str | None
-    assignment: tuple[TopicPartitionKey, ...]
-    target_assignment: tuple[TopicPartitionKey, ...] | None = None
+    assignment: tuple[TopicPartition, ...]
+    target_assignment: tuple[TopicPartition, ...] | None = None
 
 
-class LiveGroup(BaseModel):
+class GroupDescription(BaseModel):
     """One DescribeConsumerGroups answer, in our own types."""
 
     model_config = ConfigDict(frozen=True)
@@ -88,14 +87,14 @@ class LiveGroup(BaseModel):
     type: GroupType
     assignor: str
     coordinator: int | None
-    members: tuple[LiveMember, ...]
+    members: tuple[MemberDescription, ...]
 
     @property
     def instance_ids(self) -> list[str]:
         return [m.instance_id for m in self.members if m.instance_id]
 
 
-class RawMember(BaseModel):
+class MemberMetadata(BaseModel):
     """One member as DescribeGroups v0 (the deprecated list_groups) returns it: with its protocol bytes."""
 
     model_config = ConfigDict(frozen=True)
@@ -107,7 +106,7 @@ class RawMember(BaseModel):
     assignment: bytes
 
 
-class RawGroup(BaseModel):
+class GroupMetadata(BaseModel):
     """The classic-protocol view of a group; KIP-848 and converted groups come back `Dead` and empty."""
 
     model_config = ConfigDict(frozen=True)
@@ -115,7 +114,7 @@ class RawGroup(BaseModel):
     state: str
     protocol_type: str
     protocol: str
-    members: tuple[RawMember, ...]
+    members: tuple[MemberMetadata, ...]
 
 
 class ListedGroup(BaseModel):
@@ -144,7 +143,7 @@ def _quiet_logger() -> logging.Logger:
     return logger
 
 
-def _partitions(assignment: Any) -> tuple[TopicPartitionKey, ...]:
+def _partitions(assignment: Any) -> tuple[TopicPartition, ...]:
     if assignment is None:
         return ()
     return tuple(sorted((tp.topic, tp.partition) for tp in assignment.topic_partitions))
@@ -208,18 +207,18 @@ class ClusterAdmin:
         """
         return AdminClient(self._settings)
 
-    def describe_group(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> LiveGroup:
+    def describe_group(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> GroupDescription:
         """Describe one group; an unknown group comes back as state `dead` with no members."""
         return _describe_group(self, group, timeout_s)
 
     def describe_groups(
         self, groups: list[str], *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S
-    ) -> dict[str, LiveGroup]:
+    ) -> dict[str, GroupDescription]:
         """Many groups in one request batch (describe --all); unknown ones come back `dead`."""
         if not groups:
             return {}
         futures = self.client.describe_consumer_groups(groups, request_timeout=timeout_s)
-        out: dict[str, LiveGroup] = {}
+        out: dict[str, GroupDescription] = {}
         for group, future in futures.items():
             try:
                 out[group] = _live_group(future.result())
@@ -248,7 +247,7 @@ class ClusterAdmin:
             key=lambda g: g.group_id,
         )
 
-    def raw_group(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> RawGroup | None:
+    def raw_group(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> GroupMetadata | None:
         """Member protocol bytes, which describe_consumer_groups drops; None if not classic.
 
         (docs/protocols.md "What can be seen of a live group")
@@ -263,12 +262,12 @@ class ClusterAdmin:
         listed = _with_retry(self, group, timeout_s, call)
         for g in listed:
             if g.id == group and g.error is None and g.state not in ("Dead", ""):
-                return RawGroup(
+                return GroupMetadata(
                     state=g.state,
                     protocol_type=g.protocol_type or "",
                     protocol=g.protocol or "",
                     members=tuple(
-                        RawMember(
+                        MemberMetadata(
                             member_id=m.id,
                             client_id=m.client_id,
                             host=m.client_host,
@@ -424,14 +423,14 @@ class ClusterAdmin:
         return len(info.partitions), len(first.replicas)
 
 
-def _describe_group(admin: ClusterAdmin, group: str, timeout_s: float) -> LiveGroup:
+def _describe_group(admin: ClusterAdmin, group: str, timeout_s: float) -> GroupDescription:
     def call(client: Any, remaining: float) -> Any:
         return client.describe_consumer_groups([group], request_timeout=remaining)[group].result()
 
     try:
         desc = _with_retry(admin, group, timeout_s, call)
     except _GroupNotFound:
-        return LiveGroup(
+        return GroupDescription(
             group_id=group, state="dead", type="unknown", assignor="", coordinator=None, members=()
         )
     return _live_group(desc)
@@ -553,9 +552,9 @@ def _authentication_failed(bootstrap: str, err: object) -> ClusterUnavailable:
     )
 
 
-def _live_group(desc: Any) -> LiveGroup:
+def _live_group(desc: Any) -> GroupDescription:
     members = tuple(
-        LiveMember(
+        MemberDescription(
             member_id=m.member_id,
             client_id=m.client_id,
             host=m.host,
@@ -565,7 +564,7 @@ def _live_group(desc: Any) -> LiveGroup:
         )
         for m in desc.members
     )
-    return LiveGroup(
+    return GroupDescription(
         group_id=desc.group_id,
         state=_STATES.get(desc.state, "unknown"),
         type=_TYPES.get(desc.type, "unknown"),

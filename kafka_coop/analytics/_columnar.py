@@ -214,7 +214,7 @@ def _ranked(column: pa.ChunkedArray | pa.Array) -> tuple[Ints, list[str]]:
     return codes, encoded.dictionary.take(pa.array(order)).to_pylist()
 
 
-def _np(column: pa.ChunkedArray) -> Ints:
+def _ints(column: pa.ChunkedArray) -> Ints:
     values: Ints = np.asarray(column.to_numpy(), dtype=np.int64)
     return values
 
@@ -275,14 +275,14 @@ def analyse(table: pa.Table, windows: Sequence[PhaseWindow] = ()) -> Analysis:
         return Analysis(INTERVAL_SCHEMA.empty_table(), PAUSE_SCHEMA.empty_table(), [])
     g, group_names = _ranked(table["group"])
     m, member_names = _ranked(table["member"])
-    ts_in, seq = _np(table["ts"]), _np(table["seq"])
+    ts_in, seq = _ints(table["ts"]), _ints(table["seq"])
     order = _event_order(table, g, m, ts_in, seq)
     g, m = g[order], m[order]
     ts = ts_in[order]
-    kind = _np(table["kind"])[order]
-    protocol = _np(table["protocol"])[order]
-    n_owned = _np(table["n_owned"])[order]
-    cb_us = _np(table["cb_us"])[order]
+    kind = _ints(table["kind"])[order]
+    protocol = _ints(table["protocol"])[order]
+    n_owned = _ints(table["n_owned"])[order]
+    cb_us = _ints(table["cb_us"])[order]
 
     # members: (group, name) -> dense id, ids in (group, name) order
     member_keys, mem = np.unique(g * len(member_names) + m, return_inverse=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from kafka_coop.analytics._model import Malformed, Summary
-from kafka_coop.analytics._timeline import Step
+from kafka_coop.analytics._timeline import LevelChange
 
 INTERVALS_TABLE: Final = "intervals"
 PAUSES_TABLE: Final = "pauses"
@@ -25,5 +25,5 @@ class EngineOutcome:
 
     summary: Summary
     malformed: list[Malformed]
-    unowned: list[Step]
-    paused: list[Step]
+    unowned: list[LevelChange]
+    paused: list[LevelChange]

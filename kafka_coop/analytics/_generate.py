@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_coop.events import EVENT_VERSION
+from kafka_coop.events import EVENT_VERSION, TopicPartition
 
 DEFAULT_START_MS = 1_700_000_000_000
 DEFAULT_MIX: Mapping[str, float] = {"eager": 1.0, "cooperative": 1.0, "consumer": 1.0}
@@ -43,7 +43,7 @@ class _Member:
     alive: bool = False
     seq: int = 0
     incarnation: int = 0
-    owned: set[tuple[str, int]] = field(default_factory=set)
+    owned: set[TopicPartition] = field(default_factory=set)
 
     @property
     def member_id(self) -> str:
@@ -55,7 +55,7 @@ class _Group:
     name: str
     topic: str
     protocol: str
-    partitions: list[tuple[str, int]]
+    partitions: list[TopicPartition]
     members: list[_Member]
 
     def alive(self) -> list[_Member]:
@@ -69,7 +69,7 @@ class _Sim:
         self.now = start_ms
         self.out: list[dict[str, Any]] = []
 
-    def event(self, group: _Group, member: _Member, kind: str, ts: int, parts: set[tuple[str, int]]) -> None:
+    def event(self, group: _Group, member: _Member, kind: str, ts: int, parts: set[TopicPartition]) -> None:
         rng = self.rng
         if kind == "revoked":
             committed: list[list[Any]] | None = [[t, p, rng.randrange(1, 10**6)] for t, p in sorted(parts)]
@@ -109,7 +109,7 @@ class _Sim:
         if group.protocol == "eager":
             order = alive[:]
             rng.shuffle(order)
-            target: dict[str, set[tuple[str, int]]] = {m.name: set() for m in order}
+            target: dict[str, set[TopicPartition]] = {m.name: set() for m in order}
             for i, tp in enumerate(group.partitions):
                 target[order[i % len(order)].name].add(tp)
             for m in alive:
@@ -133,12 +133,12 @@ class _Sim:
                 self.event(group, m, "assigned", self.jitter(t_assign, 30), added)
         return t_assign + 30
 
-    def sticky(self, group: _Group, alive: list[_Member]) -> dict[str, set[tuple[str, int]]]:
+    def sticky(self, group: _Group, alive: list[_Member]) -> dict[str, set[TopicPartition]]:
         """Everyone keeps up to their fair share; the rest (orphans, excess) goes to the neediest."""
         n = len(alive)
         quota = -(-len(group.partitions) // n)
-        target: dict[str, set[tuple[str, int]]] = {}
-        claimed: set[tuple[str, int]] = set()
+        target: dict[str, set[TopicPartition]] = {}
+        claimed: set[TopicPartition] = set()
         for m in alive:
             keep = sorted(m.owned - claimed)
             self.rng.shuffle(keep)

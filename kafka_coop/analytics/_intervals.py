@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-PartitionKey = tuple[str, str, int]  # (group, topic, partition)
+GroupPartition = tuple[str, str, int]  # (group, topic, partition)
 MemberKey = tuple[str, str]  # (group, name)
 
 
@@ -59,8 +59,8 @@ def in_event_order(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any
 
 def unavailability(events: Iterable[Mapping[str, Any]]) -> list[Interval]:
     """Every interval during which a partition had no owner, in start order."""
-    owner: dict[PartitionKey, str] = {}
-    released: dict[PartitionKey, tuple[int, str, str]] = {}  # partition -> (since, from, cause)
+    owner: dict[GroupPartition, str] = {}
+    released: dict[GroupPartition, tuple[int, str, str]] = {}  # partition -> (since, from, cause)
     last_seen: dict[MemberKey, int] = {}
     out: list[Interval] = []
     for event in in_event_order(events):

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 
 from kafka_coop._extras import require
 from kafka_coop.analytics._model import PhaseStat
-from kafka_coop.analytics._timeline import Step
+from kafka_coop.analytics._timeline import LevelChange
 
 FIG_SIZE_IN = (11.0, 4.8)
 DPI = 110
 
 
-def _xy(steps: Sequence[Step], t0: int, t_end: int) -> tuple[list[float], list[int]]:
+def _xy(steps: Sequence[LevelChange], t0: int, t_end: int) -> tuple[list[float], list[int]]:
     xs = [0.0] + [(ts - t0) / 1000 for ts, _ in steps] + [(t_end - t0) / 1000]
     ys = [0] + [lv for _, lv in steps]
     ys.append(ys[-1])
@@ -27,8 +27,8 @@ def _xy(steps: Sequence[Step], t0: int, t_end: int) -> tuple[list[float], list[i
 
 
 def render_png(
-    unowned: Sequence[Step],
-    paused: Sequence[Step],
+    unowned: Sequence[LevelChange],
+    paused: Sequence[LevelChange],
     phases: Sequence[PhaseStat],
     first_ts_ms: int,
     last_ts_ms: int,

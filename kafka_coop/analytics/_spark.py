@@ -45,7 +45,7 @@ from kafka_coop.analytics._engine import (
 from kafka_coop.analytics._kafka_options import java_client_options
 from kafka_coop.analytics._model import Malformed, PhaseWindow
 from kafka_coop.analytics._read import expand_paths, is_kafka_source, kafka_topic
-from kafka_coop.analytics._timeline import Step, levels
+from kafka_coop.analytics._timeline import LevelChange, levels
 from kafka_coop.errors import InvalidInput
 
 try:
@@ -369,7 +369,7 @@ def spark_engine(
     )
 
 
-def _series(records: list[dict[str, Any]], name: str) -> list[Step]:
+def _series(records: list[dict[str, Any]], name: str) -> list[LevelChange]:
     """The plot series `name` from every task's deltas: summed, then `levels` as the Python engine."""
     ts, d = merge_deltas(
         unpack_deltas(bytes(r["blob"])) for r in records if r["rec"] == "deltas" and r["name"] == name

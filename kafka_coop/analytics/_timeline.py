@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-Step = tuple[int, int]  # (ts_ms, level from this moment on)
+LevelChange = tuple[int, int]  # (ts_ms, level from this moment on)
 MAX_POINTS = 20_000
 
 
-def deltas(spans: Iterable[tuple[int, int]]) -> list[Step]:
+def deltas(spans: Iterable[tuple[int, int]]) -> list[LevelChange]:
     """`(start_ms, end_ms)` spans as summed +1/-1 changes per timestamp, in time order."""
     out: dict[int, int] = defaultdict(int)
     for start, end in spans:
@@ -24,9 +24,9 @@ def deltas(spans: Iterable[tuple[int, int]]) -> list[Step]:
     return sorted((ts, d) for ts, d in out.items() if d)
 
 
-def levels(changes: Iterable[Step], max_points: int = MAX_POINTS) -> list[Step]:
+def levels(changes: Iterable[LevelChange], max_points: int = MAX_POINTS) -> list[LevelChange]:
     """Running level after each change; thinned to about `max_points` steps, peaks kept."""
-    steps: list[Step] = []
+    steps: list[LevelChange] = []
     level = 0
     for ts, delta in sorted(changes):
         level += delta
@@ -35,10 +35,10 @@ def levels(changes: Iterable[Step], max_points: int = MAX_POINTS) -> list[Step]:
         return steps
     first, last = steps[0][0], steps[-1][0]
     width = max(1, (last - first) // (max_points // 2) + 1)
-    thinned: list[Step] = []
+    thinned: list[LevelChange] = []
     bucket_of = None
-    peak: Step | None = None
-    closing: Step | None = None
+    peak: LevelChange | None = None
+    closing: LevelChange | None = None
     for ts, lv in steps:
         bucket = (ts - first) // width
         if bucket != bucket_of:

@@ -14,7 +14,7 @@ from kafka_coop.inspection._infer import MemberInput, broker_facts, infer_genera
 from kafka_coop.inspection._model import BrokerFacts, GroupSnapshot, MemberSnapshot, PartitionLag
 
 if TYPE_CHECKING:  # the admin shell's answer types, built by `_gather`; this module loads no client
-    from kafka_coop.admin import LiveGroup, PartitionOffsets, RawGroup
+    from kafka_coop.admin import GroupDescription, GroupMetadata, PartitionOffsets
     from kafka_coop.manifest import Manifest
 
 
@@ -23,8 +23,8 @@ class GroupAnswers:
     """What the cluster said about the group itself: its description, the classic view with the
     members' protocol bytes (None if not classic), and the manifests read for it."""
 
-    live: LiveGroup
-    raw: RawGroup | None = None
+    live: GroupDescription
+    raw: GroupMetadata | None = None
     manifests: tuple[Manifest, ...] = ()
     manifests_error: str | None = None
 

@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from kafka_coop.admin import ClusterAdmin, ListedGroup, LiveGroup
+from kafka_coop.admin import ClusterAdmin, GroupDescription, ListedGroup
 from kafka_coop.errors import ClusterUnavailable
 from kafka_coop.events import now_ms
 from kafka_coop.inspection._assemble import (
@@ -156,7 +156,7 @@ class _FanOut:
         return LaterAnswers(broker=broker, broker_error=broker_error, offsets=offsets), first, offsets_ms
 
 
-def _look(
+def _gather_snapshot(
     admin: ClusterAdmin,
     group: str,
     reads: _Reads,
@@ -206,7 +206,7 @@ def take_snapshot(
     `timings`, when given, receives the seconds each read took (and `total`), for benchmarks.
     """
     reads = _Reads(manifests_topic, with_lag, with_broker, lag_not_before=lag_not_before)
-    return _look(admin, group, reads, conf=conf, timeout_s=timeout_s, timings=timings)[1]
+    return _gather_snapshot(admin, group, reads, conf=conf, timeout_s=timeout_s, timings=timings)[1]
 
 
 def snapshot_with_lag_trend(
@@ -227,7 +227,7 @@ def snapshot_with_lag_trend(
     each), at least `min_window_s`; nothing is slept beyond what gathering did not cover.
     """
     reads = _Reads(manifests_topic, with_lag=True, with_broker=True, trend_window_s=min_window_s)
-    return _look(admin, group, reads, conf=conf, timeout_s=timeout_s, timings=timings)
+    return _gather_snapshot(admin, group, reads, conf=conf, timeout_s=timeout_s, timings=timings)
 
 
 def lag_sample(admin: ClusterAdmin, group: str, *, timeout_s: float = 10.0) -> GroupSnapshot | None:
@@ -260,7 +260,7 @@ def lag_sample(admin: ClusterAdmin, group: str, *, timeout_s: float = 10.0) -> G
 
 def list_groups(
     admin: ClusterAdmin, *, timeout_s: float = 10.0
-) -> list[tuple[ListedGroup, LiveGroup | None]]:
+) -> list[tuple[ListedGroup, GroupDescription | None]]:
     """Every group with its describe answer (one batched request), like `kafka-consumer-groups --list`."""
     listed = admin.list_groups(timeout_s=timeout_s)
     described = admin.describe_groups([g.group_id for g in listed if not g.is_simple], timeout_s=timeout_s)

@@ -17,11 +17,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop.families import Family as ClientFamilyFacts
-from kafka_coop.families import catalog
+from kafka_coop._vocab import ClientFamily
+from kafka_coop.families import Family, catalog
 from kafka_coop.rollout._checks import Check, Status, worst
 from kafka_coop.rollout._fleet import FleetDescription, FleetMember
-from kafka_coop.rollout._spec import Expect, Family, MemberConfig, MigrationSpec, Phase
+from kafka_coop.rollout._spec import Expect, MemberConfig, MigrationPhase, MigrationSpec
 
 Match = Literal["yes", "maybe", "no"]
 FleetState = Literal["eager", "cooperative", "consumer", "mixed", "unknown", "empty"]
@@ -82,7 +82,7 @@ def _config_findings(member: FleetMember, config: MemberConfig) -> list[Finding]
     return out
 
 
-def why_not(family: ClientFamilyFacts, config: MemberConfig, *, version: str | None = None) -> str:
+def why_not(family: Family, config: MemberConfig, *, version: str | None = None) -> str:
     """'' if the family (at `version`, when known) can run a phase's config, else why not (families.yaml)."""
     return family.why_not(
         config.assignors,
@@ -93,7 +93,7 @@ def why_not(family: ClientFamilyFacts, config: MemberConfig, *, version: str | N
 
 
 def member_findings(
-    member: FleetMember, configs: Mapping[Family, MemberConfig] | None, expect: Expect
+    member: FleetMember, configs: Mapping[ClientFamily, MemberConfig] | None, expect: Expect
 ) -> list[Finding]:
     """Does one member look as `expect` says and run its family's config in `configs`?
 
@@ -127,7 +127,7 @@ def member_findings(
 
 
 def member_match(
-    member: FleetMember, configs: Mapping[Family, MemberConfig] | None, expect: Expect
+    member: FleetMember, configs: Mapping[ClientFamily, MemberConfig] | None, expect: Expect
 ) -> tuple[Match, str]:
     """The planner's view of one member: yes / maybe / no and the first reason for the worst."""
     findings = member_findings(member, configs, expect)
@@ -331,6 +331,6 @@ def locate(fleet: FleetDescription, spec: MigrationSpec) -> Position | None:
     return None
 
 
-def _loose(phase: Phase) -> Expect:
+def _loose(phase: MigrationPhase) -> Expect:
     """A member's own view of a phase: the group-level parts of `expect` only hold once all moved."""
     return Expect(member_type=phase.expect.member_type)

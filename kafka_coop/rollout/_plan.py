@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop._vocab import KnownFamily
+from kafka_coop._vocab import ClientFamily, KnownFamily
 from kafka_coop.families import catalog, older_than
 from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._contract import (
@@ -38,11 +38,11 @@ from kafka_coop.rollout._contract import (
 from kafka_coop.rollout._fleet import FleetDescription
 from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match, why_not
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
-from kafka_coop.rollout._spec import Family, MemberConfig, MigrationSpec
+from kafka_coop.rollout._spec import MemberConfig, MigrationSpec
 from kafka_coop.rollout._wording import family_config, pause_note
 
 
-class _Fit(BaseModel):
+class _Candidate(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     spec: MigrationSpec
@@ -51,7 +51,7 @@ class _Fit(BaseModel):
     rejected: str | None
 
 
-def _base_config(configs: Mapping[Family, MemberConfig]) -> MemberConfig | None:
+def _base_config(configs: Mapping[ClientFamily, MemberConfig]) -> MemberConfig | None:
     """A phase's config, family-neutral: the migration's families agree on what a member runs."""
     return next(iter(configs.values()), None)
 
@@ -100,11 +100,11 @@ def _why_too_old(fleet: FleetDescription, spec: MigrationSpec) -> str:
     return ""
 
 
-def _fit(fleet: FleetDescription, spec: MigrationSpec, source: str) -> _Fit:
+def _judge(fleet: FleetDescription, spec: MigrationSpec, source: str) -> _Candidate:
     families = fleet.families()
     for family, why in spec.excludes.items():
         if families.get(family):
-            return _Fit(
+            return _Candidate(
                 spec=spec,
                 source=source,
                 position=None,
@@ -112,10 +112,10 @@ def _fit(fleet: FleetDescription, spec: MigrationSpec, source: str) -> _Fit:
             )
     too_old = _why_too_old(fleet, spec)
     if too_old:
-        return _Fit(spec=spec, source=source, position=None, rejected=too_old)
+        return _Candidate(spec=spec, source=source, position=None, rejected=too_old)
     unknown = families.get("unknown", 0)
     if unknown and set(spec.families) != {"librdkafka", "java"}:
-        return _Fit(
+        return _Candidate(
             spec=spec,
             source=source,
             position=None,
@@ -127,17 +127,17 @@ def _fit(fleet: FleetDescription, spec: MigrationSpec, source: str) -> _Fit:
             continue
         why = _why_family_cannot(name, spec)
         if why:
-            return _Fit(spec=spec, source=source, position=None, rejected=f"{families[name]} {why}")
+            return _Candidate(spec=spec, source=source, position=None, rejected=f"{families[name]} {why}")
     position = locate(fleet, spec)
     if position is None:
         _, start_why = phase_match(fleet, spec, 0)
-        return _Fit(
+        return _Candidate(
             spec=spec,
             source=source,
             position=None,
             rejected="the group is on none of its phases" + (f": {start_why[0]}" if start_why else ""),
         )
-    return _Fit(spec=spec, source=source, position=position, rejected=None)
+    return _Candidate(spec=spec, source=source, position=position, rejected=None)
 
 
 def _summary(fleet: FleetDescription) -> FleetSummary:
@@ -182,16 +182,20 @@ def _wrong_way(state: FleetState, to: Target, group: str) -> Blocker | None:
 
 
 def _alternatives(
-    fleet: FleetDescription, chosen: MigrationSpec | None, fits: Sequence[_Fit], to: Target, gate: GateCommand
+    fleet: FleetDescription,
+    chosen: MigrationSpec | None,
+    judged: Sequence[_Candidate],
+    to: Target,
+    gate: GateCommand,
 ) -> list[Alternative]:
     out: list[Alternative] = []
-    for fit in fits:
-        if fit.rejected is None and chosen is not None and fit.spec.name != chosen.name:
+    for candidate in judged:
+        if candidate.rejected is None and chosen is not None and candidate.spec.name != chosen.name:
             out.append(
                 Alternative(
-                    migration=fit.spec.name,
-                    command=_plan_command(fleet.group, fit.spec, gate, migration=fit.source),
-                    why=fit.spec.title,
+                    migration=candidate.spec.name,
+                    command=_plan_command(fleet.group, candidate.spec, gate, migration=candidate.source),
+                    why=candidate.spec.title,
                 )
             )
     librdkafka = fleet.families().get("librdkafka", 0)
@@ -224,7 +228,7 @@ def _plan_command(group: str, spec: MigrationSpec, gate: GateCommand, migration:
 
 
 def _phase_configs(
-    family_configs: Mapping[Family, MemberConfig], families: set[str]
+    family_configs: Mapping[ClientFamily, MemberConfig], families: set[str]
 ) -> dict[KnownFamily, FamilyConfig]:
     """Each family's config in its own terms: the migration's own, else the phase's rendered for it."""
     base = _base_config(family_configs)
@@ -237,8 +241,8 @@ def _phase_configs(
     return out
 
 
-def _phases(fleet: FleetDescription, fit: _Fit, gate: GateCommand) -> list[PlanPhase]:
-    spec, position = fit.spec, fit.position
+def _phases(fleet: FleetDescription, candidate: _Candidate, gate: GateCommand) -> list[PlanPhase]:
+    spec, position = candidate.spec, candidate.position
     assert position is not None
     families = {f for f in fleet.families() if f != "unknown"} or set(spec.families)
     out: list[PlanPhase] = []
@@ -251,7 +255,7 @@ def _phases(fleet: FleetDescription, fit: _Fit, gate: GateCommand) -> list[PlanP
             status = "in-progress"
         else:
             status = "todo"
-        protocol_before = before.rebalance_protocol or _single(fleet.protocols())
+        protocol_before = before.rebalance_protocol or _only_key(fleet.protocols())
         static = phase.config.get(
             "librdkafka", phase.config.get("java", MemberConfig())
         ).static_membership or (fleet.size > 0 and all(m.static for m in fleet.members))
@@ -271,7 +275,7 @@ def _phases(fleet: FleetDescription, fit: _Fit, gate: GateCommand) -> list[PlanP
                 else None,
                 gate=gate.render(fleet.group, None, None, fleet.size)
                 if status == "in-progress"
-                else gate.render(fleet.group, fit.source, phase.n - 1, members_before),
+                else gate.render(fleet.group, candidate.source, phase.n - 1, members_before),
                 config=_phase_configs(phase.config, families),
                 expect=phase.expect,
                 pause=phase.pause,
@@ -289,7 +293,7 @@ def _phases(fleet: FleetDescription, fit: _Fit, gate: GateCommand) -> list[PlanP
     return out
 
 
-def _single(counts: object) -> str | None:
+def _only_key(counts: object) -> str | None:
     keys = list(counts) if isinstance(counts, dict) else []
     return keys[0] if len(keys) == 1 else None
 
@@ -347,27 +351,29 @@ def make_plan(
         return Plan(**base, status="blocked", blockers=(wrong,))
 
     candidates = [(src, s) for src, s in migrations if s.direction == direction and s.to == to]
-    fits = [_fit(fleet, spec, src) for src, spec in candidates]
+    judged = [_judge(fleet, spec, src) for src, spec in candidates]
     usable = sorted(
-        (f for f in fits if f.rejected is None),
+        (f for f in judged if f.rejected is None),
         key=lambda f: (
             any(p.pause == "full-stop" for p in f.spec.phases),
             candidates.index((f.source, f.spec)),
         ),
     )
-    warnings = [f"{f.spec.name} does not fit: {f.rejected}" for f in fits if f.rejected is not None]
+    warnings = [f"{f.spec.name} does not fit: {f.rejected}" for f in judged if f.rejected is not None]
     if not usable:
         blockers = [
-            Blocker(name=f"path:{f.spec.name}", reason=f.rejected or "", hint="") for f in fits if f.rejected
+            Blocker(name=f"path:{f.spec.name}", reason=f.rejected or "", hint="")
+            for f in judged
+            if f.rejected
         ] or [Blocker(name="no-path", reason=f"no migration goes from {state} to {to}")]
         return Plan(
             **base,
             status="blocked",
             blockers=tuple(blockers),
-            alternatives=tuple(_alternatives(fleet, None, fits, to, gate)),
+            alternatives=tuple(_alternatives(fleet, None, judged, to, gate)),
         )
-    fit = usable[0]
-    spec, position = fit.spec, fit.position
+    candidate = usable[0]
+    spec, position = candidate.spec, candidate.position
     assert position is not None
     if position.assumed:
         warnings.append(
@@ -383,7 +389,7 @@ def make_plan(
     ]
     warnings += [f"{c.name}: {c.reason}" for c in preconditions if c.status == "warn"]
     warnings += _family_warnings(fleet, spec)
-    phases = _phases(fleet, fit, gate)
+    phases = _phases(fleet, candidate, gate)
     if position.done == len(spec.phases):
         status: PlanStatus = "done"
     elif blockers:
@@ -393,16 +399,16 @@ def make_plan(
     return Plan(
         **base,
         status=status,
-        migration=fit.source,
+        migration=candidate.source,
         title=spec.title,
         summary=spec.summary,
         position=position.done,
         preconditions=preconditions,
         phases=tuple(phases),
-        final_gate=gate.render(fleet.group, fit.source, len(spec.phases), fleet.size),
+        final_gate=gate.render(fleet.group, candidate.source, len(spec.phases), fleet.size),
         warnings=tuple(warnings),
         blockers=tuple(blockers),
-        alternatives=tuple(_alternatives(fleet, spec, fits, to, gate)),
+        alternatives=tuple(_alternatives(fleet, spec, judged, to, gate)),
     )
 
 

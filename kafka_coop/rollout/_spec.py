@@ -24,7 +24,6 @@ from kafka_coop._vocab import (
 )
 from kafka_coop.errors import InvalidInput
 
-Family = ClientFamily
 Action = Literal["none", "rolling-bounce", "stop-all", "start-all", "stop-all-start-all"]
 PauseClass = Literal["none", "per-member", "full-stop"]
 
@@ -83,13 +82,13 @@ class Expect(BaseModel):
     empty: bool = False  # the group must have no members (between stop-all and start-all)
 
 
-class Phase(BaseModel):
+class MigrationPhase(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     n: int = Field(ge=1)
     title: str
     action: Action
-    config: dict[Family, MemberConfig]
+    config: dict[ClientFamily, MemberConfig]
     expect: Expect
     pause: PauseClass
     rollback: str
@@ -116,13 +115,13 @@ class MigrationSpec(BaseModel):
     direction: Literal["upgrade", "downgrade"]
     from_: RebalanceProtocol | Literal["classic"] = Field(alias="from")
     to: RebalanceProtocol | Literal["classic"]
-    families: tuple[Family, ...]
+    families: tuple[ClientFamily, ...]
     summary: str
-    excludes: dict[Family, str] = Field(default_factory=dict)  # family -> why it cannot take this path
+    excludes: dict[ClientFamily, str] = Field(default_factory=dict)  # family -> why it cannot take this path
     requires: Requirements = Requirements()
     start: Expect
-    start_config: dict[Family, MemberConfig]
-    phases: tuple[Phase, ...]
+    start_config: dict[ClientFamily, MemberConfig]
+    phases: tuple[MigrationPhase, ...]
 
     @model_validator(mode="after")
     def _numbered(self) -> MigrationSpec:
@@ -153,14 +152,14 @@ class MigrationSpec(BaseModel):
             return self.start
         return self.phase(phase).expect
 
-    def config_at(self, phase: int) -> dict[Family, MemberConfig]:
+    def config_at(self, phase: int) -> dict[ClientFamily, MemberConfig]:
         """The config members run once phase `phase` is done (stop-all phases keep the previous one)."""
         config = dict(self.start_config)
         for p in self.phases[:phase]:
             config.update(p.config)
         return config
 
-    def phase(self, n: int) -> Phase:
+    def phase(self, n: int) -> MigrationPhase:
         if not 1 <= n <= len(self.phases):
             raise InvalidInput(
                 f"Migration {self.name} has phases 0..{len(self.phases)}; there is no phase {n}.",

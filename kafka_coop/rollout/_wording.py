@@ -5,7 +5,7 @@ from __future__ import annotations
 from kafka_coop._vocab import ASSIGNOR_REBALANCE_MODE
 from kafka_coop.families import catalog
 from kafka_coop.rollout._contract import FamilyConfig
-from kafka_coop.rollout._spec import MemberConfig, Phase
+from kafka_coop.rollout._spec import MemberConfig, MigrationPhase
 
 STATIC_ID_HINT = "<unique per member, stable across restarts>"
 
@@ -55,7 +55,7 @@ def family_config(family: str, config: MemberConfig) -> FamilyConfig:
     )
 
 
-def pause_note(phase: Phase, protocol_before: str | None, size: int, static: bool) -> str:
+def pause_note(phase: MigrationPhase, protocol_before: str | None, size: int, static: bool) -> str:
     if phase.pause == "full-stop":
         note = (
             f"Full stop: all {size} members are down from the first stop until the group is Stable on the "

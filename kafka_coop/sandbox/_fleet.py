@@ -25,9 +25,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kafka_coop._vocab import GroupProtocol
-from kafka_coop.admin import ClusterAdmin, LiveGroup
+from kafka_coop.admin import ClusterAdmin, GroupDescription
 from kafka_coop.errors import InvalidInput, KafkaCoopError
-from kafka_coop.events import RebalanceEvent
+from kafka_coop.events import RebalanceEvent, TopicPartition
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.sandbox._broker import DEFAULT_KAFKA_VERSION
 from kafka_coop.sandbox._java import (
@@ -83,7 +83,7 @@ class MemberSpec(BaseModel):
         return self.model_validate({**self.model_dump(), **changes})
 
 
-def unowned_partitions(live: LiveGroup, partitions: Mapping[str, int]) -> list[tuple[str, int]]:
+def unowned_partitions(live: GroupDescription, partitions: Mapping[str, int]) -> list[TopicPartition]:
     """Partitions of the subscribed topics that no member is assigned.
 
     A Stable group is not a settled one under the cooperative protocol: the first round of a rebalance
@@ -456,13 +456,13 @@ class Fleet:
         members: int | None = None,
         timeout_s: float = DEFAULT_STABLE_TIMEOUT_S,
         joined: Iterable[Member] = (),
-        on_poll: Callable[[LiveGroup], None] | None = None,
-    ) -> LiveGroup:
+        on_poll: Callable[[GroupDescription], None] | None = None,
+    ) -> GroupDescription:
         """Wait for a Stable group of the expected size, each subscribed partition owned, `joined` in."""
         expected = self.expected_size(group) if members is None else members
         must_join = list(joined)
         deadline = time.monotonic() + timeout_s
-        last: LiveGroup | None = None
+        last: GroupDescription | None = None
         while time.monotonic() < deadline:
             self._check_alive(group)
             last = self.admin.describe_group(group)

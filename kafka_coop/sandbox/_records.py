@@ -15,8 +15,6 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-TopicPartition = tuple[str, int]
-
 
 class RecordAudit(BaseModel):
     produced: int

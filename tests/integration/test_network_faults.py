@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kafka_coop.admin import ClusterAdmin, LiveGroup
+from kafka_coop.admin import ClusterAdmin, GroupDescription
 from kafka_coop.sandbox import (
     Fleet,
     MemberSpec,
@@ -48,7 +48,7 @@ def _events_after(path: Path, since_ms: int) -> list[dict[str, Any]]:
 
 
 def _only_member_owns_everything(admin: ClusterAdmin, group: str, client_id: str, partitions: int) -> bool:
-    live: LiveGroup = admin.describe_group(group)
+    live: GroupDescription = admin.describe_group(group)
     return (
         live.state == "stable"
         and [m.client_id for m in live.members] == [client_id]

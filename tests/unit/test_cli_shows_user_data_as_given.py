@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from kafka_coop.admin import ListedGroup, LiveGroup
+from kafka_coop.admin import GroupDescription, ListedGroup
 from kafka_coop.analytics import SparkPrepared
-from kafka_coop.cli._context import Ctx
+from kafka_coop.cli._context import Terminal
 from kafka_coop.inspection import Fact, GroupSnapshot, MemberSnapshot
 from kafka_coop.rollout import Check, GateReport, GateTarget, all_migrations, load_fleet, make_plan
 from kafka_coop.sandbox import NodeState, SandboxState
@@ -72,7 +72,7 @@ def describe_group(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliR
         coordinator=1,
         members=(_member(),),
     )
-    render_snapshot(Ctx(), snap)
+    render_snapshot(Terminal(), snap)
     return ""
 
 
@@ -80,10 +80,10 @@ def describe_all(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliRes
     from kafka_coop.cli.describe import render_groups
 
     listed = ListedGroup(group_id=GROUP, type="classic", state="stable", is_simple=False)
-    live = LiveGroup(
+    live = GroupDescription(
         group_id=GROUP, state="stable", type="classic", assignor=ASSIGNOR, coordinator=1, members=()
     )
-    render_groups(Ctx(), [(listed, live)])
+    render_groups(Terminal(), [(listed, live)])
     return ""
 
 
@@ -94,7 +94,7 @@ def verify_group(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliRes
         name="static-members", status="warn", reason=f"{CLIENT} rejoined", members=(CLIENT, INSTANCE)
     )
     render_report(
-        Ctx(), GateReport(group=GROUP, target=GateTarget(), status="warn", checks=(check,), taken_ms=0)
+        Terminal(), GateReport(group=GROUP, target=GateTarget(), status="warn", checks=(check,), taken_ms=0)
     )
     return ""
 
@@ -134,7 +134,7 @@ def remove_members(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliR
         members_after=0,
         notes=(f"{INSTANCE} of {GROUP} published no manifest",),
     )
-    _render(Ctx(), removal)
+    _render(Terminal(), removal)
     return ""
 
 
@@ -165,9 +165,9 @@ def sandbox_status(tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliRe
         nodes=[node],
         client_properties={"app": str(box / "app.properties")},
     )
-    ctx = Ctx()
-    ctx.out.print(_state_table(state))
-    ctx.out.print(_nodes_table(state))
+    term = Terminal()
+    term.out.print(_state_table(state))
+    term.out.print(_nodes_table(state))
     return ""
 
 
@@ -189,7 +189,7 @@ def prepare_spark(tmp: Path, mp: pytest.MonkeyPatch, cli: Callable[..., CliResul
 
 
 def progress(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliResult]) -> str:
-    Ctx().progress(f"Inspecting group {GROUP} …")
+    Terminal().progress(f"Inspecting group {GROUP} …")
     return ""
 
 
@@ -242,7 +242,7 @@ def test_the_demo_names_each_phase_action_in_its_rule(
     (tmp_path / "fleet.yaml").write_text(WALKABLE_FLEET)
     migrations = [(spec.name, spec) for spec in all_migrations()]
     plan = make_plan(load_fleet(tmp_path / "fleet.yaml"), "upgrade", "cooperative", migrations)
-    hooks = narration(Ctx(), table=False)
+    hooks = narration(Terminal(), table=False)
     assert hooks.on_phase is not None
     for phase in plan.phases:
         hooks.on_phase(phase)
@@ -266,5 +266,7 @@ def test_a_group_id_with_a_closing_tag_is_printed_not_raised(capsys: pytest.Capt
     """`[/x]` with no open tag made rich raise MarkupError: a traceback instead of the table."""
     from kafka_coop.cli.verify import render_report
 
-    render_report(Ctx(), GateReport(group="a[/x]", target=GateTarget(), status="pass", checks=(), taken_ms=0))
+    render_report(
+        Terminal(), GateReport(group="a[/x]", target=GateTarget(), status="pass", checks=(), taken_ms=0)
+    )
     assert "verify-group a[/x]" in capsys.readouterr().out

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from kafka_coop.admin import LiveGroup, LiveMember
+from kafka_coop.admin import GroupDescription, MemberDescription
 from kafka_coop.sandbox._fleet import unowned_partitions
 
 
-def _group(*assignments: tuple[tuple[str, int], ...]) -> LiveGroup:
+def _group(*assignments: tuple[tuple[str, int], ...]) -> GroupDescription:
     members = tuple(
-        LiveMember(member_id=f"m{i}", client_id=f"c{i}", host="/127.0.0.1", instance_id=None, assignment=a)
+        MemberDescription(
+            member_id=f"m{i}", client_id=f"c{i}", host="/127.0.0.1", instance_id=None, assignment=a
+        )
         for i, a in enumerate(assignments)
     )
-    return LiveGroup(
+    return GroupDescription(
         group_id="g",
         state="stable",
         type="classic",
