@@ -15,7 +15,7 @@ from typing import Any
 
 from bench._common import BENCH_DIR
 from kafka_coop.sandbox import MemberSpec
-from kafka_coop.sandbox._fleet import Fleet, Member
+from kafka_coop.sandbox._members import MemberProcess, MemberProcesses
 
 SERVICE_MEMBER = BENCH_DIR / "_service_member.py"
 BATCH = 500  # consume(num_messages=...) for Python; Java's max.poll.records default
@@ -57,7 +57,7 @@ def python_command(spec: MemberSpec, bootstrap: str, events: Path, records: Path
     return cmd
 
 
-class ServiceMember(Member):
+class ServiceMember(MemberProcess):
     """A fleet member whose process is the service-shaped one for its family."""
 
     def command(self) -> list[str]:
@@ -68,14 +68,14 @@ class ServiceMember(Member):
         raise ValueError(f"no service-shaped member for {self.spec.kind}")
 
 
-def add_service_members(fleet: Fleet, specs: list[Any]) -> list[Member]:
-    """Like `Fleet.add_many`, with service-shaped processes."""
-    added: list[Member] = []
+def add_service_members(processes: MemberProcesses, specs: list[Any]) -> list[MemberProcess]:
+    """Like `MemberProcesses.add_many`, with service-shaped processes."""
+    added: list[MemberProcess] = []
     for spec in specs:
-        if spec.name in fleet.members:
+        if spec.name in processes.members:
             raise ValueError(f"a member named {spec.name!r} is already in the fleet")
-        member = ServiceMember(spec, fleet.workdir, fleet.bootstrap, fleet.kafka_version)
-        fleet.members[spec.name] = member
+        member = ServiceMember(spec, processes.workdir, processes.bootstrap, processes.kafka_version)
+        processes.members[spec.name] = member
         member.start()
         added.append(member)
     return added

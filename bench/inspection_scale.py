@@ -348,7 +348,7 @@ def run(args: BenchArgs) -> BenchResult:
     from kafka_coop.admin import ClusterAdmin
     from kafka_coop.errors import ClusterUnavailable
     from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
-    from kafka_coop.sandbox import Fleet, MemberSpec
+    from kafka_coop.sandbox import MemberProcesses, MemberSpec
 
     params = {**DEFAULTS, **(QUICK if args.quick else {})}
     params = {key: args.param(key, value) for key, value in params.items()}
@@ -376,8 +376,8 @@ def run(args: BenchArgs) -> BenchResult:
         admin.ensure_topic(FLEET_TOPIC, 4, timeout_s=TOPIC_TIMEOUT_S)
         fleet_s = create_static_groups(kafka.bootstrap, FLEET_TOPIC, params["fleet_groups"])
         print(f"  {params['fleet_groups']} fleet groups made in {fleet_s:.1f} s", flush=True)
-        with Fleet(kafka.bootstrap, Path(tmp) / "fleet") as fleet:
-            fleet.add_many(
+        with MemberProcesses(kafka.bootstrap, Path(tmp) / "fleet") as processes:
+            processes.add_many(
                 MemberSpec(
                     name=f"jvm{j}",
                     kind="java",
@@ -389,13 +389,13 @@ def run(args: BenchArgs) -> BenchResult:
                 )
                 for j in range(jvms)
             )
-            member_pids = [m.proc.pid if m.proc is not None else None for m in fleet.group_members(GROUP)]
+            member_pids = [m.proc.pid if m.proc is not None else None for m in processes.group_members(GROUP)]
             for pid in member_pids:
                 renice_process(pid, params["member_nice"])
             t0 = time.monotonic()
             while True:
                 try:
-                    fleet.wait_stable(GROUP, members=members // jvms * jvms, timeout_s=SETTLE_TIMEOUT_S)
+                    processes.wait_stable(GROUP, members=members // jvms * jvms, timeout_s=SETTLE_TIMEOUT_S)
                     break
                 except ClusterUnavailable:  # a describe timed out on the loaded machine: ask again
                     if time.monotonic() - t0 > SETTLE_TIMEOUT_S:

@@ -185,26 +185,26 @@ def run_case(
     from bench._service_fleet import add_service_members
     from bench.rolling_bounce import _delete_topic, _drain, wait_settled
     from kafka_coop.analytics import pauses, unavailability
-    from kafka_coop.sandbox import Fleet, SteadyProducer
+    from kafka_coop.sandbox import MemberProcesses, SteadyProducer
 
     tag = uuid.uuid4().hex[:6]
     group = topic = f"pa-{case.name}-{tag}"
     old, added = int(params["old"]), int(params["added"])
     total = old + added
     load_start = _load()
-    with Fleet(bootstrap, workdir / case.name) as fleet:
-        fleet.admin.ensure_topic(topic, old)
+    with MemberProcesses(bootstrap, workdir / case.name) as processes:
+        processes.admin.ensure_topic(topic, old)
         producer = SteadyProducer(bootstrap, topic, old, rate=float(params["rate"])).start()
         try:
-            members = add_service_members(fleet, _specs(case, group, topic, params))
+            members = add_service_members(processes, _specs(case, group, topic, params))
             started_ms = _now_ms()
-            wait_settled(fleet, group, old, float(params["settle_timeout_s"]))
+            wait_settled(processes, group, old, float(params["settle_timeout_s"]))
             time.sleep(float(params["warmup_s"]))
             cpu0 = broker_cpu(broker_pid)
             t0 = _now_ms()
             _add_partitions(bootstrap, topic, total)
             t_added = _now_ms()
-            wait_settled(fleet, group, total, float(params["own_timeout_s"]))
+            wait_settled(processes, group, total, float(params["own_timeout_s"]))
             t_gate = _now_ms()
             cpu1 = broker_cpu(broker_pid)
             time.sleep(float(params["cooldown_s"]))
@@ -213,8 +213,8 @@ def run_case(
         acked = dict(producer.acked)
         record_paths = [m.records_path for m in members]
         drained = _drain(record_paths, topic, produced, float(params["drain_timeout_s"]))
-        fleet.stop_all()
-        events = [e for m in fleet.members.values() for e in m.events()]
+        processes.stop_all()
+        events = [e for m in processes.members.values() for e in m.events()]
         records = read_record_logs(record_paths)
     _delete_topic(bootstrap, topic)
     owned_at = all_owned_at(events, topic, total, t0)

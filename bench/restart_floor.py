@@ -352,8 +352,8 @@ def run_config(
 ) -> dict[str, Any]:
     from bench._service_fleet import ServiceMember
     from bench.rolling_bounce import member_specs, wait_settled
-    from kafka_coop.sandbox import Fleet, SteadyProducer
-    from kafka_coop.sandbox._fleet import Member
+    from kafka_coop.sandbox import MemberProcesses, SteadyProducer
+    from kafka_coop.sandbox._members import MemberProcess
 
     family, shape, protocol = CONFIGS[name]
     scn = Scenario(f"rf-{name}", family, protocol, True, shape=shape)  # type: ignore[arg-type]
@@ -362,32 +362,32 @@ def run_config(
     tag = os.urandom(3).hex()
     group = topic = f"rf-{name}-{tag}"
     trace = workdir / f"{name}.trace"
-    cls = _traced(ServiceMember if shape == "service" else Member, trace)
+    cls = _traced(ServiceMember if shape == "service" else MemberProcess, trace)
     gate = float(params["gate_timeout_s"])
     jvms = comma_names(str(params["jvms"])) if family == "java" else []
     steps: list[dict[str, Any]] = []
-    with Fleet(bootstrap, workdir / name) as fleet:
-        fleet.admin.ensure_topic(topic, partitions)
+    with MemberProcesses(bootstrap, workdir / name) as processes:
+        processes.admin.ensure_topic(topic, partitions)
         producer = SteadyProducer(bootstrap, topic, partitions, rate=RATE_PER_MEMBER[shape] * members).start()
         try:
             specs = member_specs(scn, group, topic, {"process_ms": 2}, members)
             for variant in jvms:  # trained before the bed starts, not inside a timed restart
                 if not MEMBER_JVMS[variant].live:
-                    closed_port_archive(variant, fleet.kafka_version, specs[0].group_protocol)
+                    closed_port_archive(variant, processes.kafka_version, specs[0].group_protocol)
                     continue
                 spec = specs[0].replace(
                     name=f"train-{variant}", group=f"train-{tag}-{variant}", instance_id=None
                 )
-                trainer = cls(spec, fleet.workdir, fleet.bootstrap, fleet.kafka_version)
+                trainer = cls(spec, processes.workdir, processes.bootstrap, processes.kafka_version)
                 suffix = CACHE_SUFFIX[MEMBER_JVMS[variant].kind]
                 train_live(variant, trainer.command(), workdir / f"{name}-{variant}{suffix}")
             for spec in specs:
-                m = cls(spec, fleet.workdir, fleet.bootstrap, fleet.kafka_version)
-                fleet.members[spec.name] = m
+                m = cls(spec, processes.workdir, processes.bootstrap, processes.kafka_version)
+                processes.members[spec.name] = m
                 m.start()
-            wait_settled(fleet, group, partitions, gate)
+            wait_settled(processes, group, partitions, gate)
             time.sleep(float(params["settle_s"]))
-            member_pids = [m.proc.pid for m in fleet.members.values() if m.proc is not None]
+            member_pids = [m.proc.pid for m in processes.members.values() if m.proc is not None]
             cpu = bed_cpu({f"m{i}": p for i, p in enumerate(member_pids)} | {"broker": broker}, 5.0)
             bed = {
                 "members": round(sum(v for k, v in cpu.items() if k.startswith("m")), 3),
@@ -395,13 +395,13 @@ def run_config(
                 "bench": cpu["bench"],
                 "total": cpu["total"],
             }
-            target: Any = fleet.members[specs[0].name]
+            target: Any = processes.members[specs[0].name]
             for i in range(int(params["restarts"])):
                 time.sleep(float(params["settle_s"]))
                 target.stop()
                 target.jvm = jvms[i % len(jvms)] if jvms else ""
                 target.start()
-                wait_settled(fleet, group, partitions, gate)
+                wait_settled(processes, group, partitions, gate)
                 steps.append(
                     {
                         "sigterm_ms": target.sigterm_ms,
@@ -417,7 +417,7 @@ def run_config(
             time.sleep(float(params["settle_s"]))
         finally:
             producer.stop()
-        fleet.stop_all()
+        processes.stop_all()
         requests = read_requests(log, {target.spec.name})
         marks = read_trace(trace)
         restarts = [restart_marks(target, st, marks, requests) for st in steps]

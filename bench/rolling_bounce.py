@@ -130,15 +130,21 @@ def member_specs(
 
 
 def add_members(
-    fleet: Any, scn: Scenario, group: str, topic: str, params: Mapping[str, Any], count: int, first: int = 0
+    processes: Any,
+    scn: Scenario,
+    group: str,
+    topic: str,
+    params: Mapping[str, Any],
+    count: int,
+    first: int = 0,
 ) -> list[Any]:
     """Start `count` members of the scenario's family and shape (idle: the fleet's own processes)."""
     specs = member_specs(scn, group, topic, params, count, first)
     if scn.shape == "service":
         from bench._service_fleet import add_service_members
 
-        return add_service_members(fleet, specs)
-    return list(fleet.add_many(specs))
+        return add_service_members(processes, specs)
+    return list(processes.add_many(specs))
 
 
 def _set_group_session(bootstrap: str, group: str, session_ms: int, heartbeat_ms: int) -> None:
@@ -179,18 +185,18 @@ def _delete_topic(bootstrap: str, topic: str) -> None:
             future.result(timeout=30)
 
 
-def wait_settled(fleet: Any, group: str, partitions: int, timeout_s: float) -> float:
+def wait_settled(processes: Any, group: str, partitions: int, timeout_s: float) -> float:
     """The readiness gate; returns the seconds it waited."""
     start = time.monotonic()
     deadline = start + timeout_s
     state = "nothing"
     while time.monotonic() < deadline:
-        live = [m for m in fleet.group_members(group) if m.alive]
-        for m in fleet.group_members(group):
+        live = [m for m in processes.group_members(group) if m.alive]
+        for m in processes.group_members(group):
             code = m.proc.poll() if m.proc is not None else None
             if code not in (None, 0, -15, -9):
                 raise ScenarioError(f"member {m.spec.name} exited with {code}: {m.log_tail(5)}")
-        desc = fleet.admin.describe_group(group)
+        desc = processes.admin.describe_group(group)
         state = f"{desc.state} with {len(desc.members)} members"
         if desc.state == "stable" and len(desc.members) == len(live):
             owned = {m.spec.name: latest_owned(m.events_since_start()) for m in live}
@@ -213,7 +219,7 @@ def _drain(paths: list[Path], topic: str, produced: int, timeout_s: float) -> bo
 def run_scenario(
     scn: Scenario, bootstrap: str, workdir: Path, params: Mapping[str, Any], repeat: int = 0
 ) -> dict[str, Any]:
-    from kafka_coop.sandbox import Fleet, SteadyProducer
+    from kafka_coop.sandbox import MemberProcesses, SteadyProducer
 
     tag = uuid.uuid4().hex[:6]
     group, topic = f"rb-{scn.name}-{tag}", f"rb-{scn.name}-{tag}"
@@ -222,8 +228,8 @@ def run_scenario(
     load_start = _load()
     fleet_dir = workdir / (f"{scn.name}-r{repeat}" if repeat else scn.name)
     steps: list[dict[str, Any]] = []
-    with Fleet(bootstrap, fleet_dir) as fleet:
-        fleet.admin.ensure_topic(topic, partitions)
+    with MemberProcesses(bootstrap, fleet_dir) as processes:
+        processes.admin.ensure_topic(topic, partitions)
         if scn.case == "slow_restart" and scn.protocol == "consumer":
             _set_group_session(
                 bootstrap, group, int(params["slow_session_ms"]), int(params["slow_heartbeat_ms"])
@@ -231,15 +237,17 @@ def run_scenario(
         producer = SteadyProducer(bootstrap, topic, partitions, rate=float(params["rate"])).start()
         try:
             t_setup = time.monotonic()
-            add_members(fleet, scn, group, topic, params, members)
-            wait_settled(fleet, group, partitions, gate_timeout)
+            add_members(processes, scn, group, topic, params, members)
+            wait_settled(processes, group, partitions, gate_timeout)
             setup_s = time.monotonic() - t_setup
             time.sleep(float(params["warmup_s"]))
             t0 = _now_ms()
             if scn.case == "scale_out":
                 t, t_ms = time.monotonic(), _now_ms()
-                added = add_members(fleet, scn, group, topic, params, int(params["scale_out"]), first=members)
-                gate = wait_settled(fleet, group, partitions, gate_timeout)
+                added = add_members(
+                    processes, scn, group, topic, params, int(params["scale_out"]), first=members
+                )
+                gate = wait_settled(processes, group, partitions, gate_timeout)
                 steps.append(
                     {
                         "members": [m.spec.name for m in added],
@@ -251,7 +259,7 @@ def run_scenario(
                     }
                 )
             else:
-                bounced = fleet.group_members(group)
+                bounced = processes.group_members(group)
                 downtime = float(params["downtime_s"])
                 if scn.case == "slow_restart":
                     bounced = bounced[: int(params["slow_members"])]
@@ -263,7 +271,7 @@ def run_scenario(
                     if downtime > 0:
                         time.sleep(downtime)
                     member.start()
-                    gate = wait_settled(fleet, group, partitions, gate_timeout)
+                    gate = wait_settled(processes, group, partitions, gate_timeout)
                     steps.append(
                         {
                             "members": [member.spec.name],
@@ -279,10 +287,10 @@ def run_scenario(
         finally:
             produced = producer.stop()
         acked = dict(producer.acked)
-        record_paths = [m.records_path for m in fleet.members.values()]
+        record_paths = [m.records_path for m in processes.members.values()]
         drained = _drain(record_paths, topic, produced, float(params["drain_timeout_s"]))
-        fleet.stop_all()
-        events = [e for m in fleet.members.values() for e in m.events()]
+        processes.stop_all()
+        events = [e for m in processes.members.values() for e in m.events()]
         records = read_record_logs(record_paths)
     _delete_topic(bootstrap, topic)
     step_windows = [([str(m) for m in st["members"]], int(st["start_ms"]), int(st["end_ms"])) for st in steps]

@@ -46,16 +46,16 @@ def one_cutover(bootstrap: str, workdir: Path, side: str, *, members: int, parti
     from kafka_coop.inspection import take_snapshot
     from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
     from kafka_coop.rollout import GateCommand, all_migrations, fleet_from_snapshot, make_plan
-    from kafka_coop.sandbox import Fleet, MemberSpec, PlanRunner
+    from kafka_coop.sandbox import MemberProcesses, MemberSpec, PlanRunner
 
     static = side != "dynamic"
     remove = side == "static"
     tag = uuid.uuid4().hex[:6]
     group, topic = f"cutover-{side}-{tag}", f"cutover-{tag}"
-    with Fleet(bootstrap, workdir / f"{side}-{tag}") as fleet:
-        fleet.admin.ensure_topic(topic, partitions)
-        fleet.admin.ensure_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG)
-        started = fleet.add_many(
+    with MemberProcesses(bootstrap, workdir / f"{side}-{tag}") as processes:
+        processes.admin.ensure_topic(topic, partitions)
+        processes.admin.ensure_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG)
+        started = processes.add_many(
             MemberSpec(
                 name=f"m{i}",
                 kind="python",
@@ -66,8 +66,8 @@ def one_cutover(bootstrap: str, workdir: Path, side: str, *, members: int, parti
             )
             for i in range(members)
         )
-        fleet.wait_stable(group, joined=started)
-        snap = take_snapshot(fleet.admin, group, manifests_topic=DEFAULT_MANIFEST_TOPIC)
+        processes.wait_stable(group, joined=started)
+        snap = take_snapshot(processes.admin, group, manifests_topic=DEFAULT_MANIFEST_TOPIC)
         migrations = [(spec.name, spec) for spec in all_migrations()]
         plan = make_plan(
             fleet_from_snapshot(snap),
@@ -85,12 +85,12 @@ def one_cutover(bootstrap: str, workdir: Path, side: str, *, members: int, parti
                 }
             )
         gates: list[float] = []
-        runner = PlanRunner(fleet, plan, on_gate=lambda g: gates.append(g.seconds))
+        runner = PlanRunner(processes, plan, on_gate=lambda g: gates.append(g.seconds))
         start = now_ms()
         for phase in plan.phases:
             runner.run_phase(phase)
         end = now_ms()
-        events = [e for m in fleet.members.values() for e in m.events()]
+        events = [e for m in processes.members.values() for e in m.events()]
     stat = summarize(events, phases=[PhaseWindow(name="cutover", start_ms=start, end_ms=end)]).phases[0]
     return {
         "side": side,

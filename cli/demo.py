@@ -17,7 +17,7 @@ from kafka_coop.sandbox import (
     DemoHooks,
     DemoResult,
     GateRun,
-    Member,
+    MemberProcess,
     Sandbox,
     free_port,
     port_is_free,
@@ -98,7 +98,7 @@ def narration(term: Terminal, *, table: bool) -> DemoHooks:
             highlight=False,
         )
 
-    def on_member(member: Member) -> None:
+    def on_member(member: MemberProcess) -> None:
         say.print(
             Text(
                 f"  restarted {member.spec.name} ({member.spec.group_protocol}, "

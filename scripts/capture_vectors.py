@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.sandbox import Fleet, MemberSpec, Sandbox, free_port
+from kafka_coop.sandbox import MemberProcesses, MemberSpec, Sandbox, free_port
 from testbed.interop import member_command
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "unit" / "vectors" / "member_metadata.json"
@@ -92,7 +92,7 @@ def main() -> None:
     vectors: list[dict[str, Any]] = [v for v in old if v.get("kind", _legacy_kind(v)) not in kinds]
     with tempfile.TemporaryDirectory() as tmp, Sandbox(dir=Path(tmp) / "k", port=free_port()) as kafka:
         admin = ClusterAdmin(kafka.bootstrap)
-        with Fleet(kafka.bootstrap, Path(tmp) / "fleet", families=member_command) as fleet:
+        with MemberProcesses(kafka.bootstrap, Path(tmp) / "fleet", families=member_command) as processes:
             for name, kind, assignors, protocol in SCENARIOS:
                 if kind not in kinds:
                     continue
@@ -107,11 +107,11 @@ def main() -> None:
                     assignors=assignors,
                     client_id=None if kind in ("java", "python") else "default",
                 )
-                fleet.add_many([spec, spec.replace(name=f"{name}-1")])
-                fleet.wait_stable(group, members=2)
+                processes.add_many([spec, spec.replace(name=f"{name}-1")])
+                processes.wait_stable(group, members=2)
                 first = _capture(admin, group)
-                fleet.add(spec.replace(name=f"{name}-2"))
-                fleet.wait_stable(group, members=3)
+                processes.add(spec.replace(name=f"{name}-2"))
+                processes.wait_stable(group, members=3)
                 time.sleep(1.0)
                 after = _capture(admin, group)
                 for moment, snap in (("first-join", first), ("after-rebalance", after)):
@@ -127,7 +127,7 @@ def main() -> None:
                         }
                     )
                 for member_name in (f"{name}-0", f"{name}-1", f"{name}-2"):
-                    fleet.stop(member_name)
+                    processes.stop(member_name)
                 print(f"captured {name}: selected {after['protocol']}")  # noqa: T201
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(vectors, indent=1) + "\n")

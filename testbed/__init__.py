@@ -2,6 +2,6 @@
 user's `pip install` does not (the wheel leaves this package out).
 
 - `testbed.interop`: members of the other client families (kafka-python, aiokafka, franz-go, sarama,
-  confluent-kafka-go, KafkaJS), built from interop/; pass `member_command` to `Fleet(families=...)`.
+  confluent-kafka-go, KafkaJS), built from interop/; pass `member_command` to `MemberProcesses(families=...)`.
 - `testbed.faults`: network faults through toxiproxy (`Toxiproxy`, `NetworkFaults`).
 """

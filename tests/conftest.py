@@ -20,7 +20,7 @@ import pytest
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
-from kafka_coop.sandbox import Fleet, Sandbox, free_port
+from kafka_coop.sandbox import MemberProcesses, Sandbox, free_port
 from testbed.faults import NetworkFaults, Toxiproxy
 from testbed.interop import member_command
 
@@ -93,8 +93,8 @@ def topic_factory(admin: ClusterAdmin, unique: Callable[[str], str]) -> Callable
 
 
 @pytest.fixture
-def fleet(bootstrap: str, tmp_path: Path) -> Iterator[Fleet]:
-    with Fleet(bootstrap, tmp_path / "fleet", families=member_command) as f:
+def processes(bootstrap: str, tmp_path: Path) -> Iterator[MemberProcesses]:
+    with MemberProcesses(bootstrap, tmp_path / "fleet", families=member_command) as f:
         yield f
 
 

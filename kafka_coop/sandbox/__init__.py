@@ -31,9 +31,15 @@ __all__ = [
     "free_ports",
 ]
 
-from kafka_coop.sandbox._fleet import Fleet, FleetError, Member, MemberSpec, read_events
+from kafka_coop.sandbox._members import (
+    MemberProcess,
+    MemberProcessError,
+    MemberProcesses,
+    MemberSpec,
+    read_events,
+)
 
-__all__ += ["Fleet", "FleetError", "Member", "MemberSpec", "read_events"]
+__all__ += ["MemberProcess", "MemberProcessError", "MemberProcesses", "MemberSpec", "read_events"]
 
 from kafka_coop.sandbox._produce import SteadyProducer  # noqa: E402
 

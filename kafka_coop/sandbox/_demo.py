@@ -22,7 +22,7 @@ from kafka_coop.events import now_ms
 from kafka_coop.inspection import GroupSnapshot, take_snapshot
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
 from kafka_coop.rollout import GateCommand, Plan, PlanPhase, all_migrations, fleet_from_snapshot, make_plan
-from kafka_coop.sandbox._fleet import Fleet, Member, MemberSpec, read_events
+from kafka_coop.sandbox._members import MemberProcess, MemberProcesses, MemberSpec, read_events
 from kafka_coop.sandbox._produce import SteadyProducer
 from kafka_coop.sandbox._records import RecordAudit, audit_when_drained
 from kafka_coop.sandbox._rollout import GateRun, PlanRunner
@@ -49,7 +49,7 @@ class DemoHooks(BaseModel):
     on_plan: Callable[[Plan], None] | None = None
     on_phase: Callable[[PlanPhase], None] | None = None
     on_gate: Callable[[GateRun], None] | None = None
-    on_member: Callable[[Member], None] | None = None
+    on_member: Callable[[MemberProcess], None] | None = None
 
 
 class StepResult(BaseModel):
@@ -134,11 +134,11 @@ def run_demo(
     hooks = hooks or DemoHooks()
     group = f"{DEMO_GROUP}-{int(time.time())}"
     topic = f"{DEMO_TOPIC}-{int(time.time())}"
-    fleet = Fleet(bootstrap, workdir, command_config=command_config)
-    fleet.admin.ensure_topic(topic, partitions)
-    fleet.admin.ensure_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG)
+    processes = MemberProcesses(bootstrap, workdir, command_config=command_config)
+    processes.admin.ensure_topic(topic, partitions)
+    processes.admin.ensure_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG)
     tail = EventTail(
-        lambda: [m.events_path for m in fleet.members.values()], hooks.on_event or (lambda _: None)
+        lambda: [m.events_path for m in processes.members.values()], hooks.on_event or (lambda _: None)
     )
     windows: list[tuple[PhaseWindow, str]] = []
     plans: list[Plan] = []
@@ -152,14 +152,14 @@ def run_demo(
         tail()
         windows.append((PhaseWindow(name=name, start_ms=since, end_ms=now_ms()), action))
 
-    def on_member(member: Member) -> None:
+    def on_member(member: MemberProcess) -> None:
         tail()
         if hooks.on_member is not None:
             hooks.on_member(member)
 
     def plan(direction: Literal["upgrade", "downgrade"], to: Any) -> Plan:
         snap = take_snapshot(
-            fleet.admin, group, conf=fleet.conf, manifests_topic=DEFAULT_MANIFEST_TOPIC, with_lag=True
+            processes.admin, group, conf=processes.conf, manifests_topic=DEFAULT_MANIFEST_TOPIC, with_lag=True
         )
         if hooks.on_snapshot is not None:
             hooks.on_snapshot(snap)
@@ -180,7 +180,9 @@ def run_demo(
         return made
 
     def walk(made: Plan, prefix: str) -> None:
-        runner = PlanRunner(fleet, made, on_phase=hooks.on_phase, on_member=on_member, on_gate=hooks.on_gate)
+        runner = PlanRunner(
+            processes, made, on_phase=hooks.on_phase, on_member=on_member, on_gate=hooks.on_gate
+        )
         for phase in made.phases:
             if phase.status == "done":
                 continue
@@ -190,11 +192,11 @@ def run_demo(
         if made.final_gate:
             runner.gate(made.final_gate)
 
-    producer = SteadyProducer(bootstrap, topic, partitions, rate=rate, conf=fleet.conf).start()
-    with fleet:
+    producer = SteadyProducer(bootstrap, topic, partitions, rate=rate, conf=processes.conf).start()
+    with processes:
         since = now_ms()
         say("start", f"Starting {members} eager (range) CoopConsumer members under {rate:.0f} records/s")
-        started = fleet.add_many(
+        started = processes.add_many(
             MemberSpec(
                 name=f"member-{i}",
                 kind="python",
@@ -205,12 +207,12 @@ def run_demo(
             )
             for i in range(members)
         )
-        fleet.wait_stable(group, joined=started, on_poll=tail)
+        processes.wait_stable(group, joined=started, on_poll=tail)
         window("start", "start all (eager)", since)
 
         since = now_ms()
         say("eager-bounce", "Rolling bounce under eager rebalancing: every restart stops every member")
-        fleet.rolling_bounce(group, on_member=on_member)
+        processes.rolling_bounce(group, on_member=on_member)
         window("eager-bounce", "rolling bounce (eager)", since)
 
         say("upgrade-plan", f"kafka-coop upgrade-plan {group} --to {target}")
@@ -218,7 +220,7 @@ def run_demo(
 
         since = now_ms()
         say("new-bounce", f"Rolling bounce on the new protocol ({target})")
-        fleet.rolling_bounce(group, on_member=on_member)
+        processes.rolling_bounce(group, on_member=on_member)
         window(f"{target}-bounce", f"rolling bounce ({target})", since)
 
         back, label = REVERSE[target]
@@ -226,10 +228,10 @@ def run_demo(
         walk(plan("downgrade", back), "downgrade")
         producer.stop()
         records = audit_when_drained(
-            topic, producer.acked, lambda: [m.records_path for m in fleet.members.values()]
+            topic, producer.acked, lambda: [m.records_path for m in processes.members.values()]
         )
     tail()
-    events = [e for m in fleet.members.values() for e in m.events()]
+    events = [e for m in processes.members.values() for e in m.events()]
     summary = summarize(events, phases=[w for w, _ in windows])
     phases_file = workdir / "phases.json"
     phases_file.write_text(json.dumps([w.model_dump() for w, _ in windows], indent=2))
@@ -244,6 +246,6 @@ def run_demo(
         steps=step_results(windows, summary),
         records=records,
         workdir=str(workdir),
-        event_files=[str(m.events_path) for m in fleet.members.values()],
+        event_files=[str(m.events_path) for m in processes.members.values()],
         phases_file=str(phases_file),
     )

@@ -21,7 +21,7 @@ from kafka_coop.errors import GateFailed
 from kafka_coop.events import now_ms
 from kafka_coop.families import catalog
 from kafka_coop.rollout import FamilyConfig, Plan, PlanPhase
-from kafka_coop.sandbox._fleet import Fleet, FleetError, Member, MemberSpec
+from kafka_coop.sandbox._members import MemberProcess, MemberProcessError, MemberProcesses, MemberSpec
 
 # The client family (families.yaml) each member kind belongs to: `kafka-coop consume` is librdkafka.
 FAMILY_OF_KIND = {"python": "librdkafka", **{f.member_kind: f.family for f in catalog().families}}
@@ -133,22 +133,22 @@ def run_gate(command: str, *, extra: tuple[str, ...] = ()) -> GateRun:
 
 
 class PlanRunner:
-    """Walks a Plan's phases on the members of `plan.group` in `fleet`."""
+    """Walks a Plan's phases on the members of `plan.group` among `processes`."""
 
     def __init__(
         self,
-        fleet: Fleet,
+        processes: MemberProcesses,
         plan: Plan,
         *,
         gate_extra: tuple[str, ...] = (),
         on_phase: Callable[[PlanPhase], None] | None = None,
-        on_member: Callable[[Member], None] | None = None,
+        on_member: Callable[[MemberProcess], None] | None = None,
         on_gate: Callable[[GateRun], None] | None = None,
         stable_timeout_s: float = 120.0,
     ) -> None:
         if plan.blocked:
-            raise FleetError(f"The plan for {plan.group} is blocked: {plan.blockers[0].reason}.")
-        self.fleet = fleet
+            raise MemberProcessError(f"The plan for {plan.group} is blocked: {plan.blockers[0].reason}.")
+        self.processes = processes
         self.plan = plan
         self.group = plan.group
         self.gate_extra = gate_extra
@@ -157,14 +157,14 @@ class PlanRunner:
         self.on_gate = on_gate
         self.stable_timeout_s = stable_timeout_s
 
-    def _members(self) -> list[Member]:
-        return self.fleet.group_members(self.group)
+    def _members(self) -> list[MemberProcess]:
+        return self.processes.group_members(self.group)
 
     def _reconfigure(self, phase: PlanPhase) -> Callable[[MemberSpec], MemberSpec]:
         def change(spec: MemberSpec) -> MemberSpec:
             config = phase.config.get(FAMILY_OF_KIND[spec.kind])  # type: ignore[call-overload]
             if config is None:
-                raise FleetError(f"Phase {phase.n} has no config for {spec.kind} member {spec.name}.")
+                raise MemberProcessError(f"Phase {phase.n} has no config for {spec.kind} member {spec.name}.")
             return apply_config(spec, config)
 
         return change
@@ -186,7 +186,7 @@ class PlanRunner:
             phase.action
         )
         if action == "rolling-bounce":
-            self.fleet.rolling_bounce(
+            self.processes.rolling_bounce(
                 self.group,
                 reconfigure=self._reconfigure(phase),
                 timeout_s=self.stable_timeout_s,
@@ -194,7 +194,7 @@ class PlanRunner:
             )
         if action in ("stop-all", "stop-all-start-all"):
             alongside = [start_command(c) for c in phase.alongside]  # gate_extra is for gates only
-            self.fleet.stop_all(group=self.group)
+            self.processes.stop_all(group=self.group)
             for running in alongside:  # e.g. remove-members --wait-stopped, started with the stop
                 self._report(finish_command(running))
             for command in phase.then:  # e.g. remove-members: static members leave now
@@ -205,7 +205,7 @@ class PlanRunner:
             for member in members:
                 member.spec = change(member.spec)
                 member.start()
-            self.fleet.wait_stable(self.group, joined=members, timeout_s=self.stable_timeout_s)
+            self.processes.wait_stable(self.group, joined=members, timeout_s=self.stable_timeout_s)
         return PhaseRun(
             n=phase.n, title=phase.title, action=action, started_ms=started, ended_ms=now_ms(), gate=gate
         )

@@ -18,8 +18,8 @@ from kafka_coop.admin import ClusterAdmin
 from kafka_coop.analytics import unavailability, unavailable_ms
 from kafka_coop.rollout import Plan, PlanPhase
 from kafka_coop.sandbox import (
-    Fleet,
     GateFailed,
+    MemberProcesses,
     MemberSpec,
     PhaseRun,
     PlanRunner,
@@ -49,11 +49,11 @@ def _describe(run_cli: Callable[..., CliResult], group: str, bootstrap: str) -> 
     return describe
 
 
-def _assert_as_planned(admin: ClusterAdmin, fleet: Fleet, group: str, phase: PlanPhase) -> None:
+def _assert_as_planned(admin: ClusterAdmin, processes: MemberProcesses, group: str, phase: PlanPhase) -> None:
     expect = phase.expect
     # A phase can end while one more rebalance is under way (a member's rejoin after the gate): judge
     # the group once it is Stable again, not in PreparingRebalance with no assignor selected yet.
-    live = admin.describe_group(group) if expect.empty else fleet.wait_stable(group)
+    live = admin.describe_group(group) if expect.empty else processes.wait_stable(group)
     if expect.empty:
         assert not live.members, f"phase {phase.n}: group still has members"
         return
@@ -64,30 +64,35 @@ def _assert_as_planned(admin: ClusterAdmin, fleet: Fleet, group: str, phase: Pla
     if expect.rebalance_protocol is not None:
         protocols = {
             e["protocol"]
-            for m in fleet.group_members(group)
+            for m in processes.group_members(group)
             for e in m.events_since_start()
             if e["kind"] in ("assigned", "revoked", "lost")
         }
         assert protocols == {expect.rebalance_protocol}, f"phase {phase.n}: callbacks ran {protocols}"
 
 
-def _walk(fleet: Fleet, admin: ClusterAdmin, plan: Plan) -> list[PhaseRun]:
-    runner = PlanRunner(fleet, plan)
+def _walk(processes: MemberProcesses, admin: ClusterAdmin, plan: Plan) -> list[PhaseRun]:
+    runner = PlanRunner(processes, plan)
     runs = []
     for phase in plan.phases:
         if phase.status == "done":
             continue
         runs.append(runner.run_phase(phase))
-        _assert_as_planned(admin, fleet, plan.group, phase)
+        _assert_as_planned(admin, processes, plan.group, phase)
     assert plan.final_gate is not None
     runner.gate(plan.final_gate)
     return runs
 
 
-def _assert_nothing_lost(fleet: Fleet, topic: str, producer: SteadyProducer, timeout_s: float = 60.0) -> None:
+def _assert_nothing_lost(
+    processes: MemberProcesses, topic: str, producer: SteadyProducer, timeout_s: float = 60.0
+) -> None:
     producer.stop()
     result = audit_when_drained(
-        topic, producer.acked, lambda: [m.records_path for m in fleet.members.values()], timeout_s=timeout_s
+        topic,
+        producer.acked,
+        lambda: [m.records_path for m in processes.members.values()],
+        timeout_s=timeout_s,
     )
     assert result.produced > 0
     assert result.lost == 0, f"{result.lost} records never processed, e.g. {result.lost_examples}"
@@ -115,7 +120,7 @@ def _members(kind: str, group: str, topic: str, n: int, prefix: str, **kw: objec
 
 
 def test_java_fleet_walks_the_printed_two_bounce_upgrade_and_the_reverse_downgrade_losing_nothing(
-    fleet: Fleet,
+    processes: MemberProcesses,
     admin: ClusterAdmin,
     bootstrap: str,
     manifests_topic: str,
@@ -126,25 +131,25 @@ def test_java_fleet_walks_the_printed_two_bounce_upgrade_and_the_reverse_downgra
 ) -> None:
     topic, group = topic_factory(PARTITIONS), unique("plan-java")
     producer = produce(topic)
-    members = fleet.add_many(_members("java", group, topic, 3, "j", assignors=("range",)))
-    fleet.wait_stable(group, joined=members)
+    members = processes.add_many(_members("java", group, topic, 3, "j", assignors=("range",)))
+    processes.wait_stable(group, joined=members)
     wait_declared(_describe(run_cli, group, bootstrap), [m.spec.name for m in members])
 
     up = _plan(run_cli, "upgrade-plan", group, "cooperative", bootstrap)
     assert (up.migration, up.from_, up.status) == ("eager-to-cooperative", "eager", "ready")
     assert [p.action for p in up.phases] == ["rolling-bounce", "rolling-bounce"]
-    _walk(fleet, admin, up)
+    _walk(processes, admin, up)
     assert admin.describe_group(group).assignor == "cooperative-sticky"
 
     down = _plan(run_cli, "downgrade-plan", group, "eager", bootstrap)
     assert (down.migration, down.from_) == ("cooperative-to-eager", "cooperative")
-    _walk(fleet, admin, down)
+    _walk(processes, admin, down)
     assert admin.describe_group(group).assignor == "range"
-    _assert_nothing_lost(fleet, topic, producer)
+    _assert_nothing_lost(processes, topic, producer)
 
 
 def test_librdkafka_fleet_moves_live_to_kip848_and_back_to_classic_losing_nothing(
-    fleet: Fleet,
+    processes: MemberProcesses,
     admin: ClusterAdmin,
     bootstrap: str,
     manifests_topic: str,
@@ -155,25 +160,25 @@ def test_librdkafka_fleet_moves_live_to_kip848_and_back_to_classic_losing_nothin
 ) -> None:
     topic, group = topic_factory(PARTITIONS), unique("plan-848")
     producer = produce(topic)
-    members = fleet.add_many(_members("python", group, topic, 3, "py", assignors=("range",)))
-    fleet.wait_stable(group, joined=members)
+    members = processes.add_many(_members("python", group, topic, 3, "py", assignors=("range",)))
+    processes.wait_stable(group, joined=members)
 
     up = _plan(run_cli, "upgrade-plan", group, "consumer", bootstrap)
     assert (up.migration, up.status) == ("classic-to-consumer", "ready")
     assert {c.name: c.status for c in up.preconditions}["migration-policy"] == "pass"
-    _walk(fleet, admin, up)
+    _walk(processes, admin, up)
     assert admin.describe_group(group).type == "consumer"
 
     down = _plan(run_cli, "downgrade-plan", group, "classic", bootstrap)
     assert (down.migration, down.from_) == ("consumer-to-classic", "consumer")
-    _walk(fleet, admin, down)
+    _walk(processes, admin, down)
     final = admin.describe_group(group)
     assert (final.type, final.assignor) == ("classic", "cooperative-sticky")
-    _assert_nothing_lost(fleet, topic, producer)
+    _assert_nothing_lost(processes, topic, producer)
 
 
 def test_librdkafka_eager_fleet_is_offered_kip848_and_cuts_over_with_its_pause_measured(
-    fleet: Fleet,
+    processes: MemberProcesses,
     admin: ClusterAdmin,
     bootstrap: str,
     manifests_topic: str,
@@ -184,8 +189,8 @@ def test_librdkafka_eager_fleet_is_offered_kip848_and_cuts_over_with_its_pause_m
 ) -> None:
     topic, group = topic_factory(PARTITIONS), unique("plan-cutover")
     producer = produce(topic)
-    members = fleet.add_many(_members("python", group, topic, 3, "py", assignors=("range",)))
-    fleet.wait_stable(group, joined=members)
+    members = processes.add_many(_members("python", group, topic, 3, "py", assignors=("range",)))
+    processes.wait_stable(group, joined=members)
 
     plan = _plan(run_cli, "upgrade-plan", group, "cooperative", bootstrap)
     assert plan.migration == "eager-to-cooperative-cutover"
@@ -193,19 +198,19 @@ def test_librdkafka_eager_fleet_is_offered_kip848_and_cuts_over_with_its_pause_m
     assert "classic-to-consumer" in [a.migration for a in plan.alternatives]
     assert [p.pause for p in plan.phases] == ["full-stop", "full-stop"], "the pause is stated up front"
 
-    runs = _walk(fleet, admin, plan)
+    runs = _walk(processes, admin, plan)
     final = admin.describe_group(group)
     assert final.assignor == "cooperative-sticky"
     assert sorted(final.instance_ids) == ["py0", "py1", "py2"], "the cutover starts static members"
-    events = [e for m in fleet.members.values() for e in m.events()]
+    events = [e for m in processes.members.values() for e in m.events()]
     paused = unavailable_ms(unavailability(events), since_ms=runs[0].started_ms, until_ms=runs[-1].ended_ms)
     assert paused > 0, "a full stop leaves partitions unowned, and the events show it"
     print(f"cutover: {paused} partition-unavailable ms over {PARTITIONS} partitions")
-    _assert_nothing_lost(fleet, topic, producer)
+    _assert_nothing_lost(processes, topic, producer)
 
 
 def test_mixed_java_and_librdkafka_fleet_gets_a_cutover_safe_for_both_and_it_runs(
-    fleet: Fleet,
+    processes: MemberProcesses,
     admin: ClusterAdmin,
     bootstrap: str,
     manifests_topic: str,
@@ -216,23 +221,23 @@ def test_mixed_java_and_librdkafka_fleet_gets_a_cutover_safe_for_both_and_it_run
 ) -> None:
     topic, group = topic_factory(PARTITIONS), unique("plan-mixed")
     producer = produce(topic)
-    members = fleet.add_many(
+    members = processes.add_many(
         _members("java", group, topic, 2, "j", assignors=("range",))
         + _members("python", group, topic, 2, "py", assignors=("range",))
     )
-    fleet.wait_stable(group, joined=members)
+    processes.wait_stable(group, joined=members)
 
     plan = _plan(run_cli, "upgrade-plan", group, "cooperative", bootstrap)
     assert plan.fleet.families == {"java": 2, "librdkafka": 2}
     assert plan.migration == "eager-to-cooperative-cutover"
     assert set(plan.phases[1].config) == {"java", "librdkafka"}
-    _walk(fleet, admin, plan)
+    _walk(processes, admin, plan)
     assert admin.describe_group(group).assignor == "cooperative-sticky"
-    _assert_nothing_lost(fleet, topic, producer)
+    _assert_nothing_lost(processes, topic, producer)
 
 
 def test_a_phase_run_early_is_stopped_by_its_gate_which_names_why(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     manifests_topic: str,
     topic_factory: Callable[[int], str],
@@ -240,13 +245,13 @@ def test_a_phase_run_early_is_stopped_by_its_gate_which_names_why(
     run_cli: Callable[..., CliResult],
 ) -> None:
     topic, group = topic_factory(PARTITIONS), unique("plan-early")
-    members = fleet.add_many(_members("python", group, topic, 2, "py", assignors=("range",)))
-    fleet.wait_stable(group, joined=members)
+    members = processes.add_many(_members("python", group, topic, 2, "py", assignors=("range",)))
+    processes.wait_stable(group, joined=members)
     plan = _plan(run_cli, "upgrade-plan", group, "cooperative", bootstrap)
     start_all = plan.phases[1]
     assert start_all.action == "start-all"
 
-    runner = PlanRunner(fleet, plan, gate_extra=("--timeout", "3"))
+    runner = PlanRunner(processes, plan, gate_extra=("--timeout", "3"))
     with pytest.raises(GateFailed) as failed:
         runner.run_phase(start_all)  # phase 2 before phase 1 stopped anyone
     assert "group-empty" in (failed.value.hint or "")
@@ -272,9 +277,9 @@ def test_broker_policy_disabled_blocks_the_kip848_path_with_that_reason(
 ) -> None:
     admin = ClusterAdmin(policy_disabled_broker)
     admin.ensure_topic("orders", 2)
-    with Fleet(policy_disabled_broker, tmp_path / "fleet") as fleet:
-        member = fleet.add(MemberSpec(name="py0", kind="python", group="orders", topics=("orders",)))
-        fleet.wait_stable("orders", joined=[member])
+    with MemberProcesses(policy_disabled_broker, tmp_path / "fleet") as processes:
+        member = processes.add(MemberSpec(name="py0", kind="python", group="orders", topics=("orders",)))
+        processes.wait_stable("orders", joined=[member])
         result = run_cli(
             "upgrade-plan",
             "orders",

@@ -5,48 +5,51 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.sandbox import Fleet, MemberSpec
+from kafka_coop.sandbox import MemberProcesses, MemberSpec
 
 PARTITIONS = 6
 
 
-def _protocols_since_start(fleet: Fleet, group: str) -> set[str]:
-    return {e["protocol"] for m in fleet.group_members(group) for e in m.events_since_start()}
+def _protocols_since_start(processes: MemberProcesses, group: str) -> set[str]:
+    return {e["protocol"] for m in processes.group_members(group) for e in m.events_since_start()}
 
 
 def test_java_fleet_upgrades_eager_to_cooperative_in_two_bounces_and_then_moves_only_what_it_must(
-    fleet: Fleet, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+    processes: MemberProcesses,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
 ) -> None:
     topic = topic_factory(PARTITIONS)
     group = unique("two-bounce")
-    members = fleet.add_many(
+    members = processes.add_many(
         MemberSpec(name=f"java-{i}", kind="java", group=group, topics=(topic,), assignors=("range",))
         for i in range(3)
     )
-    start = fleet.wait_stable(group, joined=members)
+    start = processes.wait_stable(group, joined=members)
     assert start.assignor == "range"
-    assert _protocols_since_start(fleet, group) == {"eager"}
+    assert _protocols_since_start(processes, group) == {"eager"}
 
     # Bounce 1: every member now supports both, still votes range first -> protocol stays EAGER.
-    fleet.rolling_bounce(group, reconfigure={"assignors": ("range", "cooperative-sticky")})
+    processes.rolling_bounce(group, reconfigure={"assignors": ("range", "cooperative-sticky")})
     phase1 = admin.describe_group(group)
     assert phase1.assignor == "range"
-    assert _protocols_since_start(fleet, group) == {"eager"}
+    assert _protocols_since_start(processes, group) == {"eager"}
 
     # Bounce 2: drop range -> cooperative-sticky selected, COOPERATIVE protocol.
-    fleet.rolling_bounce(group, reconfigure={"assignors": ("cooperative-sticky",)})
+    processes.rolling_bounce(group, reconfigure={"assignors": ("cooperative-sticky",)})
     phase2 = admin.describe_group(group)
     assert phase2.assignor == "cooperative-sticky"
-    assert _protocols_since_start(fleet, group) == {"cooperative"}
+    assert _protocols_since_start(processes, group) == {"cooperative"}
 
     before = {m.member_id: set(m.assignment) for m in phase2.members}
     marks = {m.spec.name: len(m.events()) for m in members}
-    newcomer = fleet.add(
+    newcomer = processes.add(
         MemberSpec(
             name="java-3", kind="java", group=group, topics=(topic,), assignors=("cooperative-sticky",)
         )
     )
-    after = fleet.wait_stable(group, joined=[newcomer])
+    after = processes.wait_stable(group, joined=[newcomer])
     moved = set(dict.fromkeys(p for m in after.members if m.member_id not in before for p in m.assignment))
     assert moved, "the newcomer got partitions"
 

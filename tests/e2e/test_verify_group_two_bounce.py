@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kafka_coop.sandbox import Fleet, MemberSpec
+from kafka_coop.sandbox import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
 
 MIGRATION = "eager-to-cooperative"
@@ -39,7 +39,7 @@ def _failing(checks: dict[str, Any]) -> set[str]:
 
 
 def test_each_phase_of_the_two_bounce_passes_only_its_own_gate(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     manifests_topic: str,
     topic_factory: Callable[[int], str],
@@ -48,11 +48,11 @@ def test_each_phase_of_the_two_bounce_passes_only_its_own_gate(
 ) -> None:
     topic = topic_factory(6)
     group = unique("gate")
-    members = fleet.add_many(
+    members = processes.add_many(
         MemberSpec(name=f"j{i}", kind="java", group=group, topics=(topic,), assignors=("range",))
         for i in range(3)
     )
-    fleet.wait_stable(group, joined=members)
+    processes.wait_stable(group, joined=members)
 
     code, checks = _verify(run_cli, bootstrap, group, 0)
     assert code == 0, checks
@@ -62,14 +62,14 @@ def test_each_phase_of_the_two_bounce_passes_only_its_own_gate(
         "phase 1 looks like phase 0 on the wire; only manifests tell"
     )
 
-    fleet.rolling_bounce(group, reconfigure={"assignors": ("range", "cooperative-sticky")})
+    processes.rolling_bounce(group, reconfigure={"assignors": ("range", "cooperative-sticky")})
     code, checks = _verify(run_cli, bootstrap, group, 1)
     assert code == 0, checks
     code, checks = _verify(run_cli, bootstrap, group, 2)
     assert code == 1
     assert {"selected-assignor", "member-protocol", "member-config"} <= _failing(checks)
 
-    fleet.rolling_bounce(group, reconfigure={"assignors": ("cooperative-sticky",)})
+    processes.rolling_bounce(group, reconfigure={"assignors": ("cooperative-sticky",)})
     code, checks = _verify(run_cli, bootstrap, group, 2)
     assert code == 0, checks
     assert checks["member-protocol"]["reason"] == "every member is cooperative"
@@ -79,7 +79,7 @@ def test_each_phase_of_the_two_bounce_passes_only_its_own_gate(
 
 
 def test_verify_wait_polls_until_the_group_reaches_the_phase(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     manifests_topic: str,
     topic_factory: Callable[[int], str],
@@ -89,7 +89,7 @@ def test_verify_wait_polls_until_the_group_reaches_the_phase(
     topic = topic_factory(4)
     group = unique("gate-wait")
     spec = MemberSpec(name="w0", kind="java", group=group, topics=(topic,), assignors=("cooperative-sticky",))
-    fleet.add(spec)
+    processes.add(spec)
     result = run_cli(
         "verify-group",
         group,
@@ -107,7 +107,7 @@ def test_verify_wait_polls_until_the_group_reaches_the_phase(
     )
     assert result.code == 1
     assert "member-count" in result.stderr, "progress names the failing check while waiting"
-    fleet.add(spec.replace(name="w1"))
+    processes.add(spec.replace(name="w1"))
     result = run_cli(
         "verify-group",
         group,

@@ -14,7 +14,7 @@ import pytest
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.families import Family, catalog
-from kafka_coop.sandbox import Fleet, MemberSpec
+from kafka_coop.sandbox import MemberProcesses, MemberSpec
 
 FAMILIES = [f for f in catalog().families]
 EXIT_DEADLINE_S = 60.0
@@ -32,8 +32,8 @@ def _spec(family: Family, name: str, group: str, topic: str, **changes: object) 
     return base.replace(**changes)
 
 
-def _wait_exit(fleet: Fleet, name: str) -> int | None:
-    proc = fleet[name].proc
+def _wait_exit(processes: MemberProcesses, name: str) -> int | None:
+    proc = processes[name].proc
     assert proc is not None
     deadline = time.monotonic() + EXIT_DEADLINE_S
     while proc.poll() is None and time.monotonic() < deadline:
@@ -49,16 +49,19 @@ def _first_assignors(family: Family) -> tuple[str, str] | None:
 
 @pytest.mark.parametrize("family", [f for f in FAMILIES if f.cooperative], ids=lambda f: f.family)
 def test_a_mixed_eager_and_cooperative_list_is_handled_as_the_file_says(
-    family: Family, fleet: Fleet, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+    family: Family,
+    processes: MemberProcesses,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
 ) -> None:
     pair = _first_assignors(family)
     assert pair is not None
     group = unique(f"mixed-{family.family}")
-    member = fleet.add(_spec(family, f"{family.family}-mixed", group, topic_factory(2), assignors=pair))
+    member = processes.add(_spec(family, f"{family.family}-mixed", group, topic_factory(2), assignors=pair))
     if family.mixed_list == "refused":
-        assert _wait_exit(fleet, member.spec.name) not in (None, 0), "the library should refuse the list"
+        assert _wait_exit(processes, member.spec.name) not in (None, 0), "the library should refuse the list"
         return
-    fleet.wait_stable(group, joined=[member])
+    processes.wait_stable(group, joined=[member])
     # common: every assignor's shared protocol (eager); selected: the selected (first) one's, eager too
     assert {e["protocol"] for e in member.events()} == {"eager"}
 
@@ -66,7 +69,7 @@ def test_a_mixed_eager_and_cooperative_list_is_handled_as_the_file_says(
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.family)
 def test_kip848_support_is_as_the_file_says(
     family: Family,
-    fleet: Fleet,
+    processes: MemberProcesses,
     admin: ClusterAdmin,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
@@ -75,11 +78,11 @@ def test_kip848_support_is_as_the_file_says(
     spec = _spec(
         family, f"{family.family}-848", group, topic_factory(2), group_protocol="consumer", assignors=()
     )
-    member = fleet.add(spec)
+    member = processes.add(spec)
     if not family.kip848.supported:
-        assert _wait_exit(fleet, spec.name) == 2, "a member of this family cannot be started on KIP-848"
+        assert _wait_exit(processes, spec.name) == 2, "a member of this family cannot be started on KIP-848"
         return
-    live = fleet.wait_stable(group, joined=[member])
+    live = processes.wait_stable(group, joined=[member])
     assert live.type == "consumer"
     assert {e["protocol"] for e in member.events()} == {"consumer"}
 
@@ -87,29 +90,31 @@ def test_kip848_support_is_as_the_file_says(
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.family)
 def test_static_membership_and_leave_on_close_are_as_the_file_says(
     family: Family,
-    fleet: Fleet,
+    processes: MemberProcesses,
     admin: ClusterAdmin,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
 ) -> None:
     group = unique(f"leave-{family.family}")
     topic = topic_factory(2)
-    dynamic = fleet.add(_spec(family, f"{family.family}-dyn", group, topic))
-    fleet.wait_stable(group, joined=[dynamic])
-    fleet.stop(dynamic.spec.name)
+    dynamic = processes.add(_spec(family, f"{family.family}-dyn", group, topic))
+    processes.wait_stable(group, joined=[dynamic])
+    processes.stop(dynamic.spec.name)
     # every default session timeout here is >= 10 s: a member gone within 6 s has left
     left_quickly = _members_within(admin, group, 0, timeout_s=6)
     assert left_quickly == (family.leave_on_close.dynamic == "leave")
     group = unique(f"static-{family.family}")  # the stopped member stays in the first group's fleet
     static_spec = _spec(family, f"{family.family}-static", group, topic, instance_id=f"{family.family}-i0")
     if not family.static_membership.supported:
-        static = fleet.add(static_spec)
-        assert _wait_exit(fleet, static_spec.name) == 2, "a member of this family cannot take an instance id"
+        static = processes.add(static_spec)
+        assert _wait_exit(processes, static_spec.name) == 2, (
+            "a member of this family cannot take an instance id"
+        )
         return
-    static = fleet.add(static_spec)
-    live = fleet.wait_stable(group, joined=[static])
+    static = processes.add(static_spec)
+    live = processes.wait_stable(group, joined=[static])
     assert [m.instance_id for m in live.members] == [static_spec.instance_id]
-    fleet.stop(static.spec.name)
+    processes.stop(static.spec.name)
     still_there = not _members_within(admin, group, 0, timeout_s=5)
     assert still_there == (family.leave_on_close.static == "remain")
 

@@ -12,18 +12,18 @@ from pathlib import Path
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.events import RebalanceEvent
-from kafka_coop.sandbox import Fleet, MemberSpec, read_events
+from kafka_coop.sandbox import MemberProcesses, MemberSpec, read_events
 from tests.integration.members import wait_for
 
 FAST_SESSION = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000"}
 
 
 def test_a_sigkilled_python_member_is_replaced_after_its_session_times_out(
-    fleet: Fleet, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+    processes: MemberProcesses, topic_factory: Callable[[int], str], unique: Callable[[str], str]
 ) -> None:
     topic = topic_factory(4)
     group = unique("kill")
-    members = fleet.add_many(
+    members = processes.add_many(
         MemberSpec(
             name=f"py-{i}",
             kind="python",
@@ -34,34 +34,37 @@ def test_a_sigkilled_python_member_is_replaced_after_its_session_times_out(
         )
         for i in range(2)
     )
-    fleet.wait_stable(group, joined=members)
-    fleet.kill("py-1")
-    after = fleet.wait_stable(group, members=1, timeout_s=60)
+    processes.wait_stable(group, joined=members)
+    processes.kill("py-1")
+    after = processes.wait_stable(group, members=1, timeout_s=60)
     assert sorted(after.members[0].assignment) == [(topic, p) for p in range(4)]
     assert [e["kind"] for e in members[1].events()][-1] != "closed", "a SIGKILL leaves no closing event"
 
 
 def test_reconfigure_between_bounces_changes_what_the_member_runs(
-    fleet: Fleet, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+    processes: MemberProcesses,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
 ) -> None:
     topic = topic_factory(2)
     group = unique("reconf")
-    member = fleet.add(
+    member = processes.add(
         MemberSpec(name="py-0", kind="python", group=group, topics=(topic,), assignors=("range",))
     )
-    fleet.wait_stable(group, joined=[member])
-    fleet.rolling_bounce(group, downtime_s=0.5, reconfigure={"assignors": ("cooperative-sticky",)})
+    processes.wait_stable(group, joined=[member])
+    processes.rolling_bounce(group, downtime_s=0.5, reconfigure={"assignors": ("cooperative-sticky",)})
     assert admin.describe_group(group).assignor == "cooperative-sticky"
     assert member.starts == 2
     assert {e["protocol"] for e in member.events_since_start()} == {"cooperative"}
 
 
 def test_java_member_events_follow_the_rebalance_event_schema(
-    fleet: Fleet, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+    processes: MemberProcesses, topic_factory: Callable[[int], str], unique: Callable[[str], str]
 ) -> None:
     topic = topic_factory(3)
     group = unique("schema")
-    member = fleet.add(
+    member = processes.add(
         MemberSpec(
             name="java-0",
             kind="java",
@@ -72,8 +75,8 @@ def test_java_member_events_follow_the_rebalance_event_schema(
             instance_id="java-{i}",
         )
     )
-    fleet.wait_stable(group, joined=[member])
-    fleet.stop("java-0")
+    processes.wait_stable(group, joined=[member])
+    processes.stop("java-0")
     events = [RebalanceEvent.model_validate(e) for e in member.events()]
     assert {e.instance_id for e in events} == {"java-0", "java-1"}
     assert {e.client_id for e in events} == {"java-0-0", "java-0-1"}

@@ -11,7 +11,7 @@ import pytest
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.inspection import GroupSnapshot, take_snapshot
-from kafka_coop.sandbox import Fleet, MemberSpec, free_port
+from kafka_coop.sandbox import MemberProcesses, MemberSpec, free_port
 from tests.conftest import CliResult
 
 
@@ -29,7 +29,7 @@ def _describe(run_cli: Callable[..., CliResult], bootstrap: str, group: str) -> 
     ("assignors", "protocol"), [(("range",), "eager"), (("cooperative-sticky",), "cooperative")]
 )
 def test_librdkafka_protocol_is_inferred_without_a_manifest_and_declared_with_one(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     manifests_topic: str,
     topic_factory: Callable[[int], str],
@@ -43,8 +43,8 @@ def test_librdkafka_protocol_is_inferred_without_a_manifest_and_declared_with_on
     spec = MemberSpec(
         name="quiet", kind="python", group=group, topics=(topic,), assignors=assignors, manifests=False
     )
-    fleet.add_many([spec, spec.replace(name="declares", manifests=True)])
-    fleet.wait_stable(group, members=2)
+    processes.add_many([spec, spec.replace(name="declares", manifests=True)])
+    processes.wait_stable(group, members=2)
     members = _by_client(_describe(run_cli, bootstrap, group))
     quiet, declares = members["quiet"], members["declares"]
     assert (quiet.rebalance_protocol.value, quiet.rebalance_protocol.source) == (protocol, "inferred")
@@ -56,7 +56,7 @@ def test_librdkafka_protocol_is_inferred_without_a_manifest_and_declared_with_on
 
 
 def test_a_mixed_java_and_librdkafka_group_is_described_member_by_member(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     admin: ClusterAdmin,
     topic_factory: Callable[[int], str],
@@ -73,8 +73,8 @@ def test_a_mixed_java_and_librdkafka_group_is_described_member_by_member(
         assignors=("cooperative-sticky",),
         manifests=False,
     )
-    fleet.add_many([spec, spec.replace(name="jv", kind="java", instance_id="jv-static")])
-    fleet.wait_stable(group, members=2)
+    processes.add_many([spec, spec.replace(name="jv", kind="java", instance_id="jv-static")])
+    processes.wait_stable(group, members=2)
     snap = _describe(run_cli, bootstrap, group)
     assert (snap.type, snap.state, snap.assignor) == ("classic", "stable", "cooperative-sticky")
     members = {m.client_id: m for m in snap.members}
@@ -92,7 +92,7 @@ def test_a_mixed_java_and_librdkafka_group_is_described_member_by_member(
 
 
 def test_a_group_mid_migration_to_kip848_shows_classic_and_consumer_members(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     manifests_topic: str,
     admin: ClusterAdmin,
@@ -104,11 +104,11 @@ def test_a_group_mid_migration_to_kip848_shows_classic_and_consumer_members(
     classic = MemberSpec(
         name="c0", kind="python", group=group, topics=(topic,), assignors=("range",), manifests=False
     )
-    fleet.add_many([classic, classic.replace(name="c1")])
-    fleet.wait_stable(group, members=2)
-    fleet.add(classic.replace(name="k0", group_protocol="consumer", manifests=False))
-    fleet.add(classic.replace(name="k1", kind="java", group_protocol="consumer", manifests=True))
-    fleet.wait_stable(group, members=4)
+    processes.add_many([classic, classic.replace(name="c1")])
+    processes.wait_stable(group, members=2)
+    processes.add(classic.replace(name="k0", group_protocol="consumer", manifests=False))
+    processes.add(classic.replace(name="k1", kind="java", group_protocol="consumer", manifests=True))
+    processes.wait_stable(group, members=4)
     deadline = time.monotonic() + 15
     snap = take_snapshot(admin, group)
     while time.monotonic() < deadline and _by_client(snap)["k1"].manifest is None:
@@ -128,7 +128,7 @@ def test_a_group_mid_migration_to_kip848_shows_classic_and_consumer_members(
 
 
 def test_a_pure_consumer_protocol_group_is_described_with_consumer_members(
-    fleet: Fleet,
+    processes: MemberProcesses,
     admin: ClusterAdmin,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
@@ -138,8 +138,8 @@ def test_a_pure_consumer_protocol_group_is_described_with_consumer_members(
     spec = MemberSpec(
         name="k", kind="python", group=group, topics=(topic,), group_protocol="consumer", manifests=False
     )
-    fleet.add_many([spec, spec.replace(name="kj", kind="java")])
-    fleet.wait_stable(group, members=2)
+    processes.add_many([spec, spec.replace(name="kj", kind="java")])
+    processes.wait_stable(group, members=2)
     snap = take_snapshot(admin, group)
     assert (snap.type, snap.assignor) == ("consumer", "uniform")
     assert {m.member_type.value for m in snap.members} == {"consumer"}
@@ -147,7 +147,7 @@ def test_a_pure_consumer_protocol_group_is_described_with_consumer_members(
 
 
 def test_kip848_user_data_gate_agrees_with_the_assignment_bytes_of_a_librdkafka_cooperative_group(
-    fleet: Fleet,
+    processes: MemberProcesses,
     admin: ClusterAdmin,
     bootstrap: str,
     topic_factory: Callable[[int], str],
@@ -161,8 +161,8 @@ def test_kip848_user_data_gate_agrees_with_the_assignment_bytes_of_a_librdkafka_
     spec = MemberSpec(
         name="u0", kind="python", group=group, topics=(topic,), assignors=("cooperative-sticky",)
     )
-    fleet.add_many([spec, spec.replace(name="u1")])
-    fleet.wait_stable(group, members=2)
+    processes.add_many([spec, spec.replace(name="u1")])
+    processes.wait_stable(group, members=2)
     deadline = time.monotonic() + 20
     snap = take_snapshot(admin, group, with_lag=False)
     while time.monotonic() < deadline and any(m.assignment_user_data is None for m in snap.members):
@@ -193,7 +193,7 @@ def test_kip848_user_data_gate_agrees_with_the_assignment_bytes_of_a_librdkafka_
 
 
 def test_kip848_gate_passes_for_an_eager_librdkafka_group(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
@@ -202,8 +202,8 @@ def test_kip848_gate_passes_for_an_eager_librdkafka_group(
     topic = topic_factory(4)
     group = unique("eager848")
     spec = MemberSpec(name="e0", kind="python", group=group, topics=(topic,), assignors=("range",))
-    fleet.add_many([spec, spec.replace(name="e1")])
-    fleet.wait_stable(group, members=2)
+    processes.add_many([spec, spec.replace(name="e1")])
+    processes.wait_stable(group, members=2)
     result = run_cli(
         "verify-group",
         group,
@@ -221,7 +221,7 @@ def test_kip848_gate_passes_for_an_eager_librdkafka_group(
 
 
 def test_describe_all_lists_groups_with_type_state_and_protocol(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
@@ -229,10 +229,10 @@ def test_describe_all_lists_groups_with_type_state_and_protocol(
 ) -> None:
     topic = topic_factory(2)
     group = unique("listed")
-    fleet.add(
+    processes.add(
         MemberSpec(name="l0", kind="python", group=group, topics=(topic,), assignors=("cooperative-sticky",))
     )
-    fleet.wait_stable(group, members=1)
+    processes.wait_stable(group, members=1)
     rows = {
         r["group_id"]: r
         for r in run_cli("describe", "--all", "--bootstrap-server", bootstrap, "-o", "json").json()
@@ -250,7 +250,7 @@ def test_describe_all_lists_groups_with_type_state_and_protocol(
 
 
 def test_describe_all_as_a_table_is_one_aligned_line_per_group(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
@@ -258,8 +258,8 @@ def test_describe_all_as_a_table_is_one_aligned_line_per_group(
 ) -> None:
     topic = topic_factory(1)
     group = unique("tabled")
-    fleet.add(MemberSpec(name="t0", kind="python", group=group, topics=(topic,), assignors=("range",)))
-    fleet.wait_stable(group, members=1)
+    processes.add(MemberSpec(name="t0", kind="python", group=group, topics=(topic,), assignors=("range",)))
+    processes.wait_stable(group, members=1)
     result = run_cli("describe", "--all", "--bootstrap-server", bootstrap)
     assert result.code == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -271,7 +271,7 @@ def test_describe_all_as_a_table_is_one_aligned_line_per_group(
 
 
 def test_describe_and_verify_tables_show_bracketed_ids_as_they_are_on_the_broker(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
@@ -282,8 +282,8 @@ def test_describe_and_verify_tables_show_bracketed_ids_as_they_are_on_the_broker
     topic = topic_factory(1)
     group = unique("shown") + "[prod]"
     client = "[bold]svc:id:0"
-    fleet.add(MemberSpec(name=client, kind="python", group=group, topics=(topic,), assignors=("range",)))
-    fleet.wait_stable(group, members=1)
+    processes.add(MemberSpec(name=client, kind="python", group=group, topics=(topic,), assignors=("range",)))
+    processes.wait_stable(group, members=1)
     described = run_cli("describe", group, "--bootstrap-server", bootstrap, "--no-lag")
     assert described.code == 0, described.stderr
     # librdkafka's member ids start with the client id: `[bold]svc:id:0-<uuid>  [bold]svc:id:0  …`
@@ -323,7 +323,7 @@ def test_an_unreachable_bootstrap_is_one_sentence_and_exit_3(
 
 
 def test_the_snapshot_json_round_trips_and_carries_broker_facts(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
@@ -331,8 +331,8 @@ def test_the_snapshot_json_round_trips_and_carries_broker_facts(
 ) -> None:
     topic = topic_factory(2)
     group = unique("json")
-    fleet.add(MemberSpec(name="j0", kind="python", group=group, topics=(topic,), assignors=("range",)))
-    fleet.wait_stable(group, members=1)
+    processes.add(MemberSpec(name="j0", kind="python", group=group, topics=(topic,), assignors=("range",)))
+    processes.wait_stable(group, members=1)
     raw = run_cli("describe", group, "--bootstrap-server", bootstrap, "-o", "json").stdout
     snap = GroupSnapshot.model_validate(json.loads(raw))
     assert snap.broker.kafka_version.value == "4.1+"
@@ -342,7 +342,7 @@ def test_the_snapshot_json_round_trips_and_carries_broker_facts(
 
 
 def test_verify_lag_window_is_measured_and_stated(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
@@ -355,8 +355,8 @@ def test_verify_lag_window_is_measured_and_stated(
 
     topic = topic_factory(2)
     group = unique("lagwin")
-    fleet.add(MemberSpec(name="w0", kind="java", group=group, topics=(topic,), assignors=("range",)))
-    fleet.wait_stable(group, members=1)
+    processes.add(MemberSpec(name="w0", kind="java", group=group, topics=(topic,), assignors=("range",)))
+    processes.wait_stable(group, members=1)
     producer = Producer({"bootstrap.servers": bootstrap})
     for i in range(20):
         producer.produce(topic, b"x", partition=i % 2)

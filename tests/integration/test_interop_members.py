@@ -14,7 +14,7 @@ import pytest
 
 from kafka_coop.events import RebalanceEvent
 from kafka_coop.inspection import GroupSnapshot
-from kafka_coop.sandbox import Fleet, MemberSpec, SteadyProducer, audit_when_drained
+from kafka_coop.sandbox import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
 from testbed.interop import INTEROP_KINDS
 from tests.conftest import CliResult
 
@@ -36,7 +36,7 @@ EXPECTED_PROTOCOL = {
 @pytest.mark.parametrize("kind", INTEROP_KINDS)
 def test_member_joins_and_closes_cleanly_with_no_record_lost(
     kind: str,
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
@@ -52,13 +52,13 @@ def test_member_joins_and_closes_cleanly_with_no_record_lost(
         record_log=True,
     )
     with SteadyProducer(bootstrap, topic, PARTITIONS, rate=100) as producer:
-        members = fleet.add_many([spec, spec.replace(name=f"{kind}-1")])
-        fleet.wait_stable(group, joined=members)
-        fleet.stop(members[0].spec.name)  # one leaves: the other takes its partitions over
-        fleet.wait_stable(group, members=1)
+        members = processes.add_many([spec, spec.replace(name=f"{kind}-1")])
+        processes.wait_stable(group, joined=members)
+        processes.stop(members[0].spec.name)  # one leaves: the other takes its partitions over
+        processes.wait_stable(group, members=1)
         producer.stop()
         result = audit_when_drained(topic, producer.acked, lambda: [m.records_path for m in members])
-    fleet.stop_all(group=group)
+    processes.stop_all(group=group)
     assert [m.proc.returncode for m in members if m.proc is not None] == [0, 0]
     events = [RebalanceEvent.model_validate(e) for m in members for e in m.events()]
     assert {e.protocol for e in events} == {EXPECTED_PROTOCOL[kind]}
@@ -74,7 +74,7 @@ def _describe(run_cli: Callable[..., CliResult], bootstrap: str, group: str) -> 
 
 
 def test_two_kafka_python_members_with_defaults_and_a_kafka_coop_member_are_described_apart(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
@@ -85,14 +85,14 @@ def test_two_kafka_python_members_with_defaults_and_a_kafka_coop_member_are_desc
     kpy = MemberSpec(
         name="kpy-0", kind="kafka-python", group=group, topics=(topic,), assignors=(), client_id="default"
     )
-    members = fleet.add_many(
+    members = processes.add_many(
         [
             kpy,
             kpy.replace(name="kpy-1"),
             MemberSpec(name="coop", kind="python", group=group, topics=(topic,), manifests=False),
         ]
     )
-    fleet.wait_stable(group, joined=members)
+    processes.wait_stable(group, joined=members)
     snap = _describe(run_cli, bootstrap, group)
     families = sorted((m.client_family.value, m.client_family.source) for m in snap.members)
     assert families == [
@@ -103,7 +103,7 @@ def test_two_kafka_python_members_with_defaults_and_a_kafka_coop_member_are_desc
 
 
 def test_eight_members_of_seven_families_in_one_group_are_each_named_and_planned_for(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
@@ -139,8 +139,8 @@ def test_eight_members_of_seven_families_in_one_group_are_each_named_and_planned
             manifests=False,
         )
     )
-    members = fleet.add_many(specs)
-    live = fleet.wait_stable(group, joined=members)
+    members = processes.add_many(specs)
+    live = processes.wait_stable(group, joined=members)
     assert live.assignor == "roundrobin"
     assert sorted(tp for m in live.members for tp in m.assignment) == [(topic, p) for p in range(12)]
     snap = _describe(run_cli, bootstrap, group)

@@ -19,7 +19,7 @@ from typing import Any
 
 from kafka_coop.admin import ClusterAdmin, GroupDescription
 from kafka_coop.sandbox import (
-    Fleet,
+    MemberProcesses,
     MemberSpec,
     Sandbox,
     SteadyProducer,
@@ -65,7 +65,7 @@ def test_a_member_cut_from_its_coordinator_past_its_session_is_evicted_loses_its
     tmp_path: Path,
 ) -> None:
     topic, group = topic_factory(4), unique("netcut")
-    with Fleet(sandbox.bootstrap, tmp_path / "fleet") as fleet:
+    with MemberProcesses(sandbox.bootstrap, tmp_path / "fleet") as processes:
         spec = MemberSpec(
             name="stayer",
             kind="python",
@@ -76,11 +76,11 @@ def test_a_member_cut_from_its_coordinator_past_its_session_is_evicted_loses_its
             record_log=True,
             manifests=False,
         )
-        stayer = fleet.add(spec)
-        cut = fleet.add(spec.replace(name="cut", properties=CUT_MEMBER), start=False)
+        stayer = processes.add(spec)
+        cut = processes.add(spec.replace(name="cut", properties=CUT_MEMBER), start=False)
         cut.bootstrap = faults.bootstrap  # every connection of this one member goes through toxiproxy
         cut.start()
-        fleet.wait_stable(group, members=2, joined=[stayer, cut], timeout_s=120)
+        processes.wait_stable(group, members=2, joined=[stayer, cut], timeout_s=120)
         _wait_for(
             lambda: all(len(m.assignment) == 2 for m in admin.describe_group(group).members),
             60,
@@ -117,7 +117,7 @@ def test_a_member_cut_from_its_coordinator_past_its_session_is_evicted_loses_its
                 120,
                 "the cut member's rejoin with partitions",
             )
-            fleet.wait_stable(group, members=2, timeout_s=120)
+            processes.wait_stable(group, members=2, timeout_s=120)
         acked = dict(producer.acked)
         assert producer.failed == 0
         result = audit_when_drained(topic, acked, lambda: logs, timeout_s=90)
@@ -160,14 +160,16 @@ def _verdict(proc: subprocess.CompletedProcess[str]) -> tuple[int, dict[str, str
 def test_verify_group_through_coordinator_latency_gives_the_same_verdict_or_one_sentence_and_exit_3(
     sandbox: Sandbox,
     faults: NetworkFaults,
-    fleet: Fleet,
+    processes: MemberProcesses,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
 ) -> None:
     """Latency slows every request of verify-group; it must never turn into a different verdict."""
     topic, group = topic_factory(2), unique("netlag")
-    member = fleet.add(MemberSpec(name="m0", kind="python", group=group, topics=(topic,), manifests=False))
-    fleet.wait_stable(group, joined=[member], timeout_s=120)
+    member = processes.add(
+        MemberSpec(name="m0", kind="python", group=group, topics=(topic,), manifests=False)
+    )
+    processes.wait_stable(group, joined=[member], timeout_s=120)
     direct, _ = _verify(sandbox.bootstrap, group, 30)
     assert direct.returncode in (0, 1), direct.stderr
     truth = _verdict(direct)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kafka_coop.sandbox import Fleet, MemberSpec, free_port
+from kafka_coop.sandbox import MemberProcesses, MemberSpec, free_port
 from tests.conftest import CliResult
 
 
 def test_a_live_java_fleet_on_the_default_list_is_planned_from_phase_two(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     manifests_topic: str,
     topic_factory: Callable[[int], str],
@@ -17,13 +17,13 @@ def test_a_live_java_fleet_on_the_default_list_is_planned_from_phase_two(
     run_cli: Callable[..., CliResult],
 ) -> None:
     topic, group = topic_factory(4), unique("plan-default")
-    members = fleet.add_many(
+    members = processes.add_many(
         MemberSpec(
             name=f"j{i}", kind="java", group=group, topics=(topic,), assignors=("range", "cooperative-sticky")
         )
         for i in range(2)
     )
-    fleet.wait_stable(group, joined=members)
+    processes.wait_stable(group, joined=members)
     result = run_cli(
         "upgrade-plan", group, "--to", "cooperative", "--bootstrap-server", bootstrap, "-o", "json"
     )

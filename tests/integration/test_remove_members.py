@@ -6,15 +6,15 @@ import time
 from collections.abc import Callable
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.sandbox import Fleet, MemberSpec
+from kafka_coop.sandbox import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
 
 # long enough that only remove-members can empty the group within the test
 SLOW_SESSION = {"session.timeout.ms": "45000", "heartbeat.interval.ms": "3000"}
 
 
-def _static_fleet(fleet: Fleet, group: str, topic: str, n: int) -> None:
-    members = fleet.add_many(
+def _static_fleet(processes: MemberProcesses, group: str, topic: str, n: int) -> None:
+    members = processes.add_many(
         MemberSpec(
             name=f"svc-{i}",
             kind="python",
@@ -26,11 +26,11 @@ def _static_fleet(fleet: Fleet, group: str, topic: str, n: int) -> None:
         )
         for i in range(n)
     )
-    fleet.wait_stable(group, joined=members)
+    processes.wait_stable(group, joined=members)
 
 
 def test_stopped_static_members_are_removed_and_the_group_is_empty_at_once(
-    fleet: Fleet,
+    processes: MemberProcesses,
     admin: ClusterAdmin,
     manifests_topic: str,
     run_cli: Callable[..., CliResult],
@@ -38,8 +38,8 @@ def test_stopped_static_members_are_removed_and_the_group_is_empty_at_once(
     unique: Callable[[str], str],
 ) -> None:
     topic, group = topic_factory(4), unique("static")
-    _static_fleet(fleet, group, topic, 2)
-    fleet.stop_all(group=group)
+    _static_fleet(processes, group, topic, 2)
+    processes.stop_all(group=group)
     assert sorted(admin.describe_group(group).instance_ids) == ["svc-0", "svc-1"], "static: still listed"
     started = time.monotonic()
     result = run_cli(
@@ -54,7 +54,7 @@ def test_stopped_static_members_are_removed_and_the_group_is_empty_at_once(
 
 
 def test_a_running_static_member_is_refused_with_exit_1_and_stays(
-    fleet: Fleet,
+    processes: MemberProcesses,
     admin: ClusterAdmin,
     manifests_topic: str,
     run_cli: Callable[..., CliResult],
@@ -62,7 +62,7 @@ def test_a_running_static_member_is_refused_with_exit_1_and_stays(
     unique: Callable[[str], str],
 ) -> None:
     topic, group = topic_factory(2), unique("running")
-    _static_fleet(fleet, group, topic, 1)
+    _static_fleet(processes, group, topic, 1)
     result = run_cli(
         "remove-members", group, "--bootstrap-server", bootstrap_of(admin), "--instance-id", "svc-0"
     )
@@ -73,15 +73,15 @@ def test_a_running_static_member_is_refused_with_exit_1_and_stays(
 
 
 def test_an_unknown_instance_id_is_exit_2_and_nothing_is_sent(
-    fleet: Fleet,
+    processes: MemberProcesses,
     admin: ClusterAdmin,
     run_cli: Callable[..., CliResult],
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
 ) -> None:
     topic, group = topic_factory(2), unique("unknown")
-    _static_fleet(fleet, group, topic, 1)
-    fleet.stop_all(group=group)
+    _static_fleet(processes, group, topic, 1)
+    processes.stop_all(group=group)
     result = run_cli(
         "remove-members", group, "--bootstrap-server", bootstrap_of(admin), "--instance-id", "svc-7"
     )
@@ -95,7 +95,7 @@ def bootstrap_of(admin: ClusterAdmin) -> str:
 
 
 def test_wait_stopped_started_with_the_stop_removes_members_as_soon_as_they_closed(
-    fleet: Fleet,
+    processes: MemberProcesses,
     admin: ClusterAdmin,
     manifests_topic: str,
     topic_factory: Callable[[int], str],
@@ -104,10 +104,10 @@ def test_wait_stopped_started_with_the_stop_removes_members_as_soon_as_they_clos
     from kafka_coop.sandbox._rollout import finish_command, start_command
 
     topic, group = topic_factory(4), unique("waiting")
-    _static_fleet(fleet, group, topic, 2)
+    _static_fleet(processes, group, topic, 2)
     command = f"kafka-coop remove-members {group} --bootstrap-server {admin.bootstrap}"
     running = start_command(f"{command} --all-static --wait-stopped 60")
-    fleet.stop_all(group=group)  # whether it reads the manifests before or after they closed
+    processes.stop_all(group=group)  # whether it reads the manifests before or after they closed
     run = finish_command(running)
     assert run.exit_code == 0, run.output
     assert admin.describe_group(group).state == "empty"

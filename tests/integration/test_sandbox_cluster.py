@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from kafka_coop.sandbox import Fleet, MemberSpec, Sandbox, SteadyProducer, audit, free_ports, read_processed
+from kafka_coop.sandbox import (
+    MemberProcesses,
+    MemberSpec,
+    Sandbox,
+    SteadyProducer,
+    audit,
+    free_ports,
+    read_processed,
+)
 
 FAST_SESSION = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000"}
 
@@ -81,8 +89,8 @@ def test_a_group_keeps_consuming_while_its_coordinator_is_killed_and_restarted(
     topic, group = "cluster-kill-t", "cluster-kill-g"
     admin = cluster.admin()
     admin.ensure_topic(topic, 6)
-    with Fleet(cluster.bootstrap, tmp_path / "fleet") as fleet:
-        members = fleet.add_many(
+    with MemberProcesses(cluster.bootstrap, tmp_path / "fleet") as processes:
+        members = processes.add_many(
             MemberSpec(
                 name=f"py-{i}",
                 kind="python",
@@ -95,7 +103,7 @@ def test_a_group_keeps_consuming_while_its_coordinator_is_killed_and_restarted(
             )
             for i in range(3)
         )
-        fleet.wait_stable(group, joined=members, timeout_s=120)
+        processes.wait_stable(group, joined=members, timeout_s=120)
         logs = [m.records_path for m in members]
         with SteadyProducer(cluster.bootstrap, topic, 6, rate=100) as producer:
             coordinator = cluster.coordinator_of(group)
@@ -132,7 +140,7 @@ def test_a_group_keeps_consuming_while_its_coordinator_is_killed_and_restarted(
             time.sleep(2)
         acked = dict(producer.acked)
         assert producer.failed == 0
-        fleet.wait_stable(group, timeout_s=120)
+        processes.wait_stable(group, timeout_s=120)
         deadline = time.monotonic() + 60
         result = audit(topic, acked, read_processed(logs))
         while result.lost and time.monotonic() < deadline:
@@ -228,11 +236,11 @@ def test_describe_while_the_coordinator_is_frozen_fails_in_one_sentence_within_i
     wholly inside the window, so the exit-3 path is always shown."""
     topic, group = "cluster-frozen-t", "cluster-frozen-g"
     cluster.admin().ensure_topic(topic, 3)
-    with Fleet(cluster.bootstrap, tmp_path / "fleet") as fleet:
-        member = fleet.add(
+    with MemberProcesses(cluster.bootstrap, tmp_path / "fleet") as processes:
+        member = processes.add(
             MemberSpec(name="py-0", kind="python", group=group, topics=(topic,), manifests=False)
         )
-        fleet.wait_stable(group, joined=[member], timeout_s=120)
+        processes.wait_stable(group, joined=[member], timeout_s=120)
         deadline = time.monotonic() + 240
         shown_inside_window = 0
         while shown_inside_window == 0:

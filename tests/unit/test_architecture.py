@@ -350,6 +350,43 @@ def test_the_package_never_imports_the_repository_only_code() -> None:
     assert crossings == []
 
 
+def _exports(name: str) -> set[str] | None:
+    """The names in a module's `__all__` (assignments and `+=`), None if it has none."""
+    names: set[str] | None = None
+    for node in _tree(name).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == "__all__":
+            names = (names or set()) | set(ast.literal_eval(value))
+    return names
+
+
+def test_names_taken_from_a_package_face_are_in_its_all() -> None:
+    """A lazy face's `__getattr__` makes every name look present to mypy: a name the face does not
+    export (a typo, a renamed class) would only fail at run time."""
+    missing = []
+    for name in MODULES:
+        for node in ast.walk(_tree(name)):
+            if not isinstance(node, ast.ImportFrom) or node.module is None or node.level:
+                continue
+            face = node.module
+            if face not in MODULES or MODULES[face].name != "__init__.py":
+                continue
+            exported = _exports(face)
+            if exported is None:
+                continue
+            missing += [
+                f"{name}: {face}.{a.name}"
+                for a in node.names
+                if a.name not in exported and f"{face}.{a.name}" not in MODULES
+            ]
+    assert sorted(missing) == []
+
+
 def _owner(private: str) -> str:
     """The package a private module belongs to: everything before its first `_name` part."""
     parts = private.split(".")

@@ -1,4 +1,4 @@
-"""The test fleet's event reader is as strict as the report's: only a torn last line may be skipped."""
+"""The test bed's event reader is as strict as the report's: only a torn last line may be skipped."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kafka_coop.events import RebalanceEvent
-from kafka_coop.sandbox import FleetError, read_events
+from kafka_coop.sandbox import MemberProcessError, read_events
 
 EVENT = RebalanceEvent(
     ts_ms=1,
@@ -37,13 +37,13 @@ def test_complete_events_are_read_and_a_torn_last_line_from_a_kill_is_skipped(tm
 
 def test_an_unparsable_line_before_the_last_is_an_error_naming_the_line(tmp_path: Path) -> None:
     path = _write(tmp_path, f"{EVENT}\nnot json\n{EVENT}\n")
-    with pytest.raises(FleetError, match=r"m\.events\.jsonl line 2"):
+    with pytest.raises(MemberProcessError, match=r"m\.events\.jsonl line 2"):
         read_events(path)
 
 
 def test_a_line_that_is_json_but_not_an_event_is_an_error(tmp_path: Path) -> None:
     path = _write(tmp_path, f'{EVENT}\n{{"kind": "assigned"}}\n')
-    with pytest.raises(FleetError, match="line 2"):
+    with pytest.raises(MemberProcessError, match="line 2"):
         read_events(path)
 
 

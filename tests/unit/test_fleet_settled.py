@@ -1,9 +1,9 @@
-"""When the test fleet calls a group settled: Stable is not enough under the cooperative protocol."""
+"""When the test bed calls a group settled: Stable is not enough under the cooperative protocol."""
 
 from __future__ import annotations
 
 from kafka_coop.admin import GroupDescription, MemberDescription
-from kafka_coop.sandbox._fleet import unowned_partitions
+from kafka_coop.sandbox._members import unowned_partitions
 
 
 def _group(*assignments: tuple[tuple[str, int], ...]) -> GroupDescription:

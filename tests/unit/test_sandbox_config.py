@@ -49,16 +49,16 @@ def test_a_free_port_for_a_sandbox_listener_is_below_the_ephemeral_range() -> No
 def test_a_secured_fleet_passes_its_client_properties_to_python_members_and_refuses_others(
     tmp_path: Path,
 ) -> None:
-    from kafka_coop.sandbox import Member, MemberSpec
+    from kafka_coop.sandbox import MemberProcess, MemberSpec
 
     props = tmp_path / "client.properties"
     props.write_text("security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n")
     spec = MemberSpec(name="m0", kind="python", group="g", topics=("t",))
-    cmd = Member(spec, tmp_path, "b:9093", "4.1.1", props).command()
+    cmd = MemberProcess(spec, tmp_path, "b:9093", "4.1.1", props).command()
     assert cmd[cmd.index("--command-config") + 1] == str(props)
-    assert "--command-config" not in Member(spec, tmp_path, "b:9093", "4.1.1").command()
+    assert "--command-config" not in MemberProcess(spec, tmp_path, "b:9093", "4.1.1").command()
     with pytest.raises(InvalidInput, match="only python members take a client properties file"):
-        Member(spec.replace(kind="java"), tmp_path, "b:9093", "4.1.1", props).command()
+        MemberProcess(spec.replace(kind="java"), tmp_path, "b:9093", "4.1.1", props).command()
 
 
 def test_demo_takes_a_command_config_only_for_a_cluster_it_is_given(

@@ -95,7 +95,7 @@ def unowned_partitions(live: GroupDescription, partitions: Mapping[str, int]) ->
     return [(t, p) for t, n in sorted(partitions.items()) for p in range(n) if (t, p) not in owned]
 
 
-class FleetError(KafkaCoopError):
+class MemberProcessError(KafkaCoopError):
     """A member or group did not reach the state a test or rollout step waited for."""
 
 
@@ -138,7 +138,7 @@ def read_events(path: Path) -> list[dict[str, Any]]:
         except ValidationError as exc:
             first = exc.errors(include_url=False)[0]
             where = ".".join(str(x) for x in first["loc"]) or "line"
-            raise FleetError(
+            raise MemberProcessError(
                 f"{path} line {number} is not a RebalanceEvent: {where}: {first['msg']}."
             ) from None
         events.append(json.loads(line))
@@ -149,7 +149,7 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     return events
 
 
-class Member:
+class MemberProcess:
     """One member process and its files."""
 
     def __init__(
@@ -285,7 +285,8 @@ class Member:
             raise InvalidInput(
                 f"Member {spec.name}: {spec.kind} members are built from the kafka-coop repository's "
                 "interop/ folder, which the installed package does not include.",
-                hint="From a repository checkout: Fleet(..., families=testbed.interop.member_command).",
+                hint="From a repository checkout: "
+                "MemberProcesses(..., families=testbed.interop.member_command).",
             )
         if spec.members != 1:
             raise InvalidInput(
@@ -381,7 +382,7 @@ def _connection_conf(command_config: Path | None) -> dict[str, str]:
     return connection_conf(read_properties(command_config)) if command_config is not None else {}
 
 
-class Fleet:
+class MemberProcesses:
     """Member processes of one or more groups on one cluster; stops them all on exit."""
 
     def __init__(
@@ -401,15 +402,15 @@ class Fleet:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.kafka_version = kafka_version
-        self.members: dict[str, Member] = {}
+        self.members: dict[str, MemberProcess] = {}
         self.command_config = command_config
         self.conf = _connection_conf(command_config)
         self.admin = ClusterAdmin(bootstrap, self.conf)
 
-    def add(self, spec: MemberSpec, *, start: bool = True) -> Member:
+    def add(self, spec: MemberSpec, *, start: bool = True) -> MemberProcess:
         if spec.name in self.members:
             raise InvalidInput(f"A member named {spec.name!r} is already in the fleet.")
-        member = Member(
+        member = MemberProcess(
             spec, self.workdir, self.bootstrap, self.kafka_version, self.command_config, self.families
         )
         self.members[spec.name] = member
@@ -417,13 +418,13 @@ class Fleet:
             member.start()
         return member
 
-    def add_many(self, specs: Iterable[MemberSpec]) -> list[Member]:
+    def add_many(self, specs: Iterable[MemberSpec]) -> list[MemberProcess]:
         return [self.add(spec) for spec in specs]
 
-    def __getitem__(self, name: str) -> Member:
+    def __getitem__(self, name: str) -> MemberProcess:
         return self.members[name]
 
-    def group_members(self, group: str) -> list[Member]:
+    def group_members(self, group: str) -> list[MemberProcess]:
         return [m for m in self.members.values() if m.spec.group == group]
 
     def expected_size(self, group: str) -> int:
@@ -455,7 +456,7 @@ class Fleet:
         *,
         members: int | None = None,
         timeout_s: float = DEFAULT_STABLE_TIMEOUT_S,
-        joined: Iterable[Member] = (),
+        joined: Iterable[MemberProcess] = (),
         on_poll: Callable[[GroupDescription], None] | None = None,
     ) -> GroupDescription:
         """Wait for a Stable group of the expected size, each subscribed partition owned, `joined` in."""
@@ -478,7 +479,7 @@ class Fleet:
                 return last
             time.sleep(0.2)
         seen = "nothing" if last is None else f"state {last.state} with {len(last.members)} members"
-        raise FleetError(
+        raise MemberProcessError(
             f"Group {group!r} did not settle with {expected} members within {timeout_s:.0f}s (saw {seen}).",
             hint="Check the member logs in " + str(self.workdir),
         )
@@ -500,7 +501,7 @@ class Fleet:
                 -signal.SIGTERM,
                 -signal.SIGKILL,
             ):
-                raise FleetError(
+                raise MemberProcessError(
                     f"Member {member.spec.name} exited with code {member.proc.returncode}.",
                     hint=member.log_tail(5),
                     log_path=member.log_path,
@@ -514,7 +515,7 @@ class Fleet:
         reconfigure: Mapping[str, Any] | Callable[[MemberSpec], MemberSpec] | None = None,
         wait_stable: bool = True,
         timeout_s: float = DEFAULT_STABLE_TIMEOUT_S,
-        on_member: Callable[[Member], None] | None = None,
+        on_member: Callable[[MemberProcess], None] | None = None,
     ) -> None:
         """Restart every member of `group` in turn, optionally with new config, like a deploy does.
 
@@ -535,7 +536,7 @@ class Fleet:
             if on_member is not None:
                 on_member(member)
 
-    def __enter__(self) -> Fleet:
+    def __enter__(self) -> MemberProcesses:
         return self
 
     def __exit__(
