@@ -97,7 +97,7 @@ def partition_creation(lines: Iterable[str], topic: str, old: int) -> dict[str, 
     """When the broker finished creating the added partitions, from its log: the controller's last
     `Replayed PartitionRecord for new partition T-N` and the broker's last `Expected partition T-N ...
     Creating` (the partition's log made on this broker), N >= `old`; epoch ms, None when not logged."""
-    from bench._broker_clock import parse_ts
+    from bench.harness.broker_clock import parse_ts
 
     recorded: int | None = None
     created: int | None = None

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
 
 from bench._common import select_named
-from kafka_coop._vocab import RebalanceProtocol
+from bench.harness.rolling import Scenario
 
 NAME = "rolling-bounce"
 TITLE = "Rolling bounce, idle members: pause and unavailability by rebalance protocol and membership"
 EVENTS_ARCHIVE = f"{NAME}.events.jsonl.gz"
-
-MemberKind = Literal["python", "java"]  # the sandbox member kinds the scenarios run
-Case = Literal["bounce", "scale_out", "slow_restart"]
-# idle: `kafka-coop consume` / CoopMember as they ship (poll every 100 ms, no work per record);
-# service: real time per record in batches, a synchronous commit after each (bench/service_bounce.py)
-Shape = Literal["idle", "service"]
 
 TARGET_COOP_STATIC_REDUCTION = 20.0  # eager dynamic pause / cooperative static pause
 TARGET_KIP848_VS_COOP = 1.0  # KIP-848 static pause / cooperative static pause
@@ -56,34 +48,6 @@ QUICK: dict[str, int | float | str] = {
 }
 
 
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    family: MemberKind
-    protocol: RebalanceProtocol
-    static: bool
-    case: Case = "bounce"
-    heartbeat_ms: int | None = None  # the client's heartbeat.interval.ms when not its default (3000)
-    shape: Shape = "idle"
-
-    @property
-    def baseline(self) -> str:
-        """The scenario this one's ratios are taken against."""
-        if self.case == "bounce":
-            prefix = "svc-" if self.shape == "service" else ""
-            return f"{prefix}{'py' if self.family == 'python' else 'java'}-eager-dynamic"
-        return f"{'scaleout' if self.case == 'scale_out' else 'slow'}-eager"
-
-    @property
-    def label(self) -> str:
-        membership = "static" if self.static else "dynamic"
-        proto = {"eager": "eager", "cooperative": "coop", "consumer": "KIP-848"}[self.protocol]
-        if self.case == "bounce":
-            beat = f" hb {self.heartbeat_ms / 1000:g} s" if self.heartbeat_ms else ""
-            return f"{self.family} {proto} {membership}{beat} ({self.shape})"
-        return f"{'scale-out' if self.case == 'scale_out' else 'slow restart'} {proto} ({self.shape})"
-
-
 SCENARIOS: tuple[Scenario, ...] = (  # run order: each target pair back to back, so load drift hits both
     Scenario("py-eager-dynamic", "python", "eager", False),
     Scenario("py-coop-static", "python", "cooperative", True),
@@ -104,15 +68,6 @@ SCENARIOS: tuple[Scenario, ...] = (  # run order: each target pair back to back,
     Scenario("slow-consumer", "python", "consumer", True, "slow_restart"),
 )
 BY_NAME = {s.name: s for s in SCENARIOS}
-
-# Broker settings beyond the sandbox's: only the floor of the KIP-848 session timeout is lowered, so the
-# slow-restart case can give its group a 6 s session like the classic members get; the default (45 s)
-# and everything else stay as shipped.
-BROKER_CONFIG = {
-    "group.consumer.min.session.timeout.ms": "6000",
-    "group.consumer.min.heartbeat.interval.ms": "1000",
-}
-BROKER_START_TIMEOUT_S = 300.0
 
 
 def schedule(scenarios: Sequence[Scenario], floor_repeats: int) -> list[tuple[Scenario, int]]:

@@ -75,8 +75,14 @@ def _check(spark: Any, shard: Any, files: int) -> list[str]:
 def run(args: BenchArgs) -> BenchResult:
     import pyspark
 
-    from kafka_coop.analytics import read_event_lines, run_report, summarize, write_jsonl
-    from kafka_coop.analytics._spark import stop_session
+    from kafka_coop.analytics import (
+        get_session,
+        read_event_lines,
+        run_report,
+        stop_session,
+        summarize,
+        write_jsonl,
+    )
 
     params = {**DEFAULTS, **(QUICK if args.quick else {})}
     params = {key: args.param(key, value) for key, value in params.items()}
@@ -106,11 +112,9 @@ def run(args: BenchArgs) -> BenchResult:
         print(f"  python engine on one shard ({len(shard_events):,} events): {python_s:.1f} s", flush=True)
 
         stop_session()  # a fresh JVM, as a user's command gets
-        from kafka_coop.analytics import _spark
-
         load_spark = [round(x, 2) for x in os.getloadavg()]
         t0 = time.perf_counter()
-        spark = _spark.get_session(str(params["master"]))
+        spark = get_session(str(params["master"]))
         session_s = time.perf_counter() - t0
         t1 = time.perf_counter()
         report = run_report([root / "events"], root / "out", engine="spark", master=str(params["master"]))

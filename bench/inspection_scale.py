@@ -7,7 +7,7 @@ Targets (issues 5 and 18): `describe` and `verify-group` on the big group each f
 included, as a deploy pipeline sees it). The group: N Java kafka-clients members (cooperative-sticky,
 dynamic, manifests published) in a few JVMs on an N-partition topic with committed offsets on every
 partition (records are produced and consumed first, so the lag reads cover N partitions). The other
-999 groups are a fleet of real groups (`bench/_fleet_groups.py`): one static librdkafka member each that
+999 groups are real groups (`bench/harness/static_groups.py`): one static librdkafka member each that
 joined through a real rebalance (range / roundrobin / cooperative-sticky in turn), committed an offset on
 each partition it owns and closed without leaving, so each group stays Stable with a member, its
 metadata and its offsets; `describe --all` lists 1,000 groups.
@@ -35,7 +35,6 @@ Run: `.venv/bin/python -m bench --only inspection_scale` (`--quick`: 40 members,
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
@@ -61,6 +60,7 @@ from bench._common import (
     proc_cpu_s,
     sandbox,
 )
+from bench.harness.brokers import renice_process
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
 NAME = "inspection-scale"
@@ -153,28 +153,6 @@ def _machine_cpu() -> tuple[float, float]:
     return (sum(values) - idle) / tick, sum(values) / tick
 
 
-def renice_process(pid: int | None, nice: int) -> int:
-    """Lower the CPU priority of `pid`: its scheduler autogroup (Linux puts each session in one and
-    shares the CPU between groups first; members and the broker run in sessions of their own) and
-    every thread of it (nice is per thread). Returns the threads set."""
-    if pid is None or nice == 0:
-        return 0
-    with contextlib.suppress(OSError):
-        Path(f"/proc/{pid}/autogroup").write_text(str(nice))
-    done = 0
-    try:
-        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-    except OSError:
-        return 0
-    for tid in tids:
-        try:
-            os.setpriority(os.PRIO_PROCESS, tid, nice)
-            done += 1
-        except OSError:
-            continue  # the thread ended meanwhile
-    return done
-
-
 def _child_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -237,7 +215,7 @@ def in_process_samples(bootstrap: str, repeats: int) -> list[dict[str, JsonValue
     from kafka_coop.inspection import take_snapshot
 
     # kafka_coop.cli is the cli/ directory installed under that name (mypy sees it as `cli`)
-    terminal_class: Any = importlib.import_module("kafka_coop.cli._context").Terminal
+    terminal_class: Any = importlib.import_module("kafka_coop.cli").Terminal
     describe_module: Any = importlib.import_module("kafka_coop.cli.describe")
     render_snapshot: Any = describe_module.render_snapshot
     render_groups: Any = describe_module.render_groups
@@ -344,7 +322,7 @@ def produce_and_commit(bootstrap: str, partitions: int, per_partition: int) -> f
 
 
 def run(args: BenchArgs) -> BenchResult:
-    from bench._fleet_groups import create_static_groups
+    from bench.harness.static_groups import create_static_groups
     from kafka_coop.admin import ClusterAdmin
     from kafka_coop.errors import ClusterUnavailable
     from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG

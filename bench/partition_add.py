@@ -2,8 +2,8 @@
 
 The published figure (Karafka's KIP-848 guide, after the KIP's authors): a group of 10 consumers that
 gets 900 more partitions finishes rebalancing in about 5 s with the consumer protocol against about
-103 s with the classic one. Reproduced here with Python members (bench/_service_member.py: CoopConsumer,
-2 ms per record, a commit after each batch), dynamic membership, on one sandbox broker:
+103 s with the classic one. Reproduced here with Python members (bench/harness/service_member.py:
+CoopConsumer, 2 ms per record, a commit after each batch), dynamic membership, on one sandbox broker:
 
 1. a topic with `old` (100) partitions, `rate` records/s produced to them; 10 members join and settle
    (every partition owned exactly once, every member owning some);
@@ -21,7 +21,7 @@ itself, bumps the group epoch and hands them out on the members' next heartbeats
 (`group.consumer.heartbeat.interval.ms`, 5,000 ms by default). Extra rows rerun the classic protocols
 with a 10 s refresh interval, to show which setting drives the classic figure.
 
-The broker's log (bench/_broker_clock.py) gives the coordinator's own first reaction: the classic
+The broker's log (bench/harness/broker_clock.py) gives the coordinator's own first reaction: the classic
 rebalance and the member whose rejoin started it, or the KIP-848 epoch bump.
 
 Target: classic eager time / consumer time >= 20 (the published ratio is ~20x).
@@ -48,7 +48,6 @@ from bench._anchor_figures import (
     old_partition_cost,
     partition_creation,
 )
-from bench._broker_clock import parse_broker_log
 from bench._common import (
     BenchArgs,
     BenchResult,
@@ -59,8 +58,10 @@ from bench._common import (
     select_named,
     thread_cpu_s,
 )
-from bench._rolling_figures import read_record_logs, record_stats
-from bench._rolling_scenarios import BROKER_CONFIG
+from bench.harness.broker_clock import parse_broker_log
+from bench.harness.brokers import BROKER_CONFIG, broker_with_coordinator_debug, delete_topic, renice_process
+from bench.harness.figures import read_record_logs, record_stats
+from bench.harness.rolling import drain, wait_settled
 from kafka_coop._vocab import RebalanceProtocol
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
@@ -182,8 +183,7 @@ def run_case(
     params: Mapping[str, Any],
     broker_pid: int | None = None,
 ) -> dict[str, Any]:
-    from bench._service_fleet import add_service_members
-    from bench.rolling_bounce import _delete_topic, _drain, wait_settled
+    from bench.harness.service_members import add_service_members
     from kafka_coop.analytics import pauses, unavailability
     from kafka_coop.sandbox import MemberProcesses, SteadyProducer
 
@@ -212,11 +212,11 @@ def run_case(
             produced = producer.stop()
         acked = dict(producer.acked)
         record_paths = [m.records_path for m in members]
-        drained = _drain(record_paths, topic, produced, float(params["drain_timeout_s"]))
+        drained = drain(record_paths, topic, produced, float(params["drain_timeout_s"]))
         processes.stop_all()
         events = [e for m in processes.members.values() for e in m.events()]
         records = read_record_logs(record_paths)
-    _delete_topic(bootstrap, topic)
+    delete_topic(bootstrap, topic)
     owned_at = all_owned_at(events, topic, total, t0)
     t1 = owned_at if owned_at is not None else t_gate
     first_new = first_assigned_at(events, topic, old, t0)
@@ -287,9 +287,6 @@ def broker_cpu(pid: int | None) -> dict[str, float]:
 
 
 def run(args: BenchArgs) -> BenchResult:
-    from bench.inspection_scale import renice_process
-    from bench.service_bounce import broker_with_coordinator_debug
-
     params: dict[str, Any] = {**DEFAULTS, **(QUICK if args.quick else {})}
     params = {key: args.param(key, value) for key, value in params.items()}
     cases = selected(str(params["cases"]))
@@ -303,7 +300,8 @@ def run(args: BenchArgs) -> BenchResult:
             "load_avg_1m_start": _load(),
             "published": "Karafka docs (KIP-848 guide): 10 consumers, 900 partitions added: ~103 s classic, "
             "~5 s consumer protocol",
-            "member": "bench/_service_member.py, dynamic membership, client defaults except the refresh rows",
+            "member": "bench/harness/service_member.py, dynamic membership, client defaults except the "
+            "refresh rows",
         },
         kafka_version=DEFAULT_KAFKA_VERSION,
     )

@@ -47,10 +47,11 @@ from bench._common import (
     new_result,
     proc_cpu_s,
 )
-from bench._member_jvms import MEMBER_JVMS, check_jvms, closed_port_archive, member_command, train_live
-from bench._rolling_scenarios import BROKER_CONFIG, Scenario
-from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
-from kafka_coop.sandbox._java import CACHE_SUFFIX
+from bench.harness.brokers import BROKER_CONFIG, broker_with_coordinator_debug
+from bench.harness.member_jvms import MEMBER_JVMS, check_jvms, closed_port_archive, member_command, train_live
+from bench.harness.rolling import Scenario, member_specs, wait_settled
+from bench.harness.service_members import SERVICE_MEMBER, ServiceMember
+from kafka_coop.sandbox import CACHE_SUFFIX, DEFAULT_KAFKA_VERSION
 
 NAME = "restart-floor"
 TITLE = "One static member's restart, segment by segment (service-shaped and idle members, Python and Java)"
@@ -113,7 +114,7 @@ class Restart:
 
 # --- the member processes -----------------------------------------------------------------------------
 def _traced(base: type, trace: Path) -> Any:
-    """A fleet member class that passes `--trace` to members that take it and times start and stop."""
+    """A member process class that passes `--trace` to members that take it and times start and stop."""
 
     class Traced(base):  # type: ignore[misc]
         jvm: str = ""
@@ -122,7 +123,7 @@ def _traced(base: type, trace: Path) -> Any:
             cmd: list[str] = super().command()
             if self.spec.kind == "java" and self.jvm:
                 cmd = member_command(cmd, self.jvm, self.kafka_version, self.spec.group_protocol)
-            if self.spec.kind == "java" or "_service_member" in " ".join(cmd):
+            if self.spec.kind == "java" or str(SERVICE_MEMBER) in cmd:
                 cmd += ["--trace", str(trace)]
             return cmd
 
@@ -341,8 +342,6 @@ def restart_marks(
 def broker_with_request_log(tmp: Path, request_log: bool = True) -> Iterator[Any]:
     """The benchmarks' broker, with every request logged (its DEBUG lines cost broker CPU: off to
     measure the bed's own CPU as the full benchmarks run it)."""
-    from bench.service_bounce import broker_with_coordinator_debug
-
     with broker_with_coordinator_debug(tmp, extra=(REQUEST_LOG_PROPERTY,) if request_log else ()) as box:
         yield box
 
@@ -350,10 +349,7 @@ def broker_with_request_log(tmp: Path, request_log: bool = True) -> Iterator[Any
 def run_config(
     name: str, bootstrap: str, log: Path, workdir: Path, params: Mapping[str, Any], broker: int | None
 ) -> dict[str, Any]:
-    from bench._service_fleet import ServiceMember
-    from bench.rolling_bounce import member_specs, wait_settled
-    from kafka_coop.sandbox import MemberProcesses, SteadyProducer
-    from kafka_coop.sandbox._members import MemberProcess
+    from kafka_coop.sandbox import MemberProcess, MemberProcesses, SteadyProducer
 
     family, shape, protocol = CONFIGS[name]
     scn = Scenario(f"rf-{name}", family, protocol, True, shape=shape)  # type: ignore[arg-type]

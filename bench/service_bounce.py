@@ -15,14 +15,15 @@ The cooperative static / KIP-848 static pair of each family runs `floor_repeats`
 The broker clock: the sandbox broker logs every classic rebalance of the group coordinator at INFO
 and, with `GroupMetadataManager` at DEBUG (set through JAVA_TOOL_OPTIONS for the broker only), every
 KIP-848 member assignment state. Per step, the members' own and collateral pause sit next to the
-coordinator's rebalance windows (`bench/_broker_clock.py`): collateral pause must lie inside them,
+coordinator's rebalance windows (`bench/harness/broker_clock.py`): collateral pause must lie inside them,
 and a step without a broker rebalance must have none.
 
 Targets (from the same run): eager dynamic / cooperative static total pause >= 20x, Python and Java;
 KIP-848 static <= cooperative static; collateral pause 0 in every static scenario; 0 lost.
 
-Run: `python -m bench --only service_bounce` -> bench/results/service-bounce.json/.png and
-bench/results/service-bounce.events.jsonl.gz (every member event, for `kafka-coop report`).
+Run: `python -m bench --only service_bounce` -> bench/results/service-bounce.json/.png, and (not
+committed) bench/results/service-bounce.events.jsonl.gz (every member event, for `kafka-coop report`)
+and service-bounce.coordinator.log.gz.
 """
 
 from __future__ import annotations
@@ -32,18 +33,10 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench._broker_clock import (
-    DEBUG_PROPERTY,
-    LOGGER,
-    broker_windows,
-    check_step,
-    parse_broker_log,
-    summarize_clock,
-)
 from bench._common import (
     RESULTS_DIR,
     BenchArgs,
@@ -54,8 +47,17 @@ from bench._common import (
     new_result,
     select_named,
 )
-from bench._rolling_figures import median_pause, ratio, reduction, restart_segments, restart_split
-from bench._rolling_scenarios import BROKER_CONFIG, BROKER_START_TIMEOUT_S, MemberKind, Scenario
+from bench.harness.broker_clock import (
+    DEBUG_PROPERTY,
+    LOGGER,
+    broker_windows,
+    check_step,
+    parse_broker_log,
+    summarize_clock,
+)
+from bench.harness.brokers import BROKER_CONFIG, broker_with_coordinator_debug
+from bench.harness.figures import median_pause, ratio, reduction, restart_segments, restart_split
+from bench.harness.rolling import MemberKind, Scenario, archive_events, load_avg, run_scenario
 from kafka_coop._vocab import RebalanceProtocol
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
@@ -128,36 +130,6 @@ def schedule(scenarios: Sequence[Scenario], repeats: int) -> list[tuple[Scenario
     return out
 
 
-def _load() -> float:
-    return round(os.getloadavg()[0], 2)
-
-
-@contextlib.contextmanager
-def broker_with_coordinator_debug(tmp: Path, extra: Sequence[str] = ()) -> Iterator[Any]:
-    """The sandbox broker with GroupMetadataManager at DEBUG (KIP-848 member states), nothing else
-    changed but the `extra` JVM properties. JAVA_TOOL_OPTIONS is set only while the broker JVM starts,
-    so members never see it."""
-    from kafka_coop.sandbox import Sandbox, free_port
-
-    previous = os.environ.get("JAVA_TOOL_OPTIONS")
-    ours = " ".join((DEBUG_PROPERTY, *extra))
-    os.environ["JAVA_TOOL_OPTIONS"] = f"{previous} {ours}" if previous else ours
-    box = Sandbox(
-        dir=tmp / "kafka", port=free_port(), kafka_version=DEFAULT_KAFKA_VERSION, config=BROKER_CONFIG
-    )
-    try:
-        box.start(timeout_s=BROKER_START_TIMEOUT_S)
-    finally:
-        if previous is None:
-            os.environ.pop("JAVA_TOOL_OPTIONS", None)
-        else:
-            os.environ["JAVA_TOOL_OPTIONS"] = previous
-    try:
-        yield box
-    finally:
-        box.stop()
-
-
 def _pause_tuples(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, int, int]]:
     from kafka_coop.analytics import pauses
 
@@ -179,7 +151,7 @@ def clock_check(run_: Mapping[str, Any], broker_log: Path) -> dict[str, Any]:
 
 def archive_coordinator_lines(broker_log: Path, out: Path, group_prefix: str) -> None:
     """The group coordinator's log lines about the benchmark's groups, gzipped next to the results:
-    with the events archive, every clock figure can be recomputed (`bench/_broker_clock.py`)."""
+    with the events archive, every clock figure can be recomputed (`bench/harness/broker_clock.py`)."""
     import gzip
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -195,8 +167,6 @@ def archive_coordinator_lines(broker_log: Path, out: Path, group_prefix: str) ->
 
 
 def run(args: BenchArgs) -> BenchResult:
-    from bench.rolling_bounce import _archive_events, run_scenario
-
     params: dict[str, Any] = {**DEFAULTS, **(QUICK if args.quick else {})}
     params = {key: args.param(key, value) for key, value in params.items()}
     scenarios = selected(str(params["scenarios"]))
@@ -208,8 +178,8 @@ def run(args: BenchArgs) -> BenchResult:
             "scenario_names": [s.name for s in scenarios],
             "broker_config": dict(BROKER_CONFIG),
             "broker_log_debug": DEBUG_PROPERTY,
-            "load_avg_1m_start": _load(),
-            "consume_loop": "Python: bench/_service_member.py (CoopConsumer.consume(num_messages=500, "
+            "load_avg_1m_start": load_avg(),
+            "consume_loop": "Python: bench/harness/service_member.py (CoopConsumer.consume(num_messages=500, "
             "timeout=1.0), process_ms per record, mark_done, commit(asynchronous=False) after each batch; "
             "SIGTERM ends after the record in hand); Java: CoopMember --process-ms --commit batch "
             "(poll(100 ms), max.poll.records 500, commitSync after each batch)",
@@ -245,12 +215,12 @@ def run(args: BenchArgs) -> BenchResult:
                 f"  {scn.name}: pause {run_['pause_ms']:,} ms (own {run_['own_pause_ms']:,}, collateral "
                 f"{run_['collateral_pause_ms']:,}), broker rebalances {clk['broker_rebalances']}, collateral "
                 f"outside broker windows {clk['collateral_outside_broker_ms']} ms, dups {rec['duplicates']}, "
-                f"lost {rec['lost']}, scenario {time.monotonic() - t:.0f} s, load {_load()}",
+                f"lost {rec['lost']}, scenario {time.monotonic() - t:.0f} s, load {load_avg()}",
                 flush=True,
             )
-        result.parameters["load_avg_1m_end"] = _load()
+        result.parameters["load_avg_1m_end"] = load_avg()
         if not args.quick or args.results_dir != RESULTS_DIR:
-            _archive_events(runs, args.results_dir, EVENTS_ARCHIVE)
+            archive_events(runs, args.results_dir, EVENTS_ARCHIVE)
             archive_coordinator_lines(kafka.log_path, args.results_dir / BROKER_ARCHIVE, "rb-svc-")
     for run_ in runs:
         run_.pop("_events")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import Any
 
 from kafka_coop._extras import install_hint, missing
 
@@ -22,3 +24,18 @@ def run() -> None:
     from .main import main
 
     main()
+
+
+# For code that renders outside a command (benchmarks timing a renderer): loaded on first use, since
+# the console script must not import click before it has said which extra is missing.
+_LAZY: dict[str, str] = {"Terminal": "kafka_coop.cli._context"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = ["CLI_MODULES", "Terminal", "run"]

@@ -6,6 +6,11 @@ and a PySpark job (`kafka_coop.analytics._spark`, behind the `spark` extra, impo
 Definitions of every figure: `kafka_coop.analytics._summary` and docs/report.md.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from kafka_coop.analytics._generate import generate_events, write_jsonl
 from kafka_coop.analytics._intervals import Interval, member_name, unavailability, unavailable_ms
 from kafka_coop.analytics._model import (
@@ -24,6 +29,25 @@ from kafka_coop.analytics._read import expand_paths, read_event_lines
 from kafka_coop.analytics._report import ENGINES, ReportResult, choose_engine, run_report
 from kafka_coop.analytics._summary import pauses, summarize
 
+if TYPE_CHECKING:
+    from kafka_coop.analytics._spark import get_session, stop_session
+
+# The Spark session, for benchmarks that time it apart from the report (PySpark loads on first use).
+_LAZY: dict[str, str] = {
+    "get_session": "kafka_coop.analytics._spark",
+    "stop_session": "kafka_coop.analytics._spark",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "ENGINES",
     "Interval",
@@ -40,6 +64,7 @@ __all__ = [
     "choose_engine",
     "expand_paths",
     "generate_events",
+    "get_session",
     "load_phases",
     "member_name",
     "parse_phases",
@@ -47,6 +72,7 @@ __all__ = [
     "prepare_spark",
     "read_event_lines",
     "run_report",
+    "stop_session",
     "summarize",
     "unavailability",
     "unavailable_ms",

@@ -70,9 +70,27 @@ __all__ += [
 
 from kafka_coop.sandbox._broker import port_is_free  # noqa: E402
 from kafka_coop.sandbox._jars import resolve_kafka_jars  # noqa: E402
-from kafka_coop.sandbox._java import java_member_archive, java_member_classpath  # noqa: E402
+from kafka_coop.sandbox._java import (  # noqa: E402
+    CACHE_SUFFIX,
+    JVM_OPTIONS,
+    CacheKind,
+    cache_options,
+    cache_output_option,
+    java_member_archive,
+    java_member_classpath,
+)
 
-__all__ += ["java_member_archive", "java_member_classpath", "port_is_free", "resolve_kafka_jars"]
+__all__ += [
+    "CACHE_SUFFIX",
+    "JVM_OPTIONS",
+    "CacheKind",
+    "cache_options",
+    "cache_output_option",
+    "java_member_archive",
+    "java_member_classpath",
+    "port_is_free",
+    "resolve_kafka_jars",
+]
 
 # The demo walks the planner, inspection and analytics: loaded on first use, not with the test bed.
 if TYPE_CHECKING:

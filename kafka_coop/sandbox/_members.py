@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -93,6 +93,24 @@ def unowned_partitions(live: GroupDescription, partitions: Mapping[str, int]) ->
     """
     owned = {tp for m in live.members for tp in m.assignment}
     return [(t, p) for t, n in sorted(partitions.items()) for p in range(n) if (t, p) not in owned]
+
+
+def latest_owned(events: Sequence[Mapping[str, Any]]) -> frozenset[TopicPartition] | None:
+    """What one consumer owns after its last assigned/revoked/lost event; None before its first."""
+    for event in reversed(events):
+        if event.get("kind") in ("assigned", "revoked", "lost"):
+            return frozenset((str(t), int(p)) for t, p in event.get("owned") or ())
+    return None
+
+
+def ownership_settled(owned: Mapping[str, frozenset[TopicPartition] | None], partitions: int) -> bool:
+    """Every member owns something, no partition is owned twice, and all `partitions` are owned."""
+    seen: set[TopicPartition] = set()
+    for parts in owned.values():
+        if not parts or seen & parts:
+            return False
+        seen |= parts
+    return len(seen) == partitions
 
 
 class MemberProcessError(KafkaCoopError):
@@ -458,8 +476,15 @@ class MemberProcesses:
         timeout_s: float = DEFAULT_STABLE_TIMEOUT_S,
         joined: Iterable[MemberProcess] = (),
         on_poll: Callable[[GroupDescription], None] | None = None,
+        partitions: int | None = None,
     ) -> GroupDescription:
-        """Wait for a Stable group of the expected size, each subscribed partition owned, `joined` in."""
+        """Wait until `group` has settled: Stable with the expected size, `joined` in, every partition owned.
+
+        Ownership is the broker's view (each subscribed partition assigned to some member), unless
+        `partitions` is given: then it is the members' own, from their events (every live member owns
+        a partition and all `partitions` are owned exactly once): the benchmarks' readiness gate,
+        stricter, and with no metadata request per poll.
+        """
         expected = self.expected_size(group) if members is None else members
         must_join = list(joined)
         deadline = time.monotonic() + timeout_s
@@ -469,13 +494,12 @@ class MemberProcesses:
             last = self.admin.describe_group(group)
             if on_poll is not None:
                 on_poll(last)
-            settled = (
+            if (
                 last.state == "stable"
                 and len(last.members) == expected
                 and all(m.has_joined() for m in must_join)
-                and not unowned_partitions(last, self._partition_counts(group))
-            )
-            if settled:
+                and self._all_owned(group, last, partitions)
+            ):
                 return last
             time.sleep(0.2)
         seen = "nothing" if last is None else f"state {last.state} with {len(last.members)} members"
@@ -483,6 +507,14 @@ class MemberProcesses:
             f"Group {group!r} did not settle with {expected} members within {timeout_s:.0f}s (saw {seen}).",
             hint="Check the member logs in " + str(self.workdir),
         )
+
+    def _all_owned(self, group: str, live: GroupDescription, partitions: int | None) -> bool:
+        if partitions is None:
+            return not unowned_partitions(live, self._partition_counts(group))
+        owned = {
+            m.spec.name: latest_owned(m.events_since_start()) for m in self.group_members(group) if m.alive
+        }
+        return ownership_settled(owned, partitions)
 
     def _partition_counts(self, group: str) -> dict[str, int]:
         """Partitions of every topic the group's live members subscribe to, as the cluster has them now."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.rolling_bounce import run_scenario
+from bench.harness.rolling import run_scenario
 from bench.service_bounce import BY_NAME, clock_check
 from kafka_coop.sandbox import Sandbox
 

@@ -404,12 +404,55 @@ def test_private_modules_are_imported_only_from_inside_their_package() -> None:
     crossings = sorted(
         f"{name} -> {imported}"
         for name, targets in graph().items()
-        if name.startswith("kafka_coop")
         for imported in targets
         if any(p.startswith("_") and not p.startswith("__") for p in imported.split("."))
         and not _inside(name, _owner(imported))
     )
     assert crossings == []
+
+
+def _benchmarks() -> list[str]:
+    """bench/<name>.py modules that are benchmarks (bench.run finds them by name)."""
+    return [
+        name
+        for name in MODULES
+        if name.startswith("bench.")
+        and name.count(".") == 1
+        and not name.rpartition(".")[2].startswith("_")
+        and name not in ("bench.run", "bench.readme_table")
+    ]
+
+
+def test_no_benchmark_imports_another_benchmark() -> None:
+    """What two benchmarks share lives in bench/harness/ or the test bed, not in either of them."""
+    benchmarks = set(_benchmarks())
+    assert len(benchmarks) >= 8, benchmarks
+    crossings = sorted(
+        f"{name} -> {target}" for name in benchmarks for target in graph()[name] if target in benchmarks
+    )
+    assert crossings == []
+
+
+def _private_names_taken(name: str) -> Iterator[str]:
+    for node in ast.walk(_tree(name)):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            source = _resolve(node.module)
+            if source is None or source == name:
+                continue
+            for alias in node.names:
+                taken = f"{node.module}.{alias.name}"
+                if alias.name.startswith("_") and not alias.name.startswith("__") and taken not in MODULES:
+                    yield f"{name} takes {taken}"
+
+
+def test_no_module_takes_a_private_name_of_another() -> None:
+    taken = sorted(
+        line
+        for name in MODULES
+        for line in _private_names_taken(name)
+        if (name, _resolve(line.split(" takes ")[1]) or "") not in AWAITING_CONSUMER_BRANCH
+    )
+    assert taken == []
 
 
 def test_every_arrow_awaiting_the_consumer_branch_still_exists() -> None:

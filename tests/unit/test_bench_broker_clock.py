@@ -1,9 +1,9 @@
-"""The broker-clock check of the service-shaped bounce (bench/_broker_clock.py): the coordinator's log
+"""The broker-clock check of the service-shaped bounce (bench/harness/broker_clock.py): the coordinator's log
 lines, its rebalance windows, and the per-step comparison with the members' pauses."""
 
 from __future__ import annotations
 
-from bench._broker_clock import (
+from bench.harness.broker_clock import (
     LOGGER,
     BrokerWindow,
     broker_windows,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench import _member_jvms
-from bench._member_jvms import MemberJvm, check_jvms, member_command
+from bench.harness import member_jvms
+from bench.harness.member_jvms import MemberJvm, check_jvms, member_command
 
 
 def test_an_unknown_jvm_variant_is_refused_with_the_known_ones() -> None:
@@ -15,7 +15,7 @@ def test_an_unknown_jvm_variant_is_refused_with_the_known_ones() -> None:
 
 def test_a_variant_whose_jdk_is_missing_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     missing = MemberJvm("/nonexistent/jdk/bin/java", ("-Xmx192m",), "aot", live=False)
-    monkeypatch.setitem(_member_jvms.MEMBER_JVMS, "elsewhere", missing)
+    monkeypatch.setitem(member_jvms.MEMBER_JVMS, "elsewhere", missing)
     with pytest.raises(ValueError, match="needs /nonexistent/jdk/bin/java"):
         check_jvms(["elsewhere"])
 
@@ -25,11 +25,11 @@ def test_a_variant_replaces_the_fleets_jvm_options_and_keeps_the_members_argumen
 ) -> None:
     """The fleet's options and archive go; the member's own options, classpath and arguments stay."""
     monkeypatch.setitem(
-        _member_jvms.MEMBER_JVMS, "x", MemberJvm("/opt/j/bin/java", ("-Xint",), "aot", live=True)
+        member_jvms.MEMBER_JVMS, "x", MemberJvm("/opt/j/bin/java", ("-Xint",), "aot", live=True)
     )
     fleet_cmd = [
         "java",
-        *_member_jvms.JVM_OPTIONS,
+        *member_jvms.JVM_OPTIONS,
         "-XX:SharedArchiveFile=/c/member.jsa",
         "-Dmember=1",
         "-cp",

@@ -12,7 +12,7 @@ from bench._anchor_figures import (
     old_partition_cost,
     partition_creation,
 )
-from bench._broker_clock import BrokerLine, parse_ts
+from bench.harness.broker_clock import BrokerLine, parse_ts
 from bench.partition_add import BY_NAME, CASES, selected
 from kafka_coop.analytics._intervals import Interval
 

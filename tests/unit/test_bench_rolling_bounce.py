@@ -1,6 +1,6 @@
-"""Pure helpers of the rolling-bounce bench (bench/_rolling_figures.py, bench/_rolling_scenarios.py):
-record-log parsing, latency/duplicate/loss stats, ratios, the ownership gate and the unowned-partition
-timeline."""
+"""Pure helpers of the rolling-bounce bench (bench/harness/figures.py, bench/_rolling_figures.py,
+bench/_rolling_scenarios.py): record-log parsing, latency/duplicate/loss stats, ratios and the
+unowned-partition timeline."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from bench._rolling_figures import (
+from bench._rolling_figures import heartbeat_model_notes
+from bench._rolling_scenarios import BY_NAME, SCENARIOS, schedule, selected_scenarios
+from bench.harness.figures import (
     ProcessedRecord,
-    heartbeat_model_notes,
-    latest_owned,
     median_pause,
-    ownership_settled,
     parse_record_line,
     percentile,
     ratio,
@@ -23,7 +22,6 @@ from bench._rolling_figures import (
     split_pause,
     unowned_steps,
 )
-from bench._rolling_scenarios import BY_NAME, SCENARIOS, schedule, selected_scenarios
 
 
 def rec(partition: int, offset: int, produced: int, processed: int, topic: str = "t") -> ProcessedRecord:
@@ -98,27 +96,6 @@ def test_ratio_and_reduction() -> None:
         10.545, abs=1e-3
     )  # docs/protocols.md "Reference figures"
     assert reduction(100.0, 0.0) is None
-
-
-def test_latest_owned_ignores_lifecycle_events() -> None:
-    assert latest_owned([]) is None
-    assert latest_owned([{"kind": "started", "owned": []}]) is None
-    events = [
-        {"kind": "started", "owned": []},
-        {"kind": "assigned", "owned": [["t", 0], ["t", 1]]},
-        {"kind": "revoked", "owned": [["t", 1]]},
-        {"kind": "closed", "owned": []},
-    ]
-    assert latest_owned(events) == frozenset({("t", 1)})
-
-
-def test_ownership_settled() -> None:
-    a, b = frozenset({("t", 0), ("t", 1)}), frozenset({("t", 2)})
-    assert ownership_settled({"a": a, "b": b}, 3)
-    assert not ownership_settled({"a": a, "b": b}, 4)  # a partition nobody owns
-    assert not ownership_settled({"a": a, "b": frozenset()}, 2)  # a member without partitions
-    assert not ownership_settled({"a": a, "b": None}, 2)  # a member not assigned yet
-    assert not ownership_settled({"a": a, "b": frozenset({("t", 1), ("t", 2)})}, 3)  # owned twice
 
 
 def test_unowned_steps() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench._rolling_figures import restart_segments, restart_split
-from bench._service_fleet import SERVICE_MEMBER, python_command
-from bench._service_member import consumer_conf, parse_args
+from bench.harness.figures import restart_segments, restart_split
+from bench.harness.service_member import consumer_conf, parse_args
+from bench.harness.service_members import SERVICE_MEMBER, python_command
 from bench.service_bounce import BY_NAME, SCENARIOS, schedule, selected
 from kafka_coop.sandbox import MemberSpec
 

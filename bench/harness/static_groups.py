@@ -1,4 +1,4 @@
-"""A fleet of real consumer groups, made cheaply: one short-lived *static* member per group.
+"""Many real consumer groups, made cheaply: one short-lived *static* member per group.
 
 Each group gets one librdkafka consumer with a `group.instance.id` that subscribes, receives its
 assignment from a real rebalance, commits an offset on every partition it owns and closes. A static

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from kafka_coop._jvm import partial_path, publish_file
 from kafka_coop._vocab import GroupProtocol
-from kafka_coop.sandbox._java import (
+from kafka_coop.sandbox import (
     JVM_OPTIONS,
     CacheKind,
     cache_options,

@@ -1,6 +1,6 @@
 """A service-shaped Python member for the rebalance benchmarks: real time per record, batch commits.
 
-`python -m bench._service_member --bootstrap B --group G --topics T --name m3 --protocol cooperative
+`python -m bench.harness.service_member --bootstrap B --group G --topics T --name m3 --protocol cooperative
 [--instance-id m3] --events E --records R [--process-ms 2] [--batch 500] [--conf k=v]...`
 
 The loop is the one docs/consumer.md gives services: `consume(num_messages=batch, timeout=1.0)`, process
