@@ -63,7 +63,7 @@ def _on_term(_signum: int, _frame: FrameType | None) -> None:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench._service_member")
+    parser = argparse.ArgumentParser(prog="python -m bench.harness.service_member")
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--group", required=True)
     parser.add_argument("--topics", required=True, help="comma-separated")
