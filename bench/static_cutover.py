@@ -81,7 +81,12 @@ def one_cutover(bootstrap: str, workdir: Path, side: str, *, members: int, parti
         if not remove:  # what the plan did before remove-members existed
             plan = plan.model_copy(
                 update={
-                    "phases": tuple(p.model_copy(update={"then": (), "alongside": ()}) for p in plan.phases)
+                    "phases": tuple(
+                        p.model_copy(
+                            update={"then": (), "alongside": (), "then_specs": (), "alongside_specs": ()}
+                        )
+                        for p in plan.phases
+                    )
                 }
             )
         gates: list[float] = []

@@ -17,9 +17,9 @@ from kafka_coop.rollout import (
     GateCommand,
     MigrationSpec,
     Plan,
-    PlanPhase,
     Target,
     all_migrations,
+    config_lines,
     fleet_from_snapshot,
     load_fleet,
     load_migration,
@@ -75,21 +75,6 @@ def _migrations(forced: str | None) -> list[tuple[str, MigrationSpec]]:
     return [(spec.name, spec) for spec in all_migrations()]
 
 
-def _config_lines(phase: PlanPhase) -> list[str]:
-    lines = []
-    for family, config in phase.config.items():
-        pairs = ", ".join(f"{k}={v}" for k, v in config.set.items()) or "(unchanged)"
-        line = f"{family}: {pairs}"
-        if config.remove:
-            line += f"; remove {', '.join(config.remove)}"
-        if config.kafka_coop:
-            line += " | kafka-coop: " + ", ".join(f"{k}={v}" for k, v in config.kafka_coop.items())
-        lines.append(line)
-    if phase.action == "stop-all":
-        lines.append("stop every member (SIGTERM: commit and close)")
-    return lines
-
-
 def render_table(term: Terminal, plan: Plan) -> None:
     """Phase by phase, commands on lines of their own so they can be copied whole."""
     out = term.out
@@ -129,7 +114,7 @@ def render_table(term: Terminal, plan: Plan) -> None:
         out.print(Text("gate before it:", style="dim"))
         out.print(Text(f"  {phase.gate}", style="bold"), soft_wrap=True)
         out.print(Text("config after it:", style="dim"))
-        for line in _config_lines(phase):
+        for line in config_lines(phase):
             out.print(f"  {line}", highlight=False)
         if phase.alongside:
             out.print(
@@ -193,7 +178,7 @@ def render_markdown(plan: Plan) -> str:
             "```",
             "",
         ]
-        out += [f"- {line}" for line in _config_lines(phase)]
+        out += [f"- {line}" for line in config_lines(phase)]
         if phase.alongside:
             out += ["", "Start together with the action (it waits for the members to close):", ""]
             out += ["```sh", *phase.alongside, "```", ""]

@@ -11,6 +11,7 @@
 
 from kafka_coop._vocab import JAVA_ASSIGNOR_CLASSES, mixes_protocols, protocol_of
 from kafka_coop.rollout._checks import Check, Status, worst
+from kafka_coop.rollout._commands import GateSpec, PlanSpec, RemoveStaticSpec, argv, render
 from kafka_coop.rollout._contract import (
     PLAN_HINT,
     TARGETS,
@@ -60,7 +61,7 @@ from kafka_coop.rollout._spec import (
     migration_names,
     parse_migration,
 )
-from kafka_coop.rollout._wording import family_config, pause_note
+from kafka_coop.rollout._wording import config_lines, family_config, pause_note
 
 __all__ = [
     "JAVA_ASSIGNOR_CLASSES",
@@ -80,6 +81,7 @@ __all__ = [
     "FleetSummary",
     "GateCommand",
     "GateReport",
+    "GateSpec",
     "GateTarget",
     "Match",
     "MemberConfig",
@@ -88,12 +90,16 @@ __all__ = [
     "PhaseMatch",
     "Plan",
     "PlanPhase",
+    "PlanSpec",
     "PlanStatus",
     "Position",
+    "RemoveStaticSpec",
     "RequirementFacts",
     "Status",
     "Target",
     "all_migrations",
+    "argv",
+    "config_lines",
     "detect_state",
     "evaluate",
     "family_config",
@@ -113,6 +119,7 @@ __all__ = [
     "pause_note",
     "phase_match",
     "protocol_of",
+    "render",
     "requirement_checks",
     "requirement_facts",
     "worst",

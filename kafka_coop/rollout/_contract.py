@@ -8,7 +8,6 @@ what the group must look like after it, the pause it costs and how to roll it ba
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 from typing import Literal
 
@@ -17,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from kafka_coop._vocab import KnownFamily
 from kafka_coop.errors import InvalidInput
 from kafka_coop.rollout._checks import Check
+from kafka_coop.rollout._commands import GATE_TIMEOUT_S, GateSpec, PlanSpec, RemoveStaticSpec
 from kafka_coop.rollout._match import FleetState
 from kafka_coop.rollout._spec import Action, Expect, MemberConfig, PauseClass
 
@@ -28,7 +28,6 @@ TARGETS: dict[Direction, tuple[Target, ...]] = {
     "upgrade": ("cooperative", "consumer"),
     "downgrade": ("eager", "classic"),
 }
-GATE_TIMEOUT_S = 300
 PLAN_HINT = "Write it with `kafka-coop upgrade-plan ... --output json > plan.json`."
 
 
@@ -51,7 +50,7 @@ class PlanPhase(BaseModel):
     action: Action
     status: Literal["done", "in-progress", "todo"]
     progress: str | None = None
-    gate: str  # the verify-group command that must pass before this phase starts
+    gate: str  # the verify-group command that must pass before this phase starts, as printed
     config: dict[KnownFamily, FamilyConfig]  # every family in the fleet, each in its own terms
     expect: Expect
     pause: PauseClass
@@ -60,6 +59,10 @@ class PlanPhase(BaseModel):
     notes: tuple[str, ...] = ()
     then: tuple[str, ...] = ()  # commands to run right after the action, before the next gate
     alongside: tuple[str, ...] = ()  # commands to start with the action (they wait for what they need)
+    # What a runner executes: the commands above as specs (None / empty in plans of before 0.1.1).
+    gate_spec: GateSpec | None = None
+    then_specs: tuple[RemoveStaticSpec, ...] = ()
+    alongside_specs: tuple[RemoveStaticSpec, ...] = ()
 
 
 class Blocker(BaseModel):
@@ -112,6 +115,7 @@ class Plan(BaseModel):
     preconditions: tuple[Check, ...] = ()
     phases: tuple[PlanPhase, ...] = ()
     final_gate: str | None = None
+    final_gate_spec: GateSpec | None = None
     warnings: tuple[str, ...] = ()
     blockers: tuple[Blocker, ...] = ()
     alternatives: tuple[Alternative, ...] = ()
@@ -122,7 +126,7 @@ class Plan(BaseModel):
 
 
 class GateCommand(BaseModel):
-    """How printed gate commands reach the cluster (never secrets: only the file that holds them)."""
+    """How the commands a plan prints reach the cluster, and how long its gates may wait."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -130,32 +134,32 @@ class GateCommand(BaseModel):
     command_config: str | None = None
     timeout_s: int = GATE_TIMEOUT_S
 
-    def render(self, group: str, migration: str | None, phase: int | None, members: int | None) -> str:
-        """The gate command; without a migration it checks health only (mid-bounce, no phase holds)."""
-        parts = ["kafka-coop", "verify-group", group]
-        if self.bootstrap:
-            parts += ["--bootstrap-server", self.bootstrap]
-        if self.command_config:
-            parts += ["--command-config", self.command_config]
-        if migration is not None and phase is not None:
-            parts += ["--migration", migration, "--phase", str(phase)]
-        if members is not None:
-            parts += ["--expect-members", str(members)]
-        parts += ["--wait", "--timeout", str(self.timeout_s)]
-        return shlex.join(parts)
+    def gate(self, group: str, migration: str | None, phase: int | None, members: int | None) -> GateSpec:
+        """The gate; without a migration it checks health only (mid-bounce, no phase holds)."""
+        return GateSpec(
+            group=group,
+            migration=migration,
+            phase=phase,
+            expect_members=members,
+            timeout_s=self.timeout_s,
+            bootstrap=self.bootstrap,
+            command_config=self.command_config,
+        )
 
-    def render_remove_static(self, group: str, *, wait_stopped: bool = False) -> str:
-        """remove-members for every static member still listed (a no-op for a dynamic fleet); with
-        `wait_stopped` it is started with the stop and waits for the members' manifests to close."""
-        parts = ["kafka-coop", "remove-members", group]
-        if self.bootstrap:
-            parts += ["--bootstrap-server", self.bootstrap]
-        if self.command_config:
-            parts += ["--command-config", self.command_config]
-        parts += ["--all-static"]
-        if wait_stopped:
-            parts += ["--wait-stopped", str(self.timeout_s)]
-        return shlex.join(parts)
+    def remove_static(self, group: str, *, wait_stopped: bool = False) -> RemoveStaticSpec:
+        """remove-members for every static member still listed (a no-op for a dynamic fleet)."""
+        return RemoveStaticSpec(
+            group=group,
+            wait_stopped_s=self.timeout_s if wait_stopped else None,
+            bootstrap=self.bootstrap,
+            command_config=self.command_config,
+        )
+
+    def plan(self, direction: Direction, group: str, to: Target, migration: str | None = None) -> PlanSpec:
+        verb: Literal["upgrade-plan", "downgrade-plan"] = (
+            "upgrade-plan" if direction == "upgrade" else "downgrade-plan"
+        )
+        return PlanSpec(command=verb, group=group, to=to, migration=migration, bootstrap=self.bootstrap)
 
 
 def load_plan(path: Path) -> Plan:

@@ -13,7 +13,6 @@ Live paths (a pause per member) are preferred to cutovers (a full stop); the pau
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
@@ -22,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from kafka_coop._vocab import ClientFamily, KnownFamily
 from kafka_coop.families import catalog, older_than
 from kafka_coop.inspection import version_at_least
+from kafka_coop.rollout._commands import render
 from kafka_coop.rollout._contract import (
     TARGETS,
     Alternative,
@@ -39,7 +39,7 @@ from kafka_coop.rollout._fleet import FleetDescription
 from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match, why_not
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
 from kafka_coop.rollout._spec import MemberConfig, MigrationSpec
-from kafka_coop.rollout._wording import family_config, pause_note
+from kafka_coop.rollout._wording import family_config, pause_note, progress_note
 
 
 class _Candidate(BaseModel):
@@ -194,7 +194,9 @@ def _alternatives(
             out.append(
                 Alternative(
                     migration=candidate.spec.name,
-                    command=_plan_command(fleet.group, candidate.spec, gate, migration=candidate.source),
+                    command=render(
+                        gate.plan(candidate.spec.direction, fleet.group, candidate.spec.to, candidate.source)
+                    ),
                     why=candidate.spec.title,
                 )
             )
@@ -205,26 +207,15 @@ def _alternatives(
         m.family == "librdkafka" and older_than(m.version, kip848_since) for m in fleet.members
     )
     if to == "cooperative" and librdkafka and version_ok and clients_ok:
-        parts = ["kafka-coop", "upgrade-plan", fleet.group, "--to", "consumer"]
-        if gate.bootstrap:
-            parts += ["--bootstrap-server", gate.bootstrap]
         out.append(
             Alternative(
                 migration="classic-to-consumer",
-                command=shlex.join(parts),
+                command=render(gate.plan("upgrade", fleet.group, "consumer")),
                 why="the only LIVE path off eager for librdkafka members: KIP-848 (group.protocol=consumer, "
                 "broker >= 4.0); rebalances become incremental without a full stop",
             )
         )
     return out
-
-
-def _plan_command(group: str, spec: MigrationSpec, gate: GateCommand, migration: str) -> str:
-    verb = "upgrade-plan" if spec.direction == "upgrade" else "downgrade-plan"
-    parts = ["kafka-coop", verb, group, "--to", spec.to, "--migration", migration]
-    if gate.bootstrap:
-        parts += ["--bootstrap-server", gate.bootstrap]
-    return shlex.join(parts)
 
 
 def _phase_configs(
@@ -264,30 +255,35 @@ def _phases(fleet: FleetDescription, candidate: _Candidate, gate: GateCommand) -
         # Members that declare themselves (manifests) say when they closed: remove-members can start
         # with the stop and send LeaveGroup the moment they are gone, off the unavailable window.
         declared = fleet.source == "live" and all(m.assignors is not None for m in fleet.members)
+        gate_spec = (
+            gate.gate(fleet.group, None, None, fleet.size)
+            if status == "in-progress"
+            else gate.gate(fleet.group, candidate.source, phase.n - 1, members_before)
+        )
+        remove_static = phase.remove_static_members
+        then = (gate.remove_static(fleet.group),) if remove_static and not declared else ()
+        alongside = (
+            (gate.remove_static(fleet.group, wait_stopped=True),) if remove_static and declared else ()
+        )
         out.append(
             PlanPhase(
                 n=phase.n,
                 title=phase.title,
                 action=phase.action,
                 status=status,
-                progress=f"{position.moved} of {fleet.size} members already on this phase's config"
-                if status == "in-progress"
-                else None,
-                gate=gate.render(fleet.group, None, None, fleet.size)
-                if status == "in-progress"
-                else gate.render(fleet.group, candidate.source, phase.n - 1, members_before),
+                progress=progress_note(position.moved, fleet.size) if status == "in-progress" else None,
+                gate=render(gate_spec),
+                gate_spec=gate_spec,
                 config=_phase_configs(phase.config, families),
                 expect=phase.expect,
                 pause=phase.pause,
                 pause_note=pause_note(phase, protocol_before, fleet.size, static),
                 rollback=phase.rollback,
                 notes=phase.notes,
-                then=(gate.render_remove_static(fleet.group),)
-                if phase.remove_static_members and not declared
-                else (),
-                alongside=(gate.render_remove_static(fleet.group, wait_stopped=True),)
-                if phase.remove_static_members and declared
-                else (),
+                then=tuple(render(c) for c in then),
+                then_specs=then,
+                alongside=tuple(render(c) for c in alongside),
+                alongside_specs=alongside,
             )
         )
     return out
@@ -390,6 +386,7 @@ def make_plan(
     warnings += [f"{c.name}: {c.reason}" for c in preconditions if c.status == "warn"]
     warnings += _family_warnings(fleet, spec)
     phases = _phases(fleet, candidate, gate)
+    final_gate = gate.gate(fleet.group, candidate.source, len(spec.phases), fleet.size)
     if position.done == len(spec.phases):
         status: PlanStatus = "done"
     elif blockers:
@@ -405,7 +402,8 @@ def make_plan(
         position=position.done,
         preconditions=preconditions,
         phases=tuple(phases),
-        final_gate=gate.render(fleet.group, candidate.source, len(spec.phases), fleet.size),
+        final_gate=render(final_gate),
+        final_gate_spec=final_gate,
         warnings=tuple(warnings),
         blockers=tuple(blockers),
         alternatives=tuple(_alternatives(fleet, spec, judged, to, gate)),

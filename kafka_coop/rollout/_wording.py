@@ -1,10 +1,11 @@
-"""How a plan words a phase: the config per client family, and the pause it costs, said up front."""
+"""How a plan words a phase: the config per client family, the pause it costs (said up front), how far
+a bounce has come; the CLI prints these words, it does not make its own."""
 
 from __future__ import annotations
 
 from kafka_coop._vocab import ASSIGNOR_REBALANCE_MODE
 from kafka_coop.families import catalog
-from kafka_coop.rollout._contract import FamilyConfig
+from kafka_coop.rollout._contract import FamilyConfig, PlanPhase
 from kafka_coop.rollout._spec import MemberConfig, MigrationPhase
 
 STATIC_ID_HINT = "<unique per member, stable across restarts>"
@@ -89,3 +90,23 @@ def pause_note(phase: MigrationPhase, protocol_before: str | None, size: int, st
         "Incremental: each restart moves only the restarting member's partitions (out when it leaves, "
         "back when it joins); the other members keep consuming."
     )
+
+
+def progress_note(moved: int, size: int) -> str:
+    return f"{moved} of {size} members already on this phase's config"
+
+
+def config_lines(phase: PlanPhase) -> list[str]:
+    """The config every family runs after `phase`, one line per family, in its own terms."""
+    lines = []
+    for family, config in phase.config.items():
+        pairs = ", ".join(f"{k}={v}" for k, v in config.set.items()) or "(unchanged)"
+        line = f"{family}: {pairs}"
+        if config.remove:
+            line += f"; remove {', '.join(config.remove)}"
+        if config.kafka_coop:
+            line += " | kafka-coop: " + ", ".join(f"{k}={v}" for k, v in config.kafka_coop.items())
+        lines.append(line)
+    if phase.action == "stop-all":
+        lines.append("stop every member (SIGTERM: commit and close)")
+    return lines

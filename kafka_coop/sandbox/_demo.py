@@ -189,8 +189,8 @@ def run_demo(
             since = now_ms()
             runner.run_phase(phase)
             window(f"{prefix}-{phase.n}", f"{made.migration} phase {phase.n}: {phase.action}", since)
-        if made.final_gate:
-            runner.gate(made.final_gate)
+        if made.final_gate is not None:
+            runner.gate(made.final_gate_spec)
 
     producer = SteadyProducer(bootstrap, topic, partitions, rate=rate, conf=processes.conf).start()
     with processes:

@@ -1,14 +1,14 @@
-"""Executing a Plan on a sandbox fleet, phase by phase, each behind the gate the plan printed.
+"""Executing a Plan on the test bed's members, phase by phase, each behind the gate the plan printed.
 
-This is what a deploy pipeline does with `upgrade-plan --output json`: run the phase's gate command,
-go on only when it exits 0, apply the phase's config to every member, perform the action (rolling
-bounce, stop all, start all), and finally run the plan's final gate. The demo, the e2e tests and the
-benchmarks use it, so they exercise the very commands a user would copy.
+This is what a deploy pipeline does with `upgrade-plan --output json`: run the phase's gate, go on only
+when it exits 0, apply the phase's config to every member, perform the action (rolling bounce, stop
+all, start all), and finally run the plan's final gate. The commands run are the plan's specs, rendered
+by the one renderer that printed them (rollout's `argv`), so the demo, the e2e tests and the benchmarks
+run the very commands a user copies, and nothing parses a printed command back.
 """
 
 from __future__ import annotations
 
-import shlex
 import subprocess
 import sys
 import time
@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from kafka_coop.errors import GateFailed
 from kafka_coop.events import now_ms
 from kafka_coop.families import catalog
-from kafka_coop.rollout import FamilyConfig, Plan, PlanPhase
+from kafka_coop.rollout import FamilyConfig, GateSpec, Plan, PlanPhase, RemoveStaticSpec, argv, render
 from kafka_coop.sandbox._members import MemberProcess, MemberProcessError, MemberProcesses, MemberSpec
 
 # The client family (families.yaml) each member kind belongs to: `kafka-coop consume` is librdkafka.
@@ -60,16 +60,21 @@ def apply_config(spec: MemberSpec, config: FamilyConfig) -> MemberSpec:
     return spec.replace(**changes)
 
 
-def gate_argv(command: str) -> list[str]:
-    """The printed `kafka-coop ...` command, run with this interpreter (no PATH lookup)."""
-    argv = shlex.split(command)
-    if not argv or argv[0] != "kafka-coop":
-        raise ValueError(f"not a kafka-coop command: {command!r}")
-    return [sys.executable, "-m", "kafka_coop.cli", *argv[1:]]
+Runnable = GateSpec | RemoveStaticSpec
+
+
+def command_argv(spec: Runnable) -> list[str]:
+    """A plan's command, run with this interpreter (no PATH lookup)."""
+    return [sys.executable, "-m", "kafka_coop.cli", *argv(spec)[1:]]
+
+
+def _timeout_s(spec: Runnable) -> float:
+    """The command's own waiting (--timeout, --wait-stopped) and a grace for start and output."""
+    return GATE_GRACE_S + (spec.timeout_s if isinstance(spec, GateSpec) else spec.wait_stopped_s or 0)
 
 
 class RunningCommand(BaseModel):
-    """A printed command started in the background (`alongside` an action)."""
+    """A command started in the background (`alongside` an action)."""
 
     model_config = {"arbitrary_types_allowed": True}
 
@@ -79,18 +84,11 @@ class RunningCommand(BaseModel):
     timeout_s: float
 
 
-def _timeout_of(argv: list[str]) -> float:
-    timeout = GATE_GRACE_S
-    for flag in ("--timeout", "--wait-stopped"):
-        if flag in argv:
-            timeout += float(argv[argv.index(flag) + 1])
-    return timeout
-
-
-def start_command(command: str, *, extra: tuple[str, ...] = ()) -> RunningCommand:
-    argv = gate_argv(command) + list(extra)
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return RunningCommand(command=command, proc=proc, started=time.monotonic(), timeout_s=_timeout_of(argv))
+def start_command(spec: Runnable) -> RunningCommand:
+    proc = subprocess.Popen(command_argv(spec), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return RunningCommand(
+        command=render(spec), proc=proc, started=time.monotonic(), timeout_s=_timeout_s(spec)
+    )
 
 
 def finish_command(running: RunningCommand) -> GateRun:
@@ -113,14 +111,14 @@ def finish_command(running: RunningCommand) -> GateRun:
     return run
 
 
-def run_gate(command: str, *, extra: tuple[str, ...] = ()) -> GateRun:
-    """Run a printed gate; raise GateFailed (with its output) unless it exits 0."""
+def run_gate(spec: Runnable) -> GateRun:
+    """Run a plan's command (a gate, or a command after an action); GateFailed (with its output)
+    unless it exits 0."""
     start = time.monotonic()
-    argv = gate_argv(command) + list(extra)
-    timeout = GATE_GRACE_S
-    if "--timeout" in argv:
-        timeout += float(argv[argv.index("--timeout") + 1])
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    command = render(spec)
+    proc = subprocess.run(
+        command_argv(spec), capture_output=True, text=True, timeout=_timeout_s(spec), check=False
+    )
     run = GateRun(
         command=command,
         exit_code=proc.returncode,
@@ -140,7 +138,7 @@ class PlanRunner:
         processes: MemberProcesses,
         plan: Plan,
         *,
-        gate_extra: tuple[str, ...] = (),
+        gate_timeout_s: int | None = None,
         on_phase: Callable[[PlanPhase], None] | None = None,
         on_member: Callable[[MemberProcess], None] | None = None,
         on_gate: Callable[[GateRun], None] | None = None,
@@ -151,7 +149,7 @@ class PlanRunner:
         self.processes = processes
         self.plan = plan
         self.group = plan.group
-        self.gate_extra = gate_extra
+        self.gate_timeout_s = gate_timeout_s
         self.on_phase = on_phase
         self.on_member = on_member
         self.on_gate = on_gate
@@ -169,8 +167,16 @@ class PlanRunner:
 
         return change
 
-    def gate(self, command: str) -> GateRun:
-        return self._report(run_gate(command, extra=self.gate_extra))
+    def gate(self, spec: GateSpec | None) -> GateRun:
+        """Run a gate of the plan (`gate_timeout_s`, when given, instead of the plan's --timeout)."""
+        if spec is None:
+            raise MemberProcessError(
+                f"The plan for {self.group} carries no gate specs: an older kafka-coop wrote it.",
+                hint="Write the plan again with this version (upgrade-plan ... --output json).",
+            )
+        if self.gate_timeout_s is not None:
+            spec = spec.model_copy(update={"timeout_s": self.gate_timeout_s})
+        return self._report(run_gate(spec))
 
     def _report(self, run: GateRun) -> GateRun:
         if self.on_gate is not None:
@@ -178,7 +184,7 @@ class PlanRunner:
         return run
 
     def run_phase(self, phase: PlanPhase) -> PhaseRun:
-        gate = self.gate(phase.gate)
+        gate = self.gate(phase.gate_spec)
         if self.on_phase is not None:
             self.on_phase(phase)
         started = now_ms()
@@ -193,11 +199,11 @@ class PlanRunner:
                 on_member=self.on_member,
             )
         if action in ("stop-all", "stop-all-start-all"):
-            alongside = [start_command(c) for c in phase.alongside]  # gate_extra is for gates only
+            alongside = [start_command(c) for c in phase.alongside_specs]  # gate_timeout_s: gates only
             self.processes.stop_all(group=self.group)
             for running in alongside:  # e.g. remove-members --wait-stopped, started with the stop
                 self._report(finish_command(running))
-            for command in phase.then:  # e.g. remove-members: static members leave now
+            for command in phase.then_specs:  # e.g. remove-members: static members leave now
                 self._report(run_gate(command))
         if action in ("start-all", "stop-all-start-all"):
             change = self._reconfigure(phase)
@@ -212,6 +218,6 @@ class PlanRunner:
 
     def run(self) -> list[PhaseRun]:
         runs = [self.run_phase(p) for p in self.plan.phases if p.status != "done"]
-        if self.plan.final_gate:
-            self.gate(self.plan.final_gate)
+        if self.plan.final_gate is not None:
+            self.gate(self.plan.final_gate_spec)
         return runs

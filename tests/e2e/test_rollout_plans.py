@@ -80,7 +80,7 @@ def _walk(processes: MemberProcesses, admin: ClusterAdmin, plan: Plan) -> list[P
         runs.append(runner.run_phase(phase))
         _assert_as_planned(admin, processes, plan.group, phase)
     assert plan.final_gate is not None
-    runner.gate(plan.final_gate)
+    runner.gate(plan.final_gate_spec)
     return runs
 
 
@@ -251,7 +251,7 @@ def test_a_phase_run_early_is_stopped_by_its_gate_which_names_why(
     start_all = plan.phases[1]
     assert start_all.action == "start-all"
 
-    runner = PlanRunner(processes, plan, gate_extra=("--timeout", "3"))
+    runner = PlanRunner(processes, plan, gate_timeout_s=3)
     with pytest.raises(GateFailed) as failed:
         runner.run_phase(start_all)  # phase 2 before phase 1 stopped anyone
     assert "group-empty" in (failed.value.hint or "")

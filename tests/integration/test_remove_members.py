@@ -101,12 +101,12 @@ def test_wait_stopped_started_with_the_stop_removes_members_as_soon_as_they_clos
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
 ) -> None:
+    from kafka_coop.rollout import RemoveStaticSpec
     from kafka_coop.sandbox._rollout import finish_command, start_command
 
     topic, group = topic_factory(4), unique("waiting")
     _static_fleet(processes, group, topic, 2)
-    command = f"kafka-coop remove-members {group} --bootstrap-server {admin.bootstrap}"
-    running = start_command(f"{command} --all-static --wait-stopped 60")
+    running = start_command(RemoveStaticSpec(group=group, bootstrap=admin.bootstrap, wait_stopped_s=60))
     processes.stop_all(group=group)  # whether it reads the manifests before or after they closed
     run = finish_command(running)
     assert run.exit_code == 0, run.output

@@ -6,11 +6,12 @@ import sys
 from collections import Counter
 
 import pytest
+from pydantic import ValidationError
 
-from kafka_coop.rollout import MemberConfig
+from kafka_coop.rollout import GateSpec, MemberConfig
 from kafka_coop.rollout._plan import family_config
 from kafka_coop.sandbox import MemberSpec, apply_config, audit
-from kafka_coop.sandbox._rollout import gate_argv
+from kafka_coop.sandbox._rollout import command_argv
 
 BASE = MemberSpec(
     name="py0",
@@ -45,10 +46,17 @@ def test_a_classic_phase_without_a_list_keeps_the_members_list() -> None:
 
 
 def test_printed_gates_run_with_this_interpreter_and_nothing_else_is_accepted() -> None:
-    argv = gate_argv("kafka-coop verify-group 'my group' --phase 1")
-    assert argv == [sys.executable, "-m", "kafka_coop.cli", "verify-group", "my group", "--phase", "1"]
-    with pytest.raises(ValueError, match="not a kafka-coop command"):
-        gate_argv("rm -rf /")
+    argv = command_argv(GateSpec(group="my group", migration="m", phase=1, timeout_s=5))
+    assert argv == [
+        sys.executable,
+        "-m",
+        "kafka_coop.cli",
+        "verify-group",
+        "my group",
+        *("--migration", "m", "--phase", "1", "--wait", "--timeout", "5"),
+    ]
+    with pytest.raises(ValidationError):
+        GateSpec.model_validate({"command": "rm -rf /", "group": "g"})
 
 
 def test_the_audit_counts_lost_offsets_and_duplicate_deliveries() -> None:
