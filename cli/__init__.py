@@ -36,6 +36,3 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)
-
-
-__all__ = ["CLI_MODULES", "Terminal", "run"]

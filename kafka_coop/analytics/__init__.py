@@ -12,21 +12,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from kafka_coop.analytics._generate import generate_events, write_jsonl
-from kafka_coop.analytics._intervals import Interval, member_name, unavailability, unavailable_ms
+from kafka_coop.analytics._intervals import unavailability, unavailable_ms
 from kafka_coop.analytics._model import (
     Malformed,
-    MemberStat,
-    PartitionStat,
-    Pause,
-    PhaseStat,
     PhaseWindow,
-    ProtocolStat,
     Summary,
 )
-from kafka_coop.analytics._phases import load_phases, parse_phases
+from kafka_coop.analytics._phases import load_phases
 from kafka_coop.analytics._prepare import SparkPrepared, prepare_spark
-from kafka_coop.analytics._read import expand_paths, read_event_lines
-from kafka_coop.analytics._report import ENGINES, ReportResult, choose_engine, run_report
+from kafka_coop.analytics._read import read_event_lines
+from kafka_coop.analytics._report import ENGINES, ReportResult, run_report
 from kafka_coop.analytics._summary import pauses, summarize
 
 if TYPE_CHECKING:
@@ -50,24 +45,14 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ENGINES",
-    "Interval",
     "Malformed",
-    "MemberStat",
-    "PartitionStat",
-    "Pause",
-    "PhaseStat",
     "PhaseWindow",
-    "ProtocolStat",
     "ReportResult",
     "SparkPrepared",
     "Summary",
-    "choose_engine",
-    "expand_paths",
     "generate_events",
     "get_session",
     "load_phases",
-    "member_name",
-    "parse_phases",
     "pauses",
     "prepare_spark",
     "read_event_lines",

@@ -12,20 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_coop.membership._removal import (
     RUNNING_WITHIN_S,
-    RemovalChoice,
     choose_members,
     refuse_unobservable,
     still_running,
 )
 
 if TYPE_CHECKING:
-    from kafka_coop.membership._leave import LeaveGroupClient, MemberOutcome, kafka_python_conf
+    from kafka_coop.membership._leave import LeaveGroupClient, kafka_python_conf
     from kafka_coop.membership._watch import ManifestWatch
 
 # name -> the shell module that defines it, imported on first use
 _LAZY: dict[str, str] = {
     "LeaveGroupClient": "kafka_coop.membership._leave",
-    "MemberOutcome": "kafka_coop.membership._leave",
     "kafka_python_conf": "kafka_coop.membership._leave",
     "ManifestWatch": "kafka_coop.membership._watch",
 }
@@ -44,8 +42,6 @@ __all__ = [
     "RUNNING_WITHIN_S",
     "LeaveGroupClient",
     "ManifestWatch",
-    "MemberOutcome",
-    "RemovalChoice",
     "choose_members",
     "kafka_python_conf",
     "refuse_unobservable",

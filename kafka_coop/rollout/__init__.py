@@ -9,21 +9,17 @@
   `_wording`: the config and pause wording of a phase; `_checks`: the Check every one of them returns.
 """
 
-from kafka_coop._vocab import JAVA_ASSIGNOR_CLASSES, mixes_protocols, protocol_of
-from kafka_coop.rollout._checks import Check, Status, worst
+from kafka_coop.rollout._checks import Check
 from kafka_coop.rollout._commands import GateSpec, PlanSpec, RemoveStaticSpec, argv, render
 from kafka_coop.rollout._contract import (
     PLAN_HINT,
     TARGETS,
-    Alternative,
-    Blocker,
     Direction,
     FamilyConfig,
     FleetSummary,
     GateCommand,
     Plan,
     PlanPhase,
-    PlanStatus,
     Target,
     load_plan,
 )
@@ -37,72 +33,48 @@ from kafka_coop.rollout._fleet import (
 )
 from kafka_coop.rollout._gate import GateReport, GateTarget, evaluate
 from kafka_coop.rollout._match import (
-    Finding,
-    FleetState,
-    Match,
-    PhaseMatch,
-    Position,
     detect_state,
     locate,
     match_phase,
-    member_findings,
-    member_match,
     phase_match,
 )
 from kafka_coop.rollout._plan import make_plan
-from kafka_coop.rollout._requirements import RequirementFacts, requirement_checks, requirement_facts
 from kafka_coop.rollout._spec import (
-    Expect,
     MemberConfig,
-    MigrationPhase,
     MigrationSpec,
     all_migrations,
     load_migration,
     migration_names,
     parse_migration,
 )
-from kafka_coop.rollout._wording import config_lines, family_config, pause_note
+from kafka_coop.rollout._wording import config_lines
 
 __all__ = [
-    "JAVA_ASSIGNOR_CLASSES",
     "PLAN_HINT",
     "TARGETS",
-    "Alternative",
-    "Blocker",
     "BrokerInfo",
     "Check",
     "Direction",
-    "Expect",
     "FamilyConfig",
-    "Finding",
     "FleetDescription",
     "FleetMember",
-    "FleetState",
     "FleetSummary",
     "GateCommand",
     "GateReport",
     "GateSpec",
     "GateTarget",
-    "Match",
     "MemberConfig",
-    "MigrationPhase",
     "MigrationSpec",
-    "PhaseMatch",
     "Plan",
     "PlanPhase",
     "PlanSpec",
-    "PlanStatus",
-    "Position",
     "RemoveStaticSpec",
-    "RequirementFacts",
-    "Status",
     "Target",
     "all_migrations",
     "argv",
     "config_lines",
     "detect_state",
     "evaluate",
-    "family_config",
     "fleet_from_snapshot",
     "load_fleet",
     "load_migration",
@@ -110,17 +82,9 @@ __all__ = [
     "locate",
     "make_plan",
     "match_phase",
-    "member_findings",
-    "member_match",
     "migration_names",
-    "mixes_protocols",
     "parse_fleet",
     "parse_migration",
-    "pause_note",
     "phase_match",
-    "protocol_of",
     "render",
-    "requirement_checks",
-    "requirement_facts",
-    "worst",
 ]

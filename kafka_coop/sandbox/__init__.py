@@ -13,7 +13,6 @@ from kafka_coop.sandbox._broker import (
     NodeState,
     Sandbox,
     SandboxState,
-    Security,
     free_port,
     free_ports,
 )
@@ -26,7 +25,6 @@ __all__ = [
     "NodeState",
     "Sandbox",
     "SandboxState",
-    "Security",
     "free_port",
     "free_ports",
 ]
@@ -46,13 +44,12 @@ from kafka_coop.sandbox._produce import SteadyProducer  # noqa: E402
 __all__ += ["SteadyProducer"]
 
 from kafka_coop.errors import GateFailed  # noqa: E402  (one GateFailed, raised where a gate fails)
-from kafka_coop.sandbox._records import RecordAudit, audit, audit_when_drained, read_processed  # noqa: E402
+from kafka_coop.sandbox._records import audit, audit_when_drained, read_processed  # noqa: E402
 from kafka_coop.sandbox._rollout import (  # noqa: E402
     GateRun,
     PhaseRun,
     PlanRunner,
     apply_config,
-    run_gate,
 )
 
 __all__ += [
@@ -60,12 +57,10 @@ __all__ += [
     "GateRun",
     "PhaseRun",
     "PlanRunner",
-    "RecordAudit",
     "apply_config",
     "audit",
     "audit_when_drained",
     "read_processed",
-    "run_gate",
 ]
 
 from kafka_coop.sandbox._broker import port_is_free  # noqa: E402

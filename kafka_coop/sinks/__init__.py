@@ -14,7 +14,6 @@ from kafka_coop.sinks._local import CallableSink, EventSink, JsonlSink, MemorySi
 
 if TYPE_CHECKING:
     from kafka_coop.sinks._prometheus import (
-        MetricsServer,
         PrometheusSink,
         RebalanceMetrics,
         is_fatal,
@@ -24,7 +23,6 @@ if TYPE_CHECKING:
 
 # name -> the module that defines it, imported on first use (the `metrics` extra)
 _LAZY: dict[str, str] = {
-    "MetricsServer": "kafka_coop.sinks._prometheus",
     "PrometheusSink": "kafka_coop.sinks._prometheus",
     "RebalanceMetrics": "kafka_coop.sinks._prometheus",
     "is_fatal": "kafka_coop.sinks._prometheus",
@@ -48,7 +46,6 @@ __all__ = [
     "JsonlSink",
     "KafkaTopicSink",
     "MemorySink",
-    "MetricsServer",
     "PrometheusSink",
     "RebalanceMetrics",
     "as_sink",

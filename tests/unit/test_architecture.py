@@ -387,6 +387,36 @@ def test_names_taken_from_a_package_face_are_in_its_all() -> None:
     assert sorted(missing) == []
 
 
+# The package root is the documented surface for users (tests/unit/test_public_api.py holds it); the
+# consumer branch (issue 25) settles the consumer's face itself.
+FACES_NOT_TRIMMED = ("kafka_coop", "kafka_coop.consumer")
+
+
+def test_every_name_a_package_face_exports_has_a_caller_outside_the_package() -> None:
+    """A face exports what callers use (tests, examples, scripts and benchmarks count as callers);
+    everything else stays in the package's private modules, where it can change freely."""
+    taken: dict[str, set[str]] = {}
+    for path in [*ROOT.glob("tests/**/*.py"), *ROOT.glob("examples/**/*.py"), *ROOT.glob("scripts/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                taken.setdefault(node.module, set()).update(a.name for a in node.names)
+    for name in MODULES:
+        for node in ast.walk(_tree(name)):
+            inside = isinstance(node, ast.ImportFrom) and (
+                name == node.module or name.startswith(f"{node.module}.")
+            )
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level and not inside:
+                taken.setdefault(node.module, set()).update(a.name for a in node.names)
+    unused = sorted(
+        f"{face}.{exported}"
+        for face in MODULES
+        if MODULES[face].name == "__init__.py" and face not in FACES_NOT_TRIMMED
+        for exported in _exports(face) or ()
+        if exported not in taken.get(face, set()) and exported != "__version__"
+    )
+    assert unused == []
+
+
 def _owner(private: str) -> str:
     """The package a private module belongs to: everything before its first `_name` part."""
     parts = private.split(".")
