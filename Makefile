@@ -55,8 +55,9 @@ test: setup lint typecheck
 	$(BIN)/pytest tests/unit tests/integration tests/e2e tests/install -n $(PYTEST_WORKERS) --dist loadgroup \
 		$(PYTEST_ARGS)
 
+## test-unit: the fast lane (well under a minute): no broker, no JVM, no PySpark (`-m "not spark"`)
 test-unit: $(STAMP)
-	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
+	$(BIN)/pytest tests/unit -m "not spark" $(PYTEST_ARGS)
 
 test-integration: setup
 	$(BIN)/pytest tests/integration $(PYTEST_ARGS)

@@ -40,6 +40,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             # its virtualenvs once; the min lane, a pytest run of its own, goes to a worker of its own.
             group = "min-lane" if item.fspath.basename == "test_min_versions.py" else "install"
             item.add_marker(pytest.mark.xdist_group(group))
+        elif f"{os.sep}unit{os.sep}" in path:
+            item.add_marker(pytest.mark.unit)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,190 @@
+"""Member inference on bytes captured from real members (tests/unit/vectors, scripts/capture_vectors.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafka_coop.inspection import MemberInput, broker_facts, infer_generation, infer_members, version_at_least
+from kafka_coop.manifest import Manifest
+
+VECTORS: list[dict[str, Any]] = json.loads(
+    (Path(__file__).parents[1] / "vectors" / "member_metadata.json").read_text()
+)
+
+
+def _inputs(vector: dict[str, Any]) -> list[MemberInput]:
+    return [
+        MemberInput(
+            member_id=m["member_id"],
+            client_id=m["client_id"],
+            host="/127.0.0.1",
+            instance_id=None,
+            assignment=(),
+            subscription=bytes.fromhex(m["subscription_hex"]),
+            assignment_bytes=bytes.fromhex(m["assignment_hex"]),
+        )
+        for m in vector["members"]
+    ]
+
+
+def _id(vector: dict[str, Any]) -> str:
+    return f"{vector['scenario']}@{vector['moment']}"
+
+
+# Java and librdkafka (confluent-kafka-python) members with app-set client ids; the other families'
+# vectors (with `kind`) are covered by test_family_inference.py.
+JAVA_AND_PYTHON = [v for v in VECTORS if v.get("kind", v["family"]) in ("java", "librdkafka", "python")]
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=_id)
+def test_client_family_is_the_truth_or_unknown_never_another_family(vector: dict[str, Any]) -> None:
+    """Java and franz-go send the same shape, so an app-set client id leaves a Java member unknown."""
+    members = infer_members("g", "classic", vector["protocol"], _inputs(vector))
+    assert {m.client_family.value for m in members} <= {vector["family"], "unknown"}
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=_id)
+def test_rebalance_protocol_is_inferred_right_or_admitted_unknown(vector: dict[str, Any]) -> None:
+    members = infer_members("g", "classic", vector["protocol"], _inputs(vector))
+    for m in members:
+        assert m.rebalance_protocol.value in (vector["rebalance_protocol"], "unknown"), m.rebalance_protocol
+        assert m.rebalance_protocol.source == (
+            "unknown" if m.rebalance_protocol.value == "unknown" else "inferred"
+        )
+
+
+@pytest.mark.parametrize("vector", [v for v in JAVA_AND_PYTHON if v["moment"] == "after-rebalance"], ids=_id)
+def test_a_settled_group_has_at_least_two_member_protocols_decided(vector: dict[str, Any]) -> None:
+    """After a rebalance cooperative members re-join with owned partitions, so the rules decide."""
+    members = infer_members("g", "classic", vector["protocol"], _inputs(vector))
+    assert sum(m.rebalance_protocol.value == vector["rebalance_protocol"] for m in members) >= 2
+
+
+def test_librdkafka_cooperative_sticky_leader_writes_user_data_into_assignments() -> None:
+    """The fact that blocks KIP-848 conversion for librdkafka cooperative groups (broker: userData lost)."""
+    coop = next(
+        v
+        for v in VECTORS
+        if v["scenario"] == "python-cooperative-sticky" and v["moment"] == "after-rebalance"
+    )
+    members = infer_members("g", "classic", coop["protocol"], _inputs(coop))
+    assert all((m.assignment_user_data or 0) > 0 for m in members)
+    for v in JAVA_AND_PYTHON:  # sarama's sticky leader writes userData into assignments too
+        if v["scenario"] != "python-cooperative-sticky":
+            assert all(
+                not m.assignment_user_data for m in infer_members("g", "classic", v["protocol"], _inputs(v))
+            )
+
+
+def test_the_selected_assignor_is_all_that_is_known_of_the_list_without_a_manifest() -> None:
+    vector = next(v for v in VECTORS if v["scenario"] == "java-range-cooperative-sticky")
+    members = infer_members("g", "classic", vector["protocol"], _inputs(vector))
+    assert {m.assignors.value for m in members} == {("range",)}
+    assert {m.assignors.source for m in members} == {"inferred"}
+
+
+def _manifest(member_id: str, **changes: Any) -> Manifest:
+    values: dict[str, Any] = {
+        "group": "g",
+        "member_id": member_id,
+        "instance_id": None,
+        "client_id": "c",
+        "host": "h",
+        "libraries": {"kafka-clients": "4.1.1"},
+        "group_protocol": "classic",
+        "assignors": ("range", "cooperative-sticky"),
+        "rebalance_protocol": "eager",
+        "remote_assignor": None,
+        "started_ms": 1,
+        "heartbeat_ms": 2,
+    }
+    values.update(changes)
+    return Manifest.model_validate(values)
+
+
+def test_a_manifest_makes_every_fact_declared() -> None:
+    vector = next(v for v in VECTORS if v["scenario"] == "java-range-cooperative-sticky")
+    inputs = _inputs(vector)
+    manifests = [_manifest(m.member_id) for m in inputs]
+    members = infer_members("g", "classic", vector["protocol"], inputs, manifests)
+    for m in members:
+        assert m.assignors.value == ("range", "cooperative-sticky")
+        assert {m.assignors.source, m.rebalance_protocol.source, m.client_family.source} == {"declared"}
+
+
+def test_a_manifest_of_another_group_or_a_departed_member_is_ignored() -> None:
+    vector = VECTORS[0]
+    inputs = _inputs(vector)
+    manifests = [_manifest(inputs[0].member_id, group="other"), _manifest("gone-member")]
+    members = infer_members("g", "classic", vector["protocol"], inputs, manifests)
+    assert all(m.manifest is None for m in members)
+
+
+def test_static_members_match_their_manifest_by_instance_id_across_restarts() -> None:
+    member = MemberInput(member_id="new-id", client_id="c", host="h", instance_id="svc-1", assignment=())
+    (snap,) = infer_members("g", "classic", "range", [member], [_manifest("old-id", instance_id="svc-1")])
+    assert snap.manifest is not None
+
+
+def test_member_types_in_a_converted_group_come_from_the_member_id_shape() -> None:
+    classic = MemberInput(
+        member_id="gep0-e0fea13a-add0-4d15-b8d2-18a201601eba",
+        client_id="gep0",
+        host="h",
+        instance_id=None,
+        assignment=(),
+    )
+    consumer = MemberInput(
+        member_id="ZmN4tQH9Ty2Yk+dxoxZf9w", client_id="gek2", host="h", instance_id=None, assignment=()
+    )
+    snaps = {m.client_id: m for m in infer_members("g", "consumer", "uniform", [classic, consumer])}
+    assert snaps["gep0"].member_type.value == "classic"
+    assert snaps["gek2"].member_type.value == "consumer"
+    assert snaps["gek2"].rebalance_protocol.value == "consumer"
+    assert (
+        snaps["gep0"].rebalance_protocol.value == "unknown"
+    )  # its metadata is not visible in a consumer group
+
+
+def test_generation_is_the_latest_one_members_joined_in() -> None:
+    vector = next(
+        v for v in VECTORS if v["scenario"] == "java-cooperative-sticky" and v["moment"] == "after-rebalance"
+    )
+    generation = infer_generation(infer_members("g", "classic", vector["protocol"], _inputs(vector)))
+    assert generation.value is not None and generation.value >= 2
+    librdkafka_eager = next(v for v in VECTORS if v["scenario"] == "python-range")
+    assert infer_generation(infer_members("g", "classic", "range", _inputs(librdkafka_eager))).value is None
+
+
+def test_broker_version_is_read_off_the_config_keys_it_has() -> None:
+    facts = broker_facts(
+        1,
+        {
+            "group.streams.session.timeout.ms": "1",
+            "group.consumer.migration.policy": "upgrade",
+            "group.coordinator.rebalance.protocols": "classic,consumer",
+            "group.max.size": "7",
+        },
+    )
+    assert facts.kafka_version.value == "4.1+"
+    assert facts.migration_policy == "upgrade"
+    assert facts.group_max_size == 7
+    assert facts.rebalance_protocols == ("classic", "consumer")
+    assert (
+        broker_facts(
+            1, {"group.coordinator.rebalance.protocols": "classic", "group.coordinator.new.enable": "true"}
+        ).kafka_version.value
+        == "3.7-3.9"
+    )
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [("4.1+", True), ("4.0+", True), ("3.7-3.9", False), ("<3.7", False), ("unknown", None)],
+)
+def test_version_comparison_against_four_oh(version: str, expected: bool | None) -> None:
+    assert version_at_least(version, (4, 0)) is expected
