@@ -57,6 +57,43 @@ ABOVE_TEST_BED = (
 )
 REPOSITORY_ONLY = ("testbed", "testbed.*", "bench", "bench.*")
 
+# The layers, bottom first (docs/design/layout.md): a module imports its own layer or lower ones.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("words", ("kafka_coop._vocab", "kafka_coop.errors", "kafka_coop._extras", "kafka_coop._jvm")),
+    (
+        "model",
+        (
+            "kafka_coop.events",
+            "kafka_coop.identity",
+            "kafka_coop.manifest",
+            "kafka_coop.families",
+            "kafka_coop.settings",
+            "kafka_coop.settings.*",
+            "kafka_coop.protocol",
+            "kafka_coop.protocol.*",
+        ),
+    ),
+    ("clients", ("kafka_coop.admin", "kafka_coop.sinks", "kafka_coop.sinks.*")),
+    ("service runtime", ("kafka_coop.consumer", "kafka_coop.consumer.*")),
+    ("package face", ("kafka_coop",)),
+    (
+        "operator tooling",
+        (
+            "kafka_coop.inspection",
+            "kafka_coop.inspection.*",
+            "kafka_coop.membership",
+            "kafka_coop.membership.*",
+            "kafka_coop.rollout",
+            "kafka_coop.rollout.*",
+        ),
+    ),
+    ("analytics", ("kafka_coop.analytics", "kafka_coop.analytics.*")),
+    ("commands", ("kafka_coop.cli.*",)),
+    ("test bed", TEST_BED),
+    ("front door", ABOVE_TEST_BED),
+    ("benchmarks", ("bench", "bench.*")),
+)
+
 # Arrows the issue-25 branch (the consumer package and its benchmark) removes; each must still exist
 # (a test below fails once one is gone, so the entry is deleted with it).
 AWAITING_CONSUMER_BRANCH = {
@@ -336,6 +373,27 @@ def test_the_library_never_reaches_the_test_bed() -> None:
         if _matches(target, TEST_BED)
     )
     assert crossings == []
+
+
+def layer_of(name: str) -> int:
+    """The layer a module is in: the last one whose patterns name it (the front door's CLI modules
+    are also `kafka_coop.cli.*`)."""
+    found = [i for i, (_, patterns) in enumerate(LAYERS) if _matches(name, patterns)]
+    assert found, f"{name} is in no layer: add it to LAYERS"
+    return found[-1]
+
+
+def upward_arrows(edges: dict[str, frozenset[str]]) -> list[str]:
+    return sorted(
+        f"{name} ({LAYERS[layer_of(name)][0]}) -> {target} ({LAYERS[layer_of(target)][0]})"
+        for name, targets in edges.items()
+        for target in targets
+        if layer_of(target) > layer_of(name)
+    )
+
+
+def test_every_module_is_in_a_layer_and_imports_run_downward() -> None:
+    assert upward_arrows(graph()) == []
 
 
 def test_the_package_never_imports_the_repository_only_code() -> None:
