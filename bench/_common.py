@@ -1,30 +1,7 @@
 """Shared benchmark machinery: the result model, machine/version capture, result files, the sandbox.
 
-The benchmark protocol
-----------------------
-A benchmark is a module `bench/<name>.py` (module name in snake_case) that exposes
-
-    def run(args: BenchArgs) -> BenchResult: ...
-    def plot(result: BenchResult, fig: Figure) -> None: ...   # optional
-
-`run` does the measuring and returns a `BenchResult` built with `new_result(...)` and completed with
-`result.finish()`; it does not write files. The runner (`python -m bench [--only NAME]`, bench/run.py)
-calls `write_result(result, module.plot)`, which writes `bench/results/<result.name>.json` atomically and
-a PNG next to it (`plot` draws on an empty matplotlib Figure; without it a default strip plot of the raw
-samples is drawn). `BenchArgs.quick` asks for a smoke-sized run (seconds, not minutes); `args.param(...)`
-reads `--param key=value` overrides with the type of the default. A module may also be run on its own
-with `python -m bench.<name>` by ending in `if __name__ == "__main__": main_for(run, plot)`.
-
-What a result file holds
-------------------------
-Enough for a reader to recompute every figure: the machine (cores, CPU model, memory, load average),
-the versions (Python, confluent-kafka, librdkafka, Kafka broker, Java, kafka-coop, git commit), the
-parameters, the raw samples (`samples`: named series of numbers with a unit; `runs`: one dict per
-measured run, with whatever timestamps and counts the figure is computed from), the figures (named
-values with a unit and, where there is a target, the target, which direction is better and pass/fail),
-and free-text notes. Performance targets are ratios against a baseline measured in the same process,
-interleaved with the candidate, so machine noise hits both sides alike (`ab_order`).
-README.md's "Benchmarks" table is generated from these files by bench/readme_table.py.
+How a benchmark module plugs in and what its result file holds: docs/contributing.md, "Writing a
+benchmark".
 """
 
 from __future__ import annotations

@@ -1,25 +1,7 @@
 """The report's definitions as whole-array operations: the core each Spark task runs on its share of
 the groups, written independently of the reference loop (`_intervals`, `_summary`) so that each checks
-the other in tests.
-
-Input is a table of decoded events (`EVENT_COLUMNS`, what `EventDecoder` yields and `table_from_events`
-builds from dicts); output is an `Analysis`: the interval and pause tables and every figure of the
-summary as mergeable partial records. Groups never span two calls (the Spark job partitions by group),
-so per-member and per-partition records are final and the rest are sums, minima and maxima.
-
-How the reference's sequential state becomes array operations:
-
-* Events are sorted by `(group, ts_ms, member, seq, member_id)`, the reference's order within a group;
-  each event's position in it is its global rank `i`.
-* Partition rows (one per `[topic, partition]` of an assigned/revoked/lost delta) are sorted by
-  `(group, topic, partition, i)`. An assigned row starts a *segment* owned by its member; the owner's
-  first revoked/lost row inside the segment releases the partition. A `closed` event of the owner
-  releases it too: the first `closed` of that member after the assignment is found by binary search
-  over `(member, i)` keys. The next segment's assigned row ends the gap that started at the release,
-  or, when there was none and the member changed, at the old owner's last event before it (a second
-  binary search over every event of that member).
-* Pauses: per member, events are numbered by how many pause-ending events precede them; a group's
-  first pause-starting event and the event that ends the group bound one pause.
+the other in tests. How the reference's sequential state becomes array operations:
+docs/design/analytics.md.
 """
 
 from __future__ import annotations

@@ -1,20 +1,5 @@
-"""Synthetic RebalanceEvent streams of any size, for tests and the benchmark.
-
-A seeded simulation of consumer groups, one per protocol in the mix, each with its own topic. Rounds
-happen one after another, each in one randomly chosen group, and are what real fleets do:
-
-* `join`: a stopped member starts (`started`) and the group rebalances;
-* `leave`: a member revokes what it owns, closes (`closed`), and the group rebalances;
-* `kill`: a member dies without a word (SIGKILL); a session timeout later the group rebalances and
-  its partitions go to others (the analytics count that gap from the dead member's last event);
-* `lose`: a member loses everything (`lost`, nothing committed), then the group rebalances;
-* `rebalance`: a plain rebalance (another group's member came or went upstream of us).
-
-An eager rebalance revokes everything from every member, then assigns a fresh round-robin assignment
-(a member's partitions can move). Cooperative and consumer (KIP-848) rebalances are sticky: members
-keep up to their fair share and only moved partitions are revoked (first) and assigned (after).
-Within a round members interleave; lines are written member by member, so files are out of order
-across members, as merged per-member logs are.
+"""Synthetic RebalanceEvent streams of any size, for tests and the benchmark: a seeded simulation of
+groups that join, leave, die, lose and rebalance the way real fleets do (docs/design/analytics.md).
 """
 
 from __future__ import annotations

@@ -1,26 +1,8 @@
 """The Spark engine: the reference engine's `Summary` from any number of events, on any Spark master.
 
-The only module that imports pyspark. The job is one pass with one shuffle:
-
-1. lines are read (text files, or `kafka://` topics via spark-sql-kafka) and decoded in the JVM by our
-   strict decoder UDF (`java/EventDecoder.java`: the Python reader's validation rules in one streaming
-   pass; blank lines dropped, refused lines kept with their file, split and row);
-2. rows are repartitioned by consumer group: every figure is per group (`_intervals`), so each task
-   holds whole groups;
-3. each task hands its rows to Python as Arrow (`mapInArrow`) and runs the whole-array core
-   (`_columnar.analyse`): it writes its intervals and pauses as Parquet parts into the output directory
-   and returns partial records (per member, per partition, per protocol, per phase, counts);
-4. the driver merges the records into the `Summary` (`_columnar.summary_of`) and the plot series
-   (each task also returns its spans reduced to summed +1/-1 changes per timestamp, packed as bytes:
-   the driver adds them up and thins them with the Python engine's own `levels`), and numbers refused
-   lines (`_line_numbers`, a text-only pass over the files that have any).
-
-Nothing collects events to the driver: it receives one record per member and per partition, at most
-`MAX_MALFORMED_KEPT` refused lines per task, and per task one change per distinct timestamp of its
-spans (about 100 k for 250 k events; reading the Parquet tables back with Spark for the series took
-a third of the job). With a cluster `--master`,
-executors need kafka-coop[spark] installed and `--out` on a filesystem they share with the driver (the
-tasks write the Parquet parts there, as Spark's own writers would).
+The only module that imports pyspark: one pass with one shuffle (by consumer group), each task running
+the whole-array core (`_columnar`) over Arrow batches, the driver merging partial records; nothing
+collects events to the driver. docs/design/analytics.md has the steps and why.
 """
 
 from __future__ import annotations

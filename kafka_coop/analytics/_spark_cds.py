@@ -1,17 +1,8 @@
 """The Spark driver JVM's AppCDS archive: the classes a report loads, mapped in at start instead of
-loaded, verified and linked one by one.
+loaded one by one (session start 6.1-6.5 s -> 3.8-4.3 s on two cores; docs/design/analytics.md).
 
-A report's JVM loads some ten thousand classes from PySpark's jars before its first task: the session
-start (6-8 s on two cores, mostly one thread loading classes) and the first query's planning. A dynamic
-AppCDS archive of those classes (JDK 13+) cut the session start from 6.1-6.5 s to 3.8-4.3 s and the time
-to the first stage from 2.4-2.9 s to 1.5-1.7 s (2 M events, same-minute A/B, docs/benchmarks.md).
-
-The archive is made once by a training run (`kafka-coop prepare-spark`, which `make setup` runs, calls
-`make_archive`): a child process runs the engine over a small generated stream with
-`-XX:ArchiveClassesAtExit` and the JVM writes the archive as it exits. It is keyed by the
-`java` binary, PySpark's version and jars, and the driver's JVM options, since a JVM only maps an archive
-made with the same classpath; a report run without one (never trained, or a JDK that cannot) starts as
-before. Only the driver uses it: a cluster's executors run their own JVMs.
+Trained once by a child process (`prepare-spark`), keyed by the `java` binary, PySpark's version and
+jars and the driver's options, since a JVM maps only an archive made with the same classpath.
 """
 
 from __future__ import annotations

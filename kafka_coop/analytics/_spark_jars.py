@@ -1,18 +1,6 @@
-"""The jars the Spark session adds: our line decoder, and the Kafka source (spark-sql-kafka).
-
-The decoder (`java/EventDecoder.java`) is compiled on first use against the jars of the installed
-PySpark and packed into a jar in the user cache (`spark.jars` ships it to executors on a cluster).
-
-The Kafka source is resolved once from Maven Central into the user cache.
-
-Resolution runs Apache Ivy's command line (the ivy jar PySpark ships) in a child process with its
-output captured, then the session gets plain `spark.jars`: no Ivy chatter on the user's terminal, no
-network after the first time, and only the jars PySpark does not already ship (the connector's own
-hadoop/scala/snappy copies would shadow PySpark's). `make setup` pre-fetches it (`jars` target).
-
-The connector version follows PySpark's; when that version is not on Maven Central (PySpark wheels can
-appear before the Maven artifacts), the newest earlier release we know works is used instead (tried in
-order; `KAFKA_COOP_SPARK_KAFKA_VERSION` forces one).
+"""The jars the Spark session adds: our line decoder, compiled on first use against this PySpark's
+jars, and the Kafka source (spark-sql-kafka), resolved once from Maven Central with the ivy jar PySpark
+ships, in a child process (docs/design/analytics.md says why and how versions are chosen).
 """
 
 from __future__ import annotations

@@ -1,23 +1,5 @@
-"""The pure-Python reference engine: events in, `Summary` out. It is the oracle the Spark engine is
-tested against, so every definition here is written to be computable with window functions too.
-
-Definitions (docs/report.md):
-
-* **Order.** Events are ordered by `(ts_ms, member, seq, member_id)`; out-of-order input across members
-  gives the same answer.
-* **Scope.** Everything is per consumer group: a partition is `(group, topic, partition)`, a member is
-  `(group, name)`. Two groups reading one topic do not see each other's assignments.
-* **Member.** `instance_id or client_id or member_id`: a static member keeps its name over restarts.
-* **Partition unavailability** (`_intervals.unavailability`): from `revoked`/`lost`/`closed` at the old
-  owner to `assigned` at the new one; an owner that vanished without an event counts from its last
-  event. A partition never reassigned inside the stream has no end, so it is not counted.
-* **Pause** of a member: it processes nothing because of a rebalance. It starts at a `revoked`/`lost`
-  event after which `owned` is empty (an eager revoke always empties it, so every eager rebalance
-  pauses every member; a cooperative member that keeps partitions is not paused) or at `started`, and
-  ends at the member's next `assigned` event with a non-empty `owned`. A pause still open when the
-  stream ends is not counted. `pause_ms_total` sums over members.
-* **Phases** are half-open windows `[start_ms, end_ms)`; intervals and pauses are clipped to them,
-  callbacks are counted where their `ts_ms` falls. Without phases the whole stream is one phase `all`.
+"""The pure-Python reference engine: events in, `Summary` out, the oracle the Spark engine is tested
+against. What each figure means: docs/report.md; how the definitions are computed: docs/design/analytics.md.
 """
 
 from __future__ import annotations

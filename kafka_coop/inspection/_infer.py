@@ -1,26 +1,7 @@
-"""Member protocol inference: what the wire says about each member, and how sure we are.
+"""Member protocol inference (pure): what the wire says about each member, and how sure we are.
 
-The rules rest on bytes captured from real members on the sandbox (tests/unit/vectors, made by
-scripts/capture_vectors.py), not on documentation alone:
-
-* **Client family.** Each family's subscription has its own shape (families.yaml `wire`: the version
-  per assignor, userData null or empty, rack id absent, null or empty): librdkafka writes an empty rack
-  id, Java and franz-go a null one, kafka-python, aiokafka and KafkaJS write v0/v1 with empty userData.
-  One family fits: it is that one. Several fit: their default client id (`kafka-python-3.0.12`, `kgo`,
-  `rdkafka`...) decides, and an app-set client id leaves the family `unknown` with the candidates named.
-  KIP-848 members send no metadata: there only a default client id tells.
-* **Rebalance protocol.** If the group selected an eager-only assignor (range, roundrobin, sticky),
-  every member supports it and so every member is EAGER (Java picks the protocol all its assignors
-  share; librdkafka lists hold one protocol). If it selected cooperative-sticky: a librdkafka member
-  is cooperative; a Java member that re-joined with owned partitions is cooperative; a Java member with
-  none is eager when nobody in the group sent owned partitions (eager members revoke everything before
-  they re-join), otherwise unknown (a cooperative member that owned nothing looks the same).
-* **Member type.** Every member of a classic group is classic. In a consumer (KIP-848) group a classic
-  JoinGroup member has a broker-made id `<client.id>-<UUID>`, a consumer member a 22-character
-  base64 UUID it made itself.
-* **Assignors.** Only the selected protocol's metadata is on the wire, so without a manifest the list is
-  "at least the selected one".
-A manifest (what a kafka-coop member declares) always wins and is marked `declared`.
+No Kafka API says which protocols a member supports, so each fact is inferred from a named signal, or
+declared by the member's manifest, or unknown; the facts the rules rest on are listed below.
 """
 
 from __future__ import annotations
@@ -47,6 +28,27 @@ from kafka_coop.protocol import (
     decode_assignment,
     decode_subscription,
 )
+
+# Facts this module relies on, read off bytes captured from real members on the sandbox
+# (tests/unit/vectors, made by scripts/capture_vectors.py), not from documentation alone:
+# - Client family. Each family's subscription has its own shape (families.yaml `wire`: the version per
+#   assignor, userData null or empty, rack id absent, null or empty): librdkafka writes an empty rack id,
+#   Java and franz-go a null one, kafka-python, aiokafka and KafkaJS write v0/v1 with empty userData. One
+#   family fits: it is that one. Several fit: their default client id (`kafka-python-3.0.12`, `kgo`,
+#   `rdkafka`...) decides, and an app-set client id leaves the family `unknown` with the candidates
+#   named. KIP-848 members send no metadata: there only a default client id tells.
+# - Rebalance protocol. If the group selected an eager-only assignor (range, roundrobin, sticky), every
+#   member supports it and so every member is EAGER (Java picks the protocol all its assignors share;
+#   librdkafka lists hold one protocol). If it selected cooperative-sticky: a librdkafka member is
+#   cooperative; a Java member that re-joined with owned partitions is cooperative; a Java member with
+#   none is eager when nobody in the group sent owned partitions (eager members revoke everything before
+#   they re-join), otherwise unknown (a cooperative member that owned nothing looks the same).
+# - Member type. Every member of a classic group is classic. In a consumer (KIP-848) group a classic
+#   JoinGroup member has a broker-made id `<client.id>-<UUID>`, a consumer member a 22-character base64
+#   UUID it made itself.
+# - Assignors. Only the selected protocol's metadata is on the wire, so without a manifest the list is
+#   "at least the selected one".
+# A manifest (what a kafka-coop member declares) always wins and is marked `declared`.
 
 _CLASSIC_MEMBER_ID = re.compile(
     r"^(?P<client>.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"

@@ -1,24 +1,6 @@
-"""Burrow's lag evaluation (pure): committed offsets sampled over a window -> a status per partition.
-
-Facts this module relies on. The rules are Burrow's (linkedin/Burrow, core/internal/evaluator/caching.go,
-`calculatePartitionStatus`), applied in its order to the samples of one partition:
-
-1. lag now within the allowed lag -> OK;
-2. STOPPED: nobody committed during the whole window and the consumer was not caught up at any
-   sample -> the group has stopped consuming this partition;
-3. REWIND: the committed offset went backwards and did not come back to where it was;
-4. if the lag was above the allowed lag at every sample: STALLED when the committed offset never
-   moved, WARNING when it moved but the lag never went down;
-5. else OK.
-
-One difference, because of what Kafka lets a client see: Burrow reads every commit, with its time,
-from `__consumer_offsets`; the admin API (OffsetFetch) returns only the committed offset. So a window
-here is the time kafka-coop sampled over, and "nobody committed" is read from the group: an offset that
-did not move while **no member owns the partition** is STOPPED (no one can commit it), one that did not
-move while a member owns it is STALLED (the member is there and not advancing). Each status carries its
-evidence: the window, the number of samples, the first and last committed offset and lag, the owner.
-
-The group's status is its worst partition's, in Burrow's order OK < WARNING < STOPPED < STALLED < REWIND.
+"""Burrow's lag evaluation (pure): committed offsets sampled over a window -> a status per partition,
+each with its evidence (the window, the samples, the first and last committed offset and lag, the
+owner), so verify-group can fail a stalled group and say why.
 """
 
 from __future__ import annotations
@@ -31,6 +13,22 @@ from pydantic import BaseModel, ConfigDict
 
 from kafka_coop.events import TopicPartition
 from kafka_coop.inspection._model import GroupSnapshot
+
+# Facts this module relies on. The rules are Burrow's (linkedin/Burrow, core/internal/evaluator/
+# caching.go, `calculatePartitionStatus`), applied in its order to the samples of one partition:
+# 1. lag now within the allowed lag -> OK;
+# 2. STOPPED: nobody committed during the whole window and the consumer was not caught up at any
+#    sample -> the group has stopped consuming this partition;
+# 3. REWIND: the committed offset went backwards and did not come back to where it was;
+# 4. if the lag was above the allowed lag at every sample: STALLED when the committed offset never
+#    moved, WARNING when it moved but the lag never went down;
+# 5. else OK.
+# One difference, because of what Kafka lets a client see: Burrow reads every commit, with its time,
+# from `__consumer_offsets`; the admin API (OffsetFetch) returns only the committed offset. So a window
+# here is the time kafka-coop sampled over, and "nobody committed" is read from the group: an offset that
+# did not move while no member owns the partition is STOPPED (no one can commit it), one that did not
+# move while a member owns it is STALLED (the member is there and not advancing).
+# The group's status is its worst partition's, in Burrow's order OK < WARNING < STOPPED < STALLED < REWIND.
 
 LagStatus = Literal["OK", "WARNING", "STOPPED", "STALLED", "REWIND"]
 LAG_RANK: Final[dict[str, int]] = {"OK": 0, "WARNING": 1, "STOPPED": 2, "STALLED": 3, "REWIND": 4}

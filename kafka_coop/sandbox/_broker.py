@@ -1,15 +1,8 @@
 """A local Apache Kafka (KRaft) started from Maven Central jars: one node, or a cluster of three.
 
-Every node runs in its own session (it outlives the `kafka-coop sandbox start` process) and is tracked by
-a state file in the sandbox directory; `stop`, `kill`, `freeze` only ever signal a process recorded there,
-and only after checking that process is the node started from this directory.
-
-A cluster is N *combined* KRaft nodes (`process.roles=broker,controller`), not a separate controller
-quorum plus brokers: on a 2-core machine shared with member fleets, three JVMs instead of six halve the
-sandbox's memory and its idle CPU (each JVM has its own GC and JIT threads), while the faults the test bed
-needs stay real: killing or freezing a node takes down a broker *and* a quorum voter, the quorum of three
-survives one, and the group coordinator moves to another broker. What a combined node cannot show (a
-broker restart that leaves the quorum untouched) is not a fault our consumer-group claims depend on.
+Nodes outlive the command that started them and are tracked by a state file; stop, kill and freeze
+only ever signal a process recorded there and checked to be this directory's node. A cluster is three
+combined broker+controller nodes (docs/design/test-bed.md says why that keeps the faults real).
 """
 
 from __future__ import annotations

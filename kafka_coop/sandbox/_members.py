@@ -1,10 +1,8 @@
 """Group members as processes: start N of any client family, stop, kill, reconfigure, rolling-bounce.
 
-Each member is its own OS process (a JVM running `CoopMember`, `kafka-coop consume` on
-confluent-kafka, or one of the other families' members, whose commands the repository's test bed
-passes in as `families`), so a
-bounce is a real process restart and a kill is a real SIGKILL. Every member writes
-RebalanceEvent JSON lines to its own file; the fleet reads them back for tests, the demo and benchmarks.
+A bounce is a real process restart and a kill a real SIGKILL; every member writes RebalanceEvent lines
+to its own file, read back for tests, the demo and benchmarks (docs/design/test-bed.md). The other
+families' member commands come from the repository's testbed/, passed in as `families`.
 """
 
 from __future__ import annotations

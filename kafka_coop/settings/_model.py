@@ -1,19 +1,8 @@
 """ConsumerSettings: the one validated source of a librdkafka consumer configuration.
 
-A consumer that cannot work should fail here, before a process joins a live group, with one sentence
-of what is wrong and a hint of what to do — not later, as an opaque `_INVALID_ARG` from librdkafka or,
-worse, as a member that joins and disturbs the group. The rules below are the ones librdkafka and the
-group coordinator enforce (docs/protocols.md "Client capabilities"):
-
-- librdkafka refuses mixed eager + cooperative assignor lists, so the KIP-429 two-bounce does not exist
-  for confluent-kafka members;
-- under KIP-848 (`group.protocol=consumer`) the broker assigns, and librdkafka refuses the classic-only
-  keys;
-- `group.instance.id` must pass Kafka's valid-id rule, or the JoinGroup is rejected.
-
-Unknown keys only warn (a newer librdkafka may know them); secrets are `SecretStr` everywhere except
-in `render()`, the single place that hands them to the client. This module is pure: no confluent_kafka,
-click or rich, so planners and the CLI can validate configs for members that run elsewhere.
+A consumer that cannot work fails here, before a process joins a live group, with one sentence and a
+hint, not later as an opaque `_INVALID_ARG` or a member that disturbs the group. Pure, so planners and
+the CLI validate configs for members that run elsewhere; secrets stay `SecretStr` except in `render()`.
 """
 
 from __future__ import annotations
@@ -55,6 +44,15 @@ from kafka_coop.settings._properties import parse_properties, read_properties
 Rebalance = RebalanceMode
 
 DEFAULT_REBALANCE: Rebalance = "cooperative-sticky"
+
+# Facts these rules rest on (docs/protocols.md "Client capabilities"):
+# - librdkafka refuses mixed eager + cooperative assignor lists, so the KIP-429 two-bounce does not
+#   exist for confluent-kafka members;
+# - under KIP-848 (`group.protocol=consumer`) the broker assigns, and librdkafka refuses the
+#   classic-only keys;
+# - `group.instance.id` must pass Kafka's valid-id rule, or the JoinGroup is rejected.
+# Unknown keys only warn (a newer librdkafka may know them).
+
 REDACTED = "***"
 UPGRADE_PLAN_HINT = (
     "Run `kafka-coop upgrade-plan GROUP --to cooperative` for a path that works with librdkafka."
