@@ -3,7 +3,7 @@
 The Java member's restart is bounded by the JVM's start (docs/benchmarks.md, "Why Java cannot reach
 20x"). These variants answer whether a newer JDK or a better-trained class cache moves that bound:
 JDK 25's AOT cache (JEPs 483/514/515: classes loaded *and linked*, plus method profiles) against the
-AppCDS archive the fleet uses on the default JDK, each trained either the fleet's way (a short run
+AppCDS archive the test bed uses on the default JDK, each trained either the test bed's way (a short run
 against a closed port) or live (a member of its own group on the bed's broker and topic, so the
 connect, join, fetch and commit paths are in the cache too). Restarts alternate between the chosen
 variants in one bed, so they are compared under the same load.
@@ -31,12 +31,12 @@ from kafka_coop.sandbox import (
 
 TEMURIN_25 = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"
 LIVE_TRAINING_S = 6.0  # start, join, a few fetches and commits, then SIGTERM as a bounce stops it
-_C1 = ("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")  # the fleet's options
+_C1 = ("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")  # the test bed's options
 _C2 = ("-Xmx192m", "-XX:+UseSerialGC")
 
 
 class MemberJvm(NamedTuple):
-    java: str | None  # None: the `java` on PATH, as the fleet runs it
+    java: str | None  # None: the `java` on PATH, as the test bed runs it
     options: tuple[str, ...]
     kind: CacheKind
     live: bool  # trained on the live bed rather than against a closed port
@@ -66,7 +66,7 @@ def check_jvms(names: Sequence[str]) -> None:
 
 
 def _jvm_free(cmd: Sequence[str]) -> tuple[list[str], list[str]]:
-    """The fleet's member command split into (non-JVM options before -cp, -cp and everything after)."""
+    """The test bed's member command split into (non-JVM options before -cp, -cp and everything after)."""
     cp = list(cmd).index("-cp")
     ours = [a for a in cmd[1:cp] if a not in JVM_OPTIONS and not a.startswith("-XX:SharedArchiveFile=")]
     return ours, list(cmd[cp:])
@@ -89,7 +89,7 @@ def train_live(name: str, member_cmd: Sequence[str], archive: Path) -> None:
 
 
 def closed_port_archive(name: str, kafka_version: str, protocol: GroupProtocol) -> Path | None:
-    """`name`'s cache trained the fleet's way (made on first use, kept with the fleet's archives)."""
+    """`name`'s cache trained the test bed's way (made on first use, kept with its archives)."""
     jvm = MEMBER_JVMS[name]
     return java_member_archive(
         kafka_version, group_protocol=protocol, java=jvm.java, options=jvm.options, kind=jvm.kind
@@ -97,7 +97,7 @@ def closed_port_archive(name: str, kafka_version: str, protocol: GroupProtocol) 
 
 
 def member_command(cmd: Sequence[str], name: str, kafka_version: str, protocol: GroupProtocol) -> list[str]:
-    """The fleet's Java member command with the binary, options and cache of `name` instead."""
+    """The test bed's Java member command with the binary, options and cache of `name` instead."""
     jvm = MEMBER_JVMS[name]
     archive = _LIVE_ARCHIVES.get(name) if jvm.live else closed_port_archive(name, kafka_version, protocol)
     ours, rest = _jvm_free(cmd)

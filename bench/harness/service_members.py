@@ -57,7 +57,7 @@ def python_command(spec: MemberSpec, bootstrap: str, events: Path, records: Path
 
 
 class ServiceMember(MemberProcess):
-    """A fleet member whose process is the service-shaped one for its family."""
+    """A member process whose program is the service-shaped one for its family."""
 
     def command(self) -> list[str]:
         if self.spec.kind == "java":
@@ -72,7 +72,7 @@ def add_service_members(processes: MemberProcesses, specs: list[Any]) -> list[Me
     added: list[MemberProcess] = []
     for spec in specs:
         if spec.name in processes.members:
-            raise ValueError(f"a member named {spec.name!r} is already in the fleet")
+            raise ValueError(f"a member named {spec.name!r} is already among the member processes")
         member = ServiceMember(spec, processes.workdir, processes.bootstrap, processes.kafka_version)
         processes.members[spec.name] = member
         member.start()

@@ -62,7 +62,7 @@ def create_static_groups(
         while waiting:
             if time.monotonic() > deadline:
                 raise RuntimeError(
-                    f"{len(waiting)} fleet members got no assignment in {JOIN_TIMEOUT_S:.0f} s"
+                    f"{len(waiting)} group members got no assignment in {JOIN_TIMEOUT_S:.0f} s"
                 )
             for i, consumer in list(waiting.items()):
                 consumer.poll(0.05)

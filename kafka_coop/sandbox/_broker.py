@@ -34,7 +34,7 @@ DEFAULT_START_TIMEOUT_S = 120.0
 DEFAULT_STOP_TIMEOUT_S = 30.0
 MAX_BROKERS = 5
 BROKER_HEAP = "-Xmx768m"
-# Per node of a cluster: small heaps and few JVM threads, so three nodes fit next to a member fleet.
+# Per node of a cluster: small heaps and few JVM threads, so three nodes fit next to the member processes.
 CLUSTER_JVM = ("-Xmx384m", "-Xms128m", "-XX:+UseSerialGC", "-XX:CICompilerCount=2")
 STATE_FILE = "sandbox.json"
 LOG_FILE = "broker.log"

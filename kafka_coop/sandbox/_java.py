@@ -73,7 +73,7 @@ def java_member_archive(
     (AsyncKafkaConsumer, its background thread and request managers: ~280 classes the classic training
     run never loads), so it gets an archive trained on its own start, as a KIP-848 service would.
     `java`, `options` and `kind` exist for the benchmarks that compare JVMs (another JDK binary, other
-    options, a JDK 25 AOT cache instead of an AppCDS archive); the fleet uses the defaults.
+    options, a JDK 25 AOT cache instead of an AppCDS archive); the test bed's members use the defaults.
     """
     java = java or shutil.which("java")
     if java is None:

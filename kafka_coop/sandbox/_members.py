@@ -411,8 +411,8 @@ class MemberProcesses:
         families: FamilyCommand | None = None,
     ) -> None:
         """`command_config`: a secured cluster's client properties (`--command-config`), for the
-        fleet's admin client and every python member. `families`: how to run the other client
-        families' members (`FamilyCommand`); without it the fleet runs java and python members only."""
+        admin client and every python member. `families`: how to run the other client families'
+        members (`FamilyCommand`); without it only java and python members run."""
         self.families = families
         self.bootstrap = bootstrap
         self.workdir = Path(workdir)
@@ -425,7 +425,7 @@ class MemberProcesses:
 
     def add(self, spec: MemberSpec, *, start: bool = True) -> MemberProcess:
         if spec.name in self.members:
-            raise InvalidInput(f"A member named {spec.name!r} is already in the fleet.")
+            raise InvalidInput(f"A member named {spec.name!r} is already among these member processes.")
         member = MemberProcess(
             spec, self.workdir, self.bootstrap, self.kafka_version, self.command_config, self.families
         )
