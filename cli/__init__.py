@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
-from typing import Any
 
 from kafka_coop._extras import install_hint, missing
+from kafka_coop._lazy import lazy_attributes
 
 # What every command needs; the base install (the consumer, for services) has none of them.
 CLI_MODULES = ("click", "rich", "yaml", "kafka")
@@ -31,8 +30,4 @@ def run() -> None:
 _LAZY: dict[str, str] = {"Terminal": "kafka_coop.cli._context"}
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)

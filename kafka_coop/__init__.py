@@ -7,8 +7,9 @@ sink does. The guide to the consumers is docs/consumer.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kafka_coop._lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -70,13 +71,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time `__getattr__` 
     from kafka_coop.sinks import CallableSink, EventSink, JsonlSink, KafkaTopicSink, MemorySink
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kafka_coop' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

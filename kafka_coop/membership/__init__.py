@@ -7,9 +7,9 @@ Which members to remove, and when to refuse, is pure and loads with the package;
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from kafka_coop._lazy import lazy_attributes
 from kafka_coop.membership._removal import (
     RUNNING_WITHIN_S,
     choose_members,
@@ -29,13 +29,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from kafka_coop._lazy import lazy_attributes
 from kafka_coop.sandbox._broker import (
     DEFAULT_KAFKA_VERSION,
     DEFAULT_PORT,
@@ -91,15 +91,12 @@ __all__ += [
 if TYPE_CHECKING:
     from kafka_coop.sandbox._demo import DemoHooks, DemoResult, run_demo
 
-_DEMO = frozenset({"DemoHooks", "DemoResult", "run_demo"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _DEMO:
-        value = getattr(importlib.import_module("kafka_coop.sandbox._demo"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+_LAZY: dict[str, str] = {
+    "DemoHooks": "kafka_coop.sandbox._demo",
+    "DemoResult": "kafka_coop.sandbox._demo",
+    "run_demo": "kafka_coop.sandbox._demo",
+}
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ += ["DemoHooks", "DemoResult", "run_demo"]

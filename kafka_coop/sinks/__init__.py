@@ -6,9 +6,9 @@ need the `metrics` extra (prometheus-client), and a service that does not use th
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from kafka_coop._lazy import lazy_attributes
 from kafka_coop.sinks._kafka import KafkaTopicSink
 from kafka_coop.sinks._local import CallableSink, EventSink, JsonlSink, MemorySink, as_sink
 
@@ -31,13 +31,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

@@ -59,7 +59,16 @@ REPOSITORY_ONLY = ("testbed", "testbed.*", "bench", "bench.*")
 
 # The layers, bottom first (docs/design/layout.md): a module imports its own layer or lower ones.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("words", ("kafka_coop._vocab", "kafka_coop.errors", "kafka_coop._extras", "kafka_coop._jvm")),
+    (
+        "words",
+        (
+            "kafka_coop._vocab",
+            "kafka_coop.errors",
+            "kafka_coop._extras",
+            "kafka_coop._jvm",
+            "kafka_coop._lazy",
+        ),
+    ),
     (
         "model",
         (
