@@ -1,4 +1,5 @@
-"""The test bed: a local Apache Kafka broker, Java kafka-clients members and member fleets, the demo."""
+"""The test bed that ships: local Apache Kafka brokers, member processes of any client family, the plan
+runner, the record audit, the demo. The library never imports it (docs/design/layout.md)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,12 @@ from kafka_coop.sandbox._broker import (
     DEFAULT_KAFKA_VERSION,
     DEFAULT_PORT,
     MAX_BROKERS,
-    SECURITY_CHOICES,
     NodeState,
     Sandbox,
     SandboxState,
-    free_port,
-    free_ports,
 )
+from kafka_coop.sandbox._node_config import SECURITY_CHOICES
+from kafka_coop.sandbox._ports import free_port, free_ports
 
 __all__ = [
     "DEFAULT_KAFKA_VERSION",
@@ -63,7 +63,6 @@ __all__ += [
     "read_processed",
 ]
 
-from kafka_coop.sandbox._broker import port_is_free  # noqa: E402
 from kafka_coop.sandbox._jars import resolve_kafka_jars  # noqa: E402
 from kafka_coop.sandbox._java import (  # noqa: E402
     CACHE_SUFFIX,
@@ -74,6 +73,7 @@ from kafka_coop.sandbox._java import (  # noqa: E402
     java_member_archive,
     java_member_classpath,
 )
+from kafka_coop.sandbox._ports import port_is_free  # noqa: E402
 
 __all__ += [
     "CACHE_SUFFIX",

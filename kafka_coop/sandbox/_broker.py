@@ -7,15 +7,12 @@ combined broker+controller nodes (docs/design/test-bed.md says why that keeps th
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import logging
 import os
 import signal
-import socket
 import subprocess
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -26,7 +23,16 @@ from pydantic import BaseModel
 import kafka_coop.sandbox._security as sec
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
 from kafka_coop.sandbox._jars import require_java, resolve_kafka_jars
+from kafka_coop.sandbox._node_config import (
+    PROXIED_LISTENER,
+    SECURITY_CHOICES,
+    Security,
+    node_config,
+    parse_overrides,
+    random_cluster_id,
+)
 from kafka_coop.sandbox._paths import state_dir
+from kafka_coop.sandbox._ports import free_ports, port_is_free
 
 DEFAULT_KAFKA_VERSION = "4.1.1"
 DEFAULT_PORT = 9092
@@ -38,52 +44,6 @@ BROKER_HEAP = "-Xmx768m"
 CLUSTER_JVM = ("-Xmx384m", "-Xms128m", "-XX:+UseSerialGC", "-XX:CICompilerCount=2")
 STATE_FILE = "sandbox.json"
 LOG_FILE = "broker.log"
-PROXIED_LISTENER = "PROXIED"
-
-Security = Literal["plaintext", "sasl_ssl"]
-SECURITY_CHOICES: tuple[Security, ...] = ("plaintext", "sasl_ssl")
-
-# Settings a single-node test cluster needs (docs/protocols.md "Test bed"); user overrides win.
-_BASE_CONFIG: dict[str, str] = {
-    "process.roles": "broker,controller",
-    "node.id": "1",
-    "controller.listener.names": "CONTROLLER",
-    "inter.broker.listener.name": "PLAINTEXT",
-    "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-    "num.partitions": "1",
-    "auto.create.topics.enable": "true",
-    "offsets.topic.replication.factor": "1",
-    "offsets.topic.num.partitions": "1",
-    "transaction.state.log.replication.factor": "1",
-    "transaction.state.log.min.isr": "1",
-    "share.coordinator.state.topic.replication.factor": "1",
-    "share.coordinator.state.topic.min.isr": "1",
-    "group.initial.rebalance.delay.ms": "0",
-    "log.flush.interval.messages": "9223372036854775807",
-}
-# A cluster: every internal topic on all three nodes, and acks=all needs two of them in sync, so one
-# node down loses nothing and blocks nothing. Three offsets partitions spread the group coordinators.
-_CLUSTER_CONFIG: dict[str, str] = {
-    "offsets.topic.replication.factor": "3",
-    "offsets.topic.num.partitions": "3",
-    "transaction.state.log.replication.factor": "3",
-    "transaction.state.log.min.isr": "2",
-    "share.coordinator.state.topic.replication.factor": "3",
-    "share.coordinator.state.topic.min.isr": "2",
-    "default.replication.factor": "3",
-    "min.insync.replicas": "2",
-    "num.network.threads": "2",
-    "num.io.threads": "2",
-    "background.threads": "2",
-    "log.cleaner.threads": "1",
-    "num.replica.fetchers": "1",
-    # a restarted node takes its leaderships back within 30 s instead of 5 min
-    "leader.imbalance.check.interval.seconds": "30",
-}
-# Keys the sandbox owns: overriding them would break the listener/quorum wiring.
-_RESERVED = frozenset(
-    {"listeners", "advertised.listeners", "controller.quorum.voters", "log.dirs", "node.id", "process.roles"}
-)
 
 Progress = Callable[[str], None]
 
@@ -138,120 +98,6 @@ class SandboxState(BaseModel):
 
 def _no_progress(_: str) -> None:
     return None
-
-
-def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
-def free_port() -> int:
-    """A free port for a listener, below the ephemeral range (`free_ports`: why a bind to port 0, which
-    hands out an ephemeral port, is not good enough for a node that must get its port back)."""
-    return free_ports(1)
-
-
-def _ephemeral_low() -> int:
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    return 32768
-
-
-def free_ports(count: int = 1) -> int:
-    """The first of `count` consecutive free ports *below* the kernel's ephemeral range.
-
-    A node that is down while clients keep reconnecting to it must get its port back on restart: a
-    port in the ephemeral range can meanwhile be taken as the source port of some connection (on
-    loopback even by a connect to that very port: TCP simultaneous open, a socket connected to
-    itself), and the restart fails with "Address already in use" (seen on a 3-node restart).
-    """
-    import random
-
-    high = _ephemeral_low() - count
-    for _ in range(500):
-        first = random.randrange(10000, max(10001, high))  # noqa: S311  # a port, not a secret
-        if all(port_is_free(first + i) for i in range(count)):
-            return first
-    raise ClusterUnavailable(f"Found no {count} consecutive free ports on 127.0.0.1.")
-
-
-def random_cluster_id() -> str:
-    """Kafka's Uuid text form: URL-safe base64 of 16 random bytes, unpadded, never starting with '-'."""
-    while True:
-        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        if not text.startswith("-"):
-            return text
-
-
-def parse_overrides(pairs: Mapping[str, str] | list[str] | tuple[str, ...] | None) -> dict[str, str]:
-    """Accept {key: value} or ["key=value", ...]; reject keys the sandbox must own."""
-    if pairs is None:
-        return {}
-    items: dict[str, str] = {}
-    if isinstance(pairs, Mapping):
-        items = {str(k): str(v) for k, v in pairs.items()}
-    else:
-        for pair in pairs:
-            key, sep, value = pair.partition("=")
-            if not sep or not key.strip():
-                raise InvalidInput(
-                    f"Broker override {pair!r} is not of the form key=value.",
-                    hint="Pass e.g. --config group.consumer.migration.policy=disabled.",
-                )
-            items[key.strip()] = value.strip()
-    reserved = sorted(set(items) & _RESERVED)
-    if reserved:
-        raise InvalidInput(
-            f"Broker setting {reserved[0]} is managed by the sandbox and cannot be overridden.",
-            hint="Use --port to move the listener and --dir to move the data.",
-        )
-    return items
-
-
-def node_config(
-    node_id: int,
-    nodes: Mapping[int, tuple[int, int]],
-    *,
-    data_dir: str,
-    security: Security,
-    proxied: tuple[int, int] | None = None,
-) -> dict[str, str]:
-    """The listener/quorum wiring of one node (pure): `nodes` maps node id -> (client, controller) port.
-
-    `proxied` = (listen port, advertised port) adds a PROXIED listener whose advertised address is a
-    proxy's: a client bootstrapped there learns only proxy addresses from metadata, so every connection
-    it makes, to every broker, goes through the proxy (which is what network faults need).
-    """
-    client = "PLAINTEXT" if security == "plaintext" else "SASL_SSL"
-    controller_protocol = "PLAINTEXT" if security == "plaintext" else "SSL"
-    port, controller_port = nodes[node_id]
-    listeners = [f"{client}://127.0.0.1:{port}", f"CONTROLLER://127.0.0.1:{controller_port}"]
-    advertised = [f"{client}://127.0.0.1:{port}"]
-    protocols = [f"{client}:{client}", f"CONTROLLER:{controller_protocol}"]
-    if proxied is not None:
-        listeners.append(f"{PROXIED_LISTENER}://127.0.0.1:{proxied[0]}")
-        advertised.append(f"{PROXIED_LISTENER}://127.0.0.1:{proxied[1]}")
-        protocols.append(f"{PROXIED_LISTENER}:{client}")
-    config = dict(_BASE_CONFIG)
-    if len(nodes) > 1:
-        config.update(_CLUSTER_CONFIG)
-    config.update(
-        {
-            "node.id": str(node_id),
-            "inter.broker.listener.name": client,
-            "listener.security.protocol.map": ",".join(protocols),
-            "listeners": ",".join(listeners),
-            "advertised.listeners": ",".join(advertised),
-            "controller.quorum.voters": ",".join(f"{n}@127.0.0.1:{c}" for n, (_, c) in sorted(nodes.items())),
-            "log.dirs": data_dir,
-        }
-    )
-    return config
 
 
 def _pid_alive(pid: int) -> bool:

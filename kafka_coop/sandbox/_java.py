@@ -23,8 +23,8 @@ from typing import Literal, TypeAlias
 
 from kafka_coop._jvm import cache_dir, compile_java, jar_of, jdk_key, partial_path, publish_file
 from kafka_coop._vocab import GroupProtocol
-from kafka_coop.sandbox._broker import free_port
 from kafka_coop.sandbox._jars import resolve_kafka_jars
+from kafka_coop.sandbox._ports import free_port
 
 MAIN_CLASS = "CoopMember"
 MEMBER_JAR = "coop-member.jar"

@@ -34,6 +34,7 @@ PURE = (
     "kafka_coop.inspection._lag",
     "kafka_coop.membership",
     "kafka_coop.membership._removal",
+    "kafka_coop.sandbox._node_config",
     "kafka_coop.rollout",
     "kafka_coop.rollout.*",
     "kafka_coop.analytics._model",

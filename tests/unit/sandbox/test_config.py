@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kafka_coop.errors import InvalidInput
-from kafka_coop.sandbox._broker import parse_overrides, random_cluster_id
+from kafka_coop.sandbox._node_config import parse_overrides, random_cluster_id
 from tests.conftest import CliResult
 
 
@@ -39,7 +39,7 @@ def test_a_free_port_for_a_sandbox_listener_is_below_the_ephemeral_range() -> No
     """A client port in the ephemeral range can be taken as some connection's source port while its node
     is down (clients keep reconnecting), and the node's restart then fails with "Address in use"."""
     from kafka_coop.sandbox import free_port
-    from kafka_coop.sandbox._broker import _ephemeral_low
+    from kafka_coop.sandbox._ports import _ephemeral_low
 
     low = _ephemeral_low()
     ports = [free_port() for _ in range(20)]
