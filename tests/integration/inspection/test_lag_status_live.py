@@ -66,14 +66,18 @@ class _Sampler:
         self.samples.append(snap)
 
     def sample_over(self, window_s: float, interval_s: float) -> None:
-        """Sample now and every `interval_s` until `window_s` has passed since the first sample."""
-        start = time.monotonic()
+        """Sample now and every `interval_s` until the samples' own timestamps span `window_s`.
+
+        Measured on the samples' clock, not the test's: a monotonic start taken before the first read
+        spanned 2.0 s while the samples' millisecond stamps spanned 1.999 s."""
+        self.sample()
+        first_ms = self.samples[-1].taken_ms
         while True:
-            self.sample()
-            left = window_s - (time.monotonic() - start)
+            left = window_s - (self.samples[-1].taken_ms - first_ms) / 1000.0
             if left <= 0:
                 return
             time.sleep(min(interval_s, left))
+            self.sample()
 
     def evaluate(self) -> GroupLagStatus:
         owned = {tp for m in self.admin.describe_group(self.group).members for tp in m.assignment}
