@@ -18,13 +18,14 @@ from kafka_coop.membership._removal import (
 )
 
 if TYPE_CHECKING:
-    from kafka_coop.membership._leave import LeaveGroupClient, kafka_python_conf
+    from kafka_coop._kafka_python import kafka_python_conf
+    from kafka_coop.membership._leave import LeaveGroupClient
     from kafka_coop.membership._watch import ManifestWatch
 
 # name -> the shell module that defines it, imported on first use
 _LAZY: dict[str, str] = {
     "LeaveGroupClient": "kafka_coop.membership._leave",
-    "kafka_python_conf": "kafka_coop.membership._leave",
+    "kafka_python_conf": "kafka_coop._kafka_python",
     "ManifestWatch": "kafka_coop.membership._watch",
 }
 

@@ -83,7 +83,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "kafka_coop.protocol.*",
         ),
     ),
-    ("clients", ("kafka_coop.admin", "kafka_coop.sinks", "kafka_coop.sinks.*")),
+    (
+        "clients",
+        (
+            "kafka_coop.admin",
+            "kafka_coop._kafka_python",
+            "kafka_coop.coordinator",
+            "kafka_coop.sinks",
+            "kafka_coop.sinks.*",
+        ),
+    ),
     ("service runtime", ("kafka_coop.consumer", "kafka_coop.consumer.*")),
     ("package face", ("kafka_coop",)),
     (
