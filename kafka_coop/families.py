@@ -54,6 +54,28 @@ class Support(_Frozen):
     source: str
 
 
+RefusalAction = Literal["fatal", "retries"]
+
+
+class Refusal(_Frozen):
+    """What a KIP-848 member does when the broker refuses its join with GROUP_ID_NOT_FOUND (the group
+    cannot be converted): `action` from `since` on (None: every version that speaks KIP-848), `before`
+    for the versions before it."""
+
+    action: RefusalAction
+    since: str | None = None
+    before: RefusalAction | None = None
+    source: str
+
+    def at(self, version: str | None) -> RefusalAction | None:
+        """The action at `version`; None when the version is unknown and the versions differ."""
+        if self.since is None:
+            return self.action
+        if version is None or version_tuple(version) is None:
+            return None
+        return self.before if older_than(version, self.since) else self.action
+
+
 def older_than(version: str | None, since: str | None) -> bool:
     """True only when both are known and `version` comes before `since` (unknown never refuses)."""
     if version is None or since is None:
@@ -106,6 +128,7 @@ class Family(_Frozen):
     mixed_list: MixedList
     mixed_list_source: str
     kip848: Support
+    kip848_refused: Refusal | None = None  # None: the family does not speak KIP-848
     static_membership: Support
     leave_on_close: LeaveOnClose
     wire: Wire
@@ -123,8 +146,14 @@ class Family(_Frozen):
             raise ValueError(f"{self.family}: tested_with {self.tested_with} is outside {self.versions}")
         if self.kip848.supported and self.kip848.since is None:
             raise ValueError(f"{self.family}: kip848 supported needs `since` (its first GA version)")
+        if self.kip848.supported != (self.kip848_refused is not None):
+            raise ValueError(f"{self.family}: kip848_refused says what a KIP-848 family does when refused")
+        refused = self.kip848_refused
+        if refused is not None and (refused.since is None) != (refused.before is None):
+            raise ValueError(f"{self.family}: kip848_refused gives `before` exactly when it gives `since`")
         minimums = {
             "kip848": self.kip848.since,
+            "kip848_refused": self.kip848_refused.since if self.kip848_refused else None,
             "static_membership": self.static_membership.since,
             **{f"assignor {name}": a.since for name, a in self.assignors.items()},
         }

@@ -28,3 +28,4 @@ class Check(BaseModel):
     reason: str
     members: tuple[str, ...] = ()
     hint: str = ""
+    rule: str = ""  # the broker code (or client code) whose rule the check mirrors, where it mirrors one

@@ -38,6 +38,7 @@ def test_every_fact_names_its_source(family: object) -> None:
         family.static_membership.source,
         family.leave_on_close.source,
         family.wire.client_id_source,
+        *([family.kip848_refused.source] if family.kip848_refused else []),
     ]
     assert all(SOURCE.search(s) for s in sources), sources
 
