@@ -31,13 +31,14 @@ from ._context import (
     pass_terminal,
 )
 
-SOURCE_MARK = {"declared": "", "inferred": "*", "unknown": "?"}
+SOURCE_MARK = {"broker": "^", "declared": "", "inferred": "*", "unknown": "?"}
 LEGEND = "no mark = declared by the member's manifest · * = inferred from the wire · ? = unknown"
+BROKER_LEGEND = "^ = said by the group's coordinator"
 
 
 def fact_text(fact: Fact[Any], shown: str | None = None) -> Text:
     value = shown if shown is not None else str(fact.value)
-    style = {"declared": "bold", "inferred": "", "unknown": "dim"}[fact.source]
+    style = {"broker": "bold", "declared": "bold", "inferred": "", "unknown": "dim"}[fact.source]
     return Text(value + SOURCE_MARK[fact.source], style=style)
 
 
@@ -60,11 +61,22 @@ def group_protocol(type_: str, assignor: str) -> str:
 
 
 MEMBER_COLUMNS = ("member", "client id", "host", "type", "client", "protocol", "assignors", "sub", "assigned")
+# with the coordinator's view (ConsumerGroupDescribe): each member's epoch and where it is being moved to
+EPOCH_COLUMNS = ("epoch", "target")
 
 
-def member_row(m: MemberSnapshot) -> list[Text]:
+def _target(m: MemberSnapshot) -> str:
+    if m.target_assignment is None:
+        return "-"
+    if tuple(sorted(m.target_assignment)) == tuple(sorted(m.assignment)):
+        return "="
+    return _partitions(m.target_assignment)
+
+
+def member_row(m: MemberSnapshot, epochs: bool = False) -> list[Text]:
     assignors = ",".join(m.assignors.value) if m.assignors.value else "-"
     sub = f"v{m.subscription.version}" if m.subscription is not None else "-"
+    extra = [Text("-" if m.member_epoch is None else str(m.member_epoch)), Text(_target(m))] if epochs else []
     return [
         Text(m.instance_id or m.member_id, style="bold" if m.instance_id else ""),
         Text(m.client_id),
@@ -75,6 +87,7 @@ def member_row(m: MemberSnapshot) -> list[Text]:
         fact_text(m.assignors, assignors),
         Text(sub),
         Text(_partitions(m.assignment)),
+        *extra,
     ]
 
 
@@ -111,7 +124,9 @@ def aligned_table(columns: tuple[str, ...], rows: list[list[Text]], gap: int = 2
 
 
 def member_table(snap: GroupSnapshot) -> Text:
-    return aligned_table(MEMBER_COLUMNS, [member_row(m) for m in snap.members])
+    epochs = bool(snap.coordinator_view.api)
+    columns = MEMBER_COLUMNS + EPOCH_COLUMNS if epochs else MEMBER_COLUMNS
+    return aligned_table(columns, [member_row(m, epochs) for m in snap.members])
 
 
 def render_snapshot(term: Terminal, snap: GroupSnapshot) -> None:
@@ -135,10 +150,23 @@ def render_snapshot(term: Terminal, snap: GroupSnapshot) -> None:
         "migration policy",
         broker.migration_policy or "?",
     )
+    view = snap.coordinator_view
+    if view.api:
+        head.add_row(
+            "described by",
+            view.api,
+            "group epoch",
+            str(view.group_epoch),
+            "assignment epoch",
+            str(view.assignment_epoch),
+        )
+    if snap.protocol_type not in (None, "consumer"):
+        head.add_row("protocol type", Text(str(snap.protocol_type), style="bold"), "", "", "", "")
     term.out.print(head)
     term.out.print(Text(f"{len(snap.members)} members", style="italic"))
     term.out.print(member_table(snap))
-    term.out.print(Text(LEGEND, style="dim"))
+    legend = LEGEND + (f" · {BROKER_LEGEND}" if view.api else "")
+    term.out.print(Text(legend, style="dim"))
     lag = snap.total_lag
     term.out.print(f"total lag: {lag if lag is not None else 'no committed offsets'}", highlight=False)
     if snap.manifests_error:
@@ -159,7 +187,7 @@ def render_groups(term: Terminal, rows: list[tuple[ListedGroup, GroupDescription
         lines.append(
             [
                 Text(listed.group_id),
-                Text(listed.type),
+                Text(listed.kind or listed.type),
                 Text(listed.state),
                 Text(assignor or "-"),
                 Text(group_protocol(listed.type, assignor)),
@@ -207,7 +235,7 @@ def describe(
         )
     admin, conf = admin_for(bootstrap, command_config)
     if all_groups:
-        rows = list_groups(admin, timeout_s=timeout)
+        rows = list_groups(admin, timeout_s=timeout, conf=conf)
         if output == "json":
             term.emit_json(
                 [

@@ -10,6 +10,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from kafka_coop.coordinator import open_client
 from kafka_coop.errors import GateFailed, InvalidInput
 from kafka_coop.inspection import (
     LAG_RANK,
@@ -206,6 +207,7 @@ def verify_group(
     if spec is not None and phase is not None and phase > len(spec.phases):
         spec.phase(phase)  # the one sentence about which phases exist
     admin, conf = admin_for(bootstrap, command_config)
+    coordinator = open_client(bootstrap, conf, timeout_s=min(timeout, 10.0))
 
     deadline = time.monotonic() + timeout
 
@@ -215,45 +217,55 @@ def verify_group(
 
     def look() -> GroupSnapshot:
         return take_snapshot(
-            admin, group, conf=conf, manifests_topic=manifests_topic or None, timeout_s=budget()
+            admin,
+            group,
+            conf=conf,
+            manifests_topic=manifests_topic or None,
+            timeout_s=budget(),
+            coordinator=coordinator,
         )
 
-    previous: GroupSnapshot | None = None
-    history: list[GroupSnapshot] = []  # every look of this run: the lag window grows with --wait
-    attempt = 0
-    while True:
-        attempt += 1
-        if attempt == 1 and (lag_window is None or lag_window > 0):
-            # The first lag sample goes out with the look's other reads, the second is read after all
-            # of them answered (and at least --lag-window seconds later when given): the window is
-            # measured, and the check's reason states it.
-            previous, snap = snapshot_with_lag_trend(
-                admin,
-                group,
-                min_window_s=lag_window or 0.0,
-                conf=conf,
-                manifests_topic=manifests_topic or None,
-                timeout_s=budget(),
+    try:
+        previous: GroupSnapshot | None = None
+        history: list[GroupSnapshot] = []  # every look of this run: the lag window grows with --wait
+        attempt = 0
+        while True:
+            attempt += 1
+            if attempt == 1 and (lag_window is None or lag_window > 0):
+                # The first lag sample goes out with the look's other reads, the second is read after all
+                # of them answered (and at least --lag-window seconds later when given): the window is
+                # measured, and the check's reason states it.
+                previous, snap = snapshot_with_lag_trend(
+                    admin,
+                    group,
+                    min_window_s=lag_window or 0.0,
+                    conf=conf,
+                    manifests_topic=manifests_topic or None,
+                    timeout_s=budget(),
+                    coordinator=coordinator,
+                )
+            else:
+                snap = look()  # later rounds compare with the previous round, --interval apart
+            history += [s for s in (previous, snap) if s is not None and s not in history]
+            report = evaluate(
+                snap,
+                spec=spec,
+                phase=phase,
+                expect_members=expect_members,
+                previous=previous,
+                history=history[:-1],
             )
-        else:
-            snap = look()  # later rounds compare with the previous round, --interval apart
-        history += [s for s in (previous, snap) if s is not None and s not in history]
-        report = evaluate(
-            snap,
-            spec=spec,
-            phase=phase,
-            expect_members=expect_members,
-            previous=previous,
-            history=history[:-1],
-        )
-        if not wait or not report.failed(strict) or time.monotonic() + interval > deadline:
-            break
-        left = deadline - time.monotonic()
-        term.progress(
-            f"[{attempt}] gate {report.status}: {report.summary()} — re-checking, {left:.0f} s left"
-        )
-        previous = snap
-        time.sleep(interval)
+            if not wait or not report.failed(strict) or time.monotonic() + interval > deadline:
+                break
+            left = deadline - time.monotonic()
+            term.progress(
+                f"[{attempt}] gate {report.status}: {report.summary()} — re-checking, {left:.0f} s left"
+            )
+            previous = snap
+            time.sleep(interval)
+    finally:
+        if coordinator is not None:
+            coordinator.close()
     if output == "json":
         term.emit_json(report)
     else:

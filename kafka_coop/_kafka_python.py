@@ -11,6 +11,7 @@ equivalent for is refused with one sentence rather than silently dropped.
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -88,8 +89,10 @@ def admin_client(bootstrap: str, settings: Mapping[str, Any], timeout_s: float, 
     the login is refused. `settings` come from `kafka_python_conf`."""
     require("kafka", what)
     quiet()
-    from kafka.admin import KafkaAdminClient
-    from kafka.errors import KafkaError
+    with warnings.catch_warnings():  # kafka-python 3.0 reads its schema files with a deprecated API
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from kafka.admin import KafkaAdminClient
+        from kafka.errors import KafkaError
 
     timeout_ms = int(timeout_s * 1000)
     try:

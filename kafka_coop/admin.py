@@ -26,7 +26,16 @@ ATTEMPT_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 2.0
 T = TypeVar("T")
 
-GroupState = Literal["stable", "preparing_rebalance", "completing_rebalance", "empty", "dead", "unknown"]
+GroupState = Literal[
+    "stable",
+    "preparing_rebalance",
+    "completing_rebalance",
+    "assigning",  # consumer groups: librdkafka reads these two as unknown, the coordinator names them
+    "reconciling",
+    "empty",
+    "dead",
+    "unknown",
+]
 GroupType = SeenMemberType
 
 _STATES: dict[Any, GroupState] = {
@@ -88,6 +97,7 @@ class GroupDescription(BaseModel):
     assignor: str
     coordinator: int | None
     members: tuple[MemberDescription, ...]
+    protocol_type: str | None = None  # set where the group is not a consumer group (Connect: connect)
 
     @property
     def instance_ids(self) -> list[str]:
@@ -124,6 +134,10 @@ class ListedGroup(BaseModel):
     type: GroupType
     state: GroupState
     is_simple: bool
+    # what ListGroups v5 says beside (kafka-python; None where not read): the group's kind as Kafka's
+    # tools name it (classic, consumer, share, streams, or a classic group's own protocol: connect, ...)
+    kind: str | None = None
+    protocol_type: str | None = None
 
 
 class PartitionOffsets(BaseModel):
@@ -293,8 +307,14 @@ class ClusterAdmin:
         return broker, {name: entry.value for name, entry in entries.items() if entry.value is not None}
 
     def offsets(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> list[PartitionOffsets]:
-        """Committed offset and log end offset of every partition the group has committed."""
-        return _with_retry(self, group, timeout_s, lambda client, left: self._offsets(group, left, client))
+        """Committed offset and log end offset of every partition the group has committed (none for a
+        group of another protocol type, e.g. Connect workers)."""
+        try:
+            return _with_retry(
+                self, group, timeout_s, lambda client, left: self._offsets(group, left, client)
+            )
+        except _NotConsumerGroup:
+            return []
 
     def offsets_if_allowed(
         self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S
@@ -433,7 +453,39 @@ def _describe_group(admin: ClusterAdmin, group: str, timeout_s: float) -> GroupD
         return GroupDescription(
             group_id=group, state="dead", type="unknown", assignor="", coordinator=None, members=()
         )
+    except _NotConsumerGroup:
+        return _classic_group(admin, group, timeout_s)
     return _live_group(desc)
+
+
+def _classic_group(admin: ClusterAdmin, group: str, timeout_s: float) -> GroupDescription:
+    """A classic group of another protocol type (a Connect cluster's workers): librdkafka refuses to
+    describe it (_INVALID_ARG 'not a consumer group'), the classic describe answers it."""
+    raw = admin.raw_group(group, timeout_s=timeout_s)
+    if raw is None:
+        return GroupDescription(
+            group_id=group, state="dead", type="unknown", assignor="", coordinator=None, members=()
+        )
+    states: dict[str, GroupState] = {
+        "Stable": "stable",
+        "PreparingRebalance": "preparing_rebalance",
+        "CompletingRebalance": "completing_rebalance",
+        "Empty": "empty",
+    }
+    return GroupDescription(
+        group_id=group,
+        state=states.get(raw.state, "unknown"),
+        type="classic",
+        assignor=raw.protocol,
+        coordinator=None,
+        members=tuple(
+            MemberDescription(
+                member_id=m.member_id, client_id=m.client_id, host=m.host, instance_id=None, assignment=()
+            )
+            for m in raw.members
+        ),
+        protocol_type=raw.protocol_type,
+    )
 
 
 class _NotAuthorized(ClusterUnavailable):
@@ -442,6 +494,10 @@ class _NotAuthorized(ClusterUnavailable):
 
 class _GroupNotFound(Exception):
     pass
+
+
+class _NotConsumerGroup(Exception):
+    """librdkafka's describe_consumer_groups refuses groups of other protocol types (_INVALID_ARG)."""
 
 
 def _with_retry(
@@ -466,6 +522,8 @@ def _with_retry(
             code = err.code() if isinstance(err, KafkaError) else None
             if code == KafkaError.GROUP_ID_NOT_FOUND:
                 raise _GroupNotFound(group) from None
+            if code == KafkaError._INVALID_ARG and "not a consumer group" in _error_text(err):
+                raise _NotConsumerGroup(group) from None
             if code in _AUTH_ERRORS:
                 raise _NotAuthorized(
                     f"Not authorized to DESCRIBE group {group!r} (Kafka says {_error_text(err)}).",

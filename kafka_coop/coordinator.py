@@ -24,7 +24,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop._kafka_python import admin_client, kafka_python_conf
-from kafka_coop.errors import ClusterUnavailable
+from kafka_coop.errors import ClusterUnavailable, KafkaCoopError
 from kafka_coop.protocol import (
     CONSUMER_GROUP_DESCRIBE_KEY,
     MAX_CONSUMER_GROUP_DESCRIBE_VERSION,
@@ -211,6 +211,22 @@ class CoordinatorClient:
 
     def describe(self, group: str) -> CoordinatorAnswer:
         return self.describe_groups([group])[group]
+
+    def group_configs(self, group: str) -> dict[str, str]:
+        """The group's own config overrides (KIP-848 group configs: consumer.session.timeout.ms, ...);
+        empty where none is set or the broker has no group configs (before 4.0)."""
+        from kafka.admin import ConfigResource, ConfigResourceType
+        from kafka.errors import KafkaError
+
+        try:
+            answer = self._admin.describe_configs([ConfigResource(ConfigResourceType.GROUP, group)])
+        except KafkaError:
+            return {}
+        groups: dict[str, Any] = answer.get("group", {}) if isinstance(answer, dict) else {}
+        entries: dict[str, Any] = next(iter(groups.values()), {})
+        return {
+            key: str(entry.get("value")) for key, entry in entries.items() if entry.get("value") is not None
+        }
 
     def describe_groups(self, groups: Sequence[str]) -> dict[str, CoordinatorAnswer]:
         """Each group's coordinator, asked once per coordinator; moving coordinators are retried on a
@@ -411,3 +427,38 @@ def _node_id(node: Any) -> int | None:
     """kafka-python names a coordinator's connection by its broker id (or 'coordinator-<id>')."""
     text = str(node).rsplit("-", 1)[-1]
     return int(text) if text.lstrip("-").isdigit() else None
+
+
+def open_client(
+    bootstrap: str, conf: Mapping[str, str] | None, *, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> CoordinatorClient | None:
+    """A connection for the looks of one command (a look that opens its own pays ~0.1 s for it), or
+    None when it cannot be had; each look then says why in its note."""
+    try:
+        return CoordinatorClient(bootstrap, conf, timeout_s=timeout_s)
+    except KafkaCoopError:
+        return None
+
+
+def coordinator_view(
+    bootstrap: str,
+    conf: Mapping[str, str] | None,
+    group: str,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    client: CoordinatorClient | None = None,
+) -> tuple[CoordinatorAnswer | None, dict[str, str], str]:
+    """(the coordinator's answer, the group's config overrides, a note) for one look at `group`.
+
+    Never raises: the look goes on with the classic view, and the note says why the coordinator's is
+    missing (kafka-python not installed, a --command-config key it cannot take, no answer)."""
+    try:
+        own = client is None
+        reader = client or CoordinatorClient(bootstrap, conf, timeout_s=timeout_s)
+        try:
+            return reader.describe(group), reader.group_configs(group), ""
+        finally:
+            if own:
+                reader.close()
+    except KafkaCoopError as exc:
+        return None, {}, f"the coordinator's view was not read: {exc.message}"

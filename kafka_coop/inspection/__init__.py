@@ -14,6 +14,7 @@ from kafka_coop._lazy import lazy_attributes
 from kafka_coop.inspection._infer import (
     MemberInput,
     broker_facts,
+    group_kind,
     infer_generation,
     infer_members,
     version_at_least,
@@ -26,7 +27,14 @@ from kafka_coop.inspection._lag import (
     evaluate_partition,
     lag_series,
 )
-from kafka_coop.inspection._model import BrokerFacts, Fact, GroupSnapshot, MemberSnapshot, PartitionLag
+from kafka_coop.inspection._model import (
+    BrokerFacts,
+    CoordinatorView,
+    Fact,
+    GroupSnapshot,
+    MemberSnapshot,
+    PartitionLag,
+)
 
 if TYPE_CHECKING:
     from kafka_coop.inspection._gather import lag_sample, list_groups, snapshot_with_lag_trend, take_snapshot
@@ -49,6 +57,7 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 __all__ = [
     "LAG_RANK",
     "BrokerFacts",
+    "CoordinatorView",
     "Fact",
     "GroupLagStatus",
     "GroupSnapshot",
@@ -60,6 +69,7 @@ __all__ = [
     "broker_facts",
     "evaluate_group",
     "evaluate_partition",
+    "group_kind",
     "infer_generation",
     "infer_members",
     "lag_sample",

@@ -6,27 +6,39 @@ broker configs, are still in flight.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kafka_coop.inspection._infer import MemberInput, broker_facts, infer_generation, infer_members
-from kafka_coop.inspection._model import BrokerFacts, GroupSnapshot, MemberSnapshot, PartitionLag
+from kafka_coop.inspection._model import (
+    BrokerFacts,
+    CoordinatorView,
+    GroupSnapshot,
+    MemberSnapshot,
+    PartitionLag,
+)
 
-if TYPE_CHECKING:  # the admin shell's answer types, built by `_gather`; this module loads no client
+if TYPE_CHECKING:  # the shells' answer types, built by `_gather`; this module loads no client
     from kafka_coop.admin import GroupDescription, GroupMetadata, PartitionOffsets
+    from kafka_coop.coordinator import CoordinatorAnswer
     from kafka_coop.manifest import Manifest
 
 
 @dataclass(frozen=True)
 class GroupAnswers:
     """What the cluster said about the group itself: its description, the classic view with the
-    members' protocol bytes (None if not classic), and the manifests read for it."""
+    members' protocol bytes (None if not classic), the manifests read for it, and the coordinator's own
+    view (ConsumerGroupDescribe; None, with a note, when it was not read) with the group's config
+    overrides."""
 
     live: GroupDescription
     raw: GroupMetadata | None = None
     manifests: tuple[Manifest, ...] = ()
     manifests_error: str | None = None
+    coordinator: CoordinatorAnswer | None = None
+    group_configs: Mapping[str, str] = field(default_factory=dict)
+    coordinator_note: str = ""
 
     @property
     def exists(self) -> bool:
@@ -35,6 +47,23 @@ class GroupAnswers:
     @property
     def selected_assignor(self) -> str:
         return self.live.assignor or (self.raw.protocol if self.raw is not None else "")
+
+    @property
+    def protocol_type(self) -> str | None:
+        return self.raw.protocol_type if self.raw is not None else self.live.protocol_type
+
+    @property
+    def view_api(self) -> str:
+        return (self.coordinator.api or "") if self.coordinator is not None else ""
+
+    @property
+    def state(self) -> str:
+        """librdkafka reads a consumer group's Assigning and Reconciling states as unknown; the
+        coordinator names them."""
+        described = self.coordinator.described if self.coordinator is not None else None
+        if described is None or self.live.type != "consumer" or not described.group_state:
+            return self.live.state
+        return described.group_state.lower()
 
 
 @dataclass(frozen=True)
@@ -48,21 +77,37 @@ class LaterAnswers:
 
 
 def assemble_members(group: str, answers: GroupAnswers) -> tuple[MemberSnapshot, ...]:
-    """Every member with what can be told about it (see `_infer`)."""
+    """Every member with what can be told about it (see `_infer`), the coordinator's word first."""
     raw_by_id = {m.member_id: m for m in answers.raw.members} if answers.raw is not None else {}
-    inputs = [
-        MemberInput(
-            member_id=m.member_id,
-            client_id=m.client_id,
-            host=m.host,
-            instance_id=m.instance_id,
-            assignment=m.assignment,
-            subscription=raw_by_id[m.member_id].subscription if m.member_id in raw_by_id else None,
-            assignment_bytes=raw_by_id[m.member_id].assignment if m.member_id in raw_by_id else None,
+    described = answers.coordinator.described if answers.coordinator is not None else None
+    by_id = {m.member_id: m for m in described.members} if described is not None else {}
+    inputs = []
+    for m in answers.live.members:
+        raw, seen = raw_by_id.get(m.member_id), by_id.get(m.member_id)
+        inputs.append(
+            MemberInput(
+                member_id=m.member_id,
+                client_id=m.client_id,
+                host=m.host,
+                instance_id=m.instance_id,
+                assignment=m.assignment,
+                subscription=raw.subscription if raw is not None else None,
+                assignment_bytes=raw.assignment if raw is not None else None,
+                broker_type=seen.type_name if seen is not None else None,
+                member_epoch=seen.member_epoch if seen is not None else None,
+                target_assignment=seen.target_assignment.partitions if seen is not None else None,
+                subscribed_regex=seen.subscribed_topic_regex if seen is not None else None,
+            )
         )
-        for m in answers.live.members
-    ]
-    return infer_members(group, answers.live.type, answers.selected_assignor, inputs, list(answers.manifests))
+    return infer_members(
+        group,
+        answers.live.type,
+        answers.selected_assignor,
+        inputs,
+        list(answers.manifests),
+        protocol_type=answers.protocol_type,
+        view_api=answers.view_api,
+    )
 
 
 def partition_lag(offsets: Sequence[PartitionOffsets]) -> tuple[PartitionLag, ...]:
@@ -89,14 +134,23 @@ def assemble_snapshot(
 ) -> GroupSnapshot:
     """The snapshot of one look; `taken_ms` is when it was taken (when its offsets came back, for a
     lag trend)."""
-    live, raw = answers.live, answers.raw
+    live, raw, answer = answers.live, answers.raw, answers.coordinator
     if later.broker is not None:
-        broker = broker_facts(*later.broker)
+        broker = broker_facts(
+            *later.broker,
+            features=answer.features if answer is not None else None,
+            group_configs=answers.group_configs,
+        )
     else:
         broker = BrokerFacts(configs_error=later.broker_error)
+    api = answers.view_api
     notes = []
-    if raw is None and live.type == "consumer":
+    if raw is None and live.type == "consumer" and not api:
         notes.append("consumer-protocol group: member protocol metadata is not visible; types are inferred")
+    if api == "ConsumerGroupDescribe v0":
+        notes.append("the coordinator answered ConsumerGroupDescribe v0: epochs, no member types (inferred)")
+    if answers.coordinator_note and live.type == "consumer":
+        notes.append(answers.coordinator_note)
     if live.state in ("preparing_rebalance", "completing_rebalance"):
         notes.append("a rebalance is in progress: member metadata may be from the previous generation")
     return GroupSnapshot(
@@ -104,8 +158,8 @@ def assemble_snapshot(
         taken_ms=taken_ms,
         exists=answers.exists,
         type=live.type,
-        state=live.state,
-        protocol_type=raw.protocol_type if raw is not None else None,
+        state=answers.state,
+        protocol_type=answers.protocol_type,
         assignor=answers.selected_assignor,
         coordinator=live.coordinator,
         generation=infer_generation(members),
@@ -115,4 +169,17 @@ def assemble_snapshot(
         manifests_topic=manifests_topic,
         manifests_error=answers.manifests_error,
         notes=tuple(notes),
+        coordinator_view=_view(answer, answers.coordinator_note),
+    )
+
+
+def _view(answer: CoordinatorAnswer | None, note: str) -> CoordinatorView:
+    if answer is None:
+        return CoordinatorView(note=note)
+    if answer.described is None:
+        return CoordinatorView(note=f"{answer.status}: {answer.reason}" if answer.reason else answer.status)
+    return CoordinatorView(
+        api=answer.api or "",
+        group_epoch=answer.described.group_epoch,
+        assignment_epoch=answer.described.assignment_epoch,
     )

@@ -11,11 +11,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from kafka_coop.admin import ClusterAdmin, GroupDescription, ListedGroup
-from kafka_coop.errors import ClusterUnavailable
+from kafka_coop.admin import ClusterAdmin, GroupDescription, GroupState, ListedGroup
+from kafka_coop.coordinator import CoordinatorClient, coordinator_view
+from kafka_coop.errors import ClusterUnavailable, KafkaCoopError
 from kafka_coop.events import now_ms
 from kafka_coop.inspection._assemble import (
     GroupAnswers,
@@ -24,13 +25,14 @@ from kafka_coop.inspection._assemble import (
     assemble_snapshot,
     partition_lag,
 )
+from kafka_coop.inspection._infer import group_kind
 from kafka_coop.inspection._manifests import MANIFEST_READ_TIMEOUT_S, read_manifests
 from kafka_coop.inspection._model import GroupSnapshot
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 
 R = TypeVar("R")
 
-GATHER_THREADS = 6
+GATHER_THREADS = 7
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class _FanOut:
         conf: Mapping[str, str] | None,
         timeout_s: float,
         timings: dict[str, float] | None,
+        coordinator: CoordinatorClient | None = None,
     ) -> None:
         self.admin, self.group, self.reads, self.timeout_s, self.timings = (
             admin,
@@ -96,6 +99,10 @@ class _FanOut:
             else None
         )
         self._live = send("describe", lambda: admin.describe_group(group, timeout_s=timeout_s))
+        self._view = send(
+            "coordinator",
+            lambda: coordinator_view(admin.bootstrap, conf, group, timeout_s=timeout_s, client=coordinator),
+        )
         self._raw = send("raw_group", lambda: admin.raw_group(group, timeout_s=timeout_s))
         topic = reads.manifests_topic
         self._manifests = (
@@ -123,10 +130,14 @@ class _FanOut:
         live = self._live.result()
         exists = not (live.state == "dead" and not live.members)
         raw = self._raw.result() if exists and live.type == "classic" else None
+        answer, group_configs, note = self._view.result()
+        seen = GroupAnswers(
+            live=live, raw=raw, coordinator=answer, group_configs=group_configs, coordinator_note=note
+        )
         if self._manifests is None or not exists:
-            return GroupAnswers(live=live, raw=raw)
+            return seen
         manifests, error = self._manifests.result()
-        return GroupAnswers(live=live, raw=raw, manifests=tuple(manifests), manifests_error=error)
+        return replace(seen, manifests=tuple(manifests), manifests_error=error)
 
     def later_answers(self, exists: bool) -> tuple[LaterAnswers, GroupSnapshot | None, int | None]:
         """(the slow answers, the trend's first lag sample, when the last offsets came back)."""
@@ -164,12 +175,22 @@ def _gather_snapshot(
     conf: Mapping[str, str] | None,
     timeout_s: float,
     timings: dict[str, float] | None,
+    coordinator: CoordinatorClient | None = None,
 ) -> tuple[GroupSnapshot | None, GroupSnapshot]:
     """(the trend's first lag sample, the snapshot): the fan-out, then the pure assembly. The members
     are inferred as soon as the group's own answers are in, while the slower reads are in flight."""
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=GATHER_THREADS, thread_name_prefix="kafka-coop-look") as pool:
-        fan_out = _FanOut(pool, admin, group, reads, conf=conf, timeout_s=timeout_s, timings=timings)
+        fan_out = _FanOut(
+            pool,
+            admin,
+            group,
+            reads,
+            conf=conf,
+            timeout_s=timeout_s,
+            timings=timings,
+            coordinator=coordinator,
+        )
         answers = fan_out.group_answers()
         members = _timed(timings, "infer", lambda: assemble_members(group, answers))()
         later, first, offsets_ms = fan_out.later_answers(answers.exists)
@@ -197,6 +218,7 @@ def take_snapshot(
     timeout_s: float = 10.0,
     lag_not_before: float | None = None,
     timings: dict[str, float] | None = None,
+    coordinator: CoordinatorClient | None = None,
 ) -> GroupSnapshot:
     """Everything one look at `group` tells; raises ClusterUnavailable if the cluster cannot be read.
 
@@ -204,9 +226,13 @@ def take_snapshot(
     (verify-group's lag window): the offsets are then read last, not before that instant, and
     `taken_ms` is when they came back, so the window between two samples is measured, not assumed.
     `timings`, when given, receives the seconds each read took (and `total`), for benchmarks.
+    `coordinator`: a kafka-python connection to ask the group's coordinator on (ConsumerGroupDescribe);
+    one is opened for this look when not given.
     """
     reads = _Reads(manifests_topic, with_lag, with_broker, lag_not_before=lag_not_before)
-    return _gather_snapshot(admin, group, reads, conf=conf, timeout_s=timeout_s, timings=timings)[1]
+    return _gather_snapshot(
+        admin, group, reads, conf=conf, timeout_s=timeout_s, timings=timings, coordinator=coordinator
+    )[1]
 
 
 def snapshot_with_lag_trend(
@@ -218,6 +244,7 @@ def snapshot_with_lag_trend(
     manifests_topic: str | None = DEFAULT_MANIFEST_TOPIC,
     timeout_s: float = 10.0,
     timings: dict[str, float] | None = None,
+    coordinator: CoordinatorClient | None = None,
 ) -> tuple[GroupSnapshot | None, GroupSnapshot]:
     """(first lag sample, snapshot) for a lag trend in one look (verify-group's lag window).
 
@@ -227,7 +254,9 @@ def snapshot_with_lag_trend(
     each), at least `min_window_s`; nothing is slept beyond what gathering did not cover.
     """
     reads = _Reads(manifests_topic, with_lag=True, with_broker=True, trend_window_s=min_window_s)
-    return _gather_snapshot(admin, group, reads, conf=conf, timeout_s=timeout_s, timings=timings)
+    return _gather_snapshot(
+        admin, group, reads, conf=conf, timeout_s=timeout_s, timings=timings, coordinator=coordinator
+    )
 
 
 def lag_sample(admin: ClusterAdmin, group: str, *, timeout_s: float = 10.0) -> GroupSnapshot | None:
@@ -259,9 +288,58 @@ def lag_sample(admin: ClusterAdmin, group: str, *, timeout_s: float = 10.0) -> G
 
 
 def list_groups(
-    admin: ClusterAdmin, *, timeout_s: float = 10.0
+    admin: ClusterAdmin,
+    *,
+    timeout_s: float = 10.0,
+    conf: Mapping[str, str] | None = None,
+    coordinator: CoordinatorClient | None = None,
 ) -> list[tuple[ListedGroup, GroupDescription | None]]:
-    """Every group with its describe answer (one batched request), like `kafka-consumer-groups --list`."""
+    """Every group with its describe answer (one batched request), like `kafka-groups.sh --list`.
+
+    librdkafka lists classic and consumer groups; ListGroups v5 through kafka-python adds each group's
+    kind (share and streams groups, which librdkafka leaves out or calls unknown, and a classic group's
+    protocol type, `connect` for Connect workers). Share and streams groups are listed, not described."""
     listed = admin.list_groups(timeout_s=timeout_s)
-    described = admin.describe_groups([g.group_id for g in listed if not g.is_simple], timeout_s=timeout_s)
-    return [(g, described.get(g.group_id)) for g in listed]
+    kinds: dict[str, tuple[str, str, str]] = {}
+    try:
+        reader = coordinator or CoordinatorClient(admin.bootstrap, conf, timeout_s=timeout_s)
+        try:
+            kinds = {g.group_id: (g.group_type, g.protocol_type, g.state) for g in reader.list_groups()}
+        finally:
+            if coordinator is None:
+                reader.close()
+    except KafkaCoopError:
+        pass  # the kinds are extra: librdkafka's list stands on its own
+    rows = []
+    for g in listed:
+        group_type, protocol_type, _ = kinds.get(g.group_id, (g.type, "", ""))
+        kind = group_kind(group_type or g.type, protocol_type, g.is_simple) if g.group_id in kinds else None
+        rows.append(g.model_copy(update={"kind": kind, "protocol_type": protocol_type or None}))
+    seen = {g.group_id for g in listed}
+    for name, (group_type, protocol_type, state) in sorted(kinds.items()):
+        if name not in seen:  # share and streams groups: not consumer groups, listed for what they are
+            rows.append(
+                ListedGroup(
+                    group_id=name,
+                    type="unknown",
+                    state=_LISTED_STATES.get(state, "unknown"),
+                    is_simple=False,
+                    kind=group_kind(group_type, protocol_type),
+                    protocol_type=protocol_type or None,
+                )
+            )
+    rows.sort(key=lambda g: g.group_id)
+    consumers = [g.group_id for g in rows if not g.is_simple and g.kind not in ("share", "streams", "simple")]
+    described = admin.describe_groups(consumers, timeout_s=timeout_s)
+    return [(g, described.get(g.group_id)) for g in rows]
+
+
+_LISTED_STATES: dict[str, GroupState] = {
+    "Stable": "stable",
+    "PreparingRebalance": "preparing_rebalance",
+    "CompletingRebalance": "completing_rebalance",
+    "Assigning": "assigning",
+    "Reconciling": "reconciling",
+    "Empty": "empty",
+    "Dead": "dead",
+}

@@ -43,9 +43,12 @@ from kafka_coop.protocol import (
 #   cooperative; a Java member that re-joined with owned partitions is cooperative; a Java member with
 #   none is eager when nobody in the group sent owned partitions (eager members revoke everything before
 #   they re-join), otherwise unknown (a cooperative member that owned nothing looks the same).
-# - Member type. Every member of a classic group is classic. In a consumer (KIP-848) group a classic
-#   JoinGroup member has a broker-made id `<client.id>-<UUID>`, a consumer member a 22-character base64
-#   UUID it made itself.
+# - Member type. The coordinator says it (ConsumerGroupDescribe v1, source `broker`) wherever it
+#   answers. Otherwise every member of a classic group is classic, and in a consumer (KIP-848) group a
+#   classic member that was there when the group converted has a broker-made id `<client.id>-<UUID>`, a
+#   consumer member a 22-character base64 UUID it made itself. The guess is wrong for a classic member
+#   that joins after the conversion: the broker gives it a bare UUID too
+#   (GroupMetadataManager.classicGroupJoinToConsumerGroup), which is why the broker's word comes first.
 # - Assignors. Only the selected protocol's metadata is on the wire, so without a manifest the list is
 #   "at least the selected one".
 # A manifest (what a kafka-coop member declares) always wins and is marked `declared`.
@@ -68,6 +71,11 @@ class MemberInput(BaseModel):
     assignment: tuple[TopicPartition, ...]
     subscription: bytes | None = None
     assignment_bytes: bytes | None = None
+    # the coordinator's view of the member (ConsumerGroupDescribe), where it gave one
+    broker_type: SeenMemberType | None = None
+    member_epoch: int | None = None
+    target_assignment: tuple[TopicPartition, ...] | None = None
+    subscribed_regex: str | None = None
 
 
 def match_manifests(
@@ -109,7 +117,11 @@ def _decode(member: MemberInput) -> tuple[ConsumerProtocolSubscription | None, s
     return sub, error, user_data
 
 
-def _member_type(group_type: str, member: MemberInput, manifest: Manifest | None) -> Fact[SeenMemberType]:
+def _member_type(
+    group_type: str, member: MemberInput, manifest: Manifest | None, view_api: str
+) -> Fact[SeenMemberType]:
+    if member.broker_type in ("classic", "consumer"):
+        return Fact(value=member.broker_type, source="broker", signal=view_api or "the group's coordinator")
     if manifest is not None:
         return Fact(value=manifest.group_protocol, source="declared", signal="manifest")
     if group_type == "classic":
@@ -232,16 +244,21 @@ def infer_members(
     selected_assignor: str,
     members: Sequence[MemberInput],
     manifests: Iterable[Manifest] = (),
+    *,
+    protocol_type: str | None = None,
+    view_api: str = "",
 ) -> tuple[MemberSnapshot, ...]:
-    """Every member with its facts and where each one came from."""
+    """Every member with its facts and where each one came from. A group whose protocol type is not
+    `consumer` (a Connect cluster's workers: `connect`) carries no consumer-protocol bytes to read."""
     matched = match_manifests(group, members, manifests)
-    decoded = {m.member_id: _decode(m) for m in members}
+    consumer_bytes = protocol_type in (None, "consumer")
+    decoded = {m.member_id: _decode(m) if consumer_bytes else (None, None, None) for m in members}
     anyone_sent_owned = any(sub is not None and sub.owned_partitions for sub, _, _ in decoded.values())
     out = []
     for member in members:
         sub, error, user_data = decoded[member.member_id]
         manifest = matched.get(member.member_id)
-        member_type = _member_type(group_type, member, manifest)
+        member_type = _member_type(group_type, member, manifest, view_api)
         family = _family(member, sub, manifest, selected_assignor)
         out.append(
             MemberSnapshot(
@@ -254,13 +271,18 @@ def infer_members(
                 client_family=family,
                 rebalance_protocol=_protocol(
                     selected_assignor, member_type.value, family.value, sub, anyone_sent_owned, manifest
-                ),
+                )
+                if consumer_bytes
+                else Fact(value="unknown", source="unknown", signal=f"protocol type {protocol_type}"),
                 assignors=_assignors(selected_assignor, member_type.value, manifest),
                 client_version=_version(member, family, manifest),
                 subscription=sub,
                 subscription_error=error,
                 assignment_user_data=user_data,
                 manifest=manifest,
+                member_epoch=member.member_epoch,
+                target_assignment=member.target_assignment,
+                subscribed_regex=member.subscribed_regex or None,
             )
         )
     return tuple(sorted(out, key=lambda m: (m.name, m.member_id)))
@@ -275,8 +297,17 @@ def infer_generation(members: Sequence[MemberSnapshot]) -> Fact[int | None]:
     return Fact(value=max(known), source="inferred", signal="member subscriptions (generation at last join)")
 
 
-def broker_facts(broker_id: int | None, configs: Mapping[str, str]) -> BrokerFacts:
-    """What the planner needs from one broker's configs; the version is read off which keys exist."""
+def broker_facts(
+    broker_id: int | None,
+    configs: Mapping[str, str],
+    *,
+    features: Mapping[str, int] | None = None,
+    group_configs: Mapping[str, str] | None = None,
+) -> BrokerFacts:
+    """What the planner needs from one broker's configs; the version is read off which keys exist.
+
+    `features` are the finalized feature levels the coordinator's ApiVersions answer gave (None: not
+    read): they say `group.version` exactly. `group_configs` are the group's own overrides."""
     if not configs:
         return BrokerFacts(broker_id=broker_id, configs_error="no broker configs readable")
     version: Fact[str]
@@ -298,7 +329,15 @@ def broker_facts(broker_id: int | None, configs: Mapping[str, str]) -> BrokerFac
     protocols = configs.get("group.coordinator.rebalance.protocols")
     protocol_list = tuple(p.strip() for p in protocols.split(",") if p.strip()) if protocols else None
     group_version: Fact[str]
-    if version.value in ("4.0+", "4.1+") and protocol_list and "consumer" in protocol_list:
+    if features is not None:
+        level = features.get("group.version", 0)
+        group_version = Fact(
+            value=str(level),
+            source="broker",
+            signal="ApiVersions finalized features"
+            + ("" if "group.version" in features else " (not finalized)"),
+        )
+    elif version.value in ("4.0+", "4.1+") and protocol_list and "consumer" in protocol_list:
         group_version = Fact(
             value="1+", source="inferred", signal="4.0+ broker with the consumer protocol enabled"
         )
@@ -312,7 +351,19 @@ def broker_facts(broker_id: int | None, configs: Mapping[str, str]) -> BrokerFac
         migration_policy=configs.get("group.consumer.migration.policy"),
         group_max_size=_int("group.max.size"),
         group_consumer_max_size=_int("group.consumer.max.size"),
+        consumer_session_ms=_int("group.consumer.session.timeout.ms"),
+        consumer_min_session_ms=_int("group.consumer.min.session.timeout.ms"),
+        consumer_max_session_ms=_int("group.consumer.max.session.timeout.ms"),
+        consumer_heartbeat_ms=_int("group.consumer.heartbeat.interval.ms"),
+        group_session_ms=_as_int((group_configs or {}).get("consumer.session.timeout.ms")),
     )
+
+
+def _as_int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 def version_at_least(version: str, minimum: tuple[int, int]) -> bool | None:
@@ -323,3 +374,14 @@ def version_at_least(version: str, minimum: tuple[int, int]) -> bool | None:
     if version.startswith("<"):
         return False
     return (int(match.group(1)), int(match.group(2))) >= minimum
+
+
+def group_kind(group_type: str, protocol_type: str, is_simple: bool = False) -> str:
+    """What a group is, in the words Kafka's tools use: `consumer`, `share`, `streams` (the group types of
+    ListGroups v5), or for a classic group its protocol type (`connect` for a Connect cluster's workers);
+    `classic` for a classic group of consumers, `simple` for one that only commits offsets."""
+    if group_type in ("consumer", "share", "streams"):
+        return group_type
+    if is_simple or not protocol_type:
+        return "simple"
+    return "classic" if protocol_type == "consumer" else protocol_type

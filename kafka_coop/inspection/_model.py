@@ -1,9 +1,10 @@
 """GroupSnapshot: everything one look at a live group tells, with the source of every inferred fact.
 
 No Kafka API says which rebalance protocols a member supports (docs/protocols.md "What can be seen of a live
-group"). So each per-member fact is a `Fact`: its value plus whether a member *declared* it (its
-manifest), kafka-coop *inferred* it from a named signal, or it is *unknown*. Renderers show the source;
-gates treat `unknown` as not proven.
+group"). So each per-member fact is a `Fact`: its value plus whether the group's coordinator said it
+(*broker*: ConsumerGroupDescribe, for consumer-protocol groups), a member *declared* it (its manifest),
+kafka-coop *inferred* it from a named signal, or it is *unknown*. Renderers show the source; gates treat
+`unknown` as not proven.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from kafka_coop.protocol import ConsumerProtocolSubscription
 
 T = TypeVar("T")
 
-Source = Literal["declared", "inferred", "unknown"]
+Source = Literal["broker", "declared", "inferred", "unknown"]
 
 
 class Fact(BaseModel, Generic[T]):
@@ -54,6 +55,11 @@ class MemberSnapshot(BaseModel):
     subscription_error: str | None = None
     assignment_user_data: int | None = None  # bytes of userData in its assignment (blocks KIP-848)
     manifest: Manifest | None = None
+    # The coordinator's own view (ConsumerGroupDescribe; None where it gave none): the member's epoch,
+    # the assignment it is being moved to, and the regex it subscribes with (evaluated on the broker).
+    member_epoch: int | None = None
+    target_assignment: tuple[TopicPartition, ...] | None = None
+    subscribed_regex: str | None = None
 
     @field_serializer("subscription", when_used="json")
     def _subscription_json(self, sub: ConsumerProtocolSubscription | None) -> dict[str, Any] | None:
@@ -107,7 +113,25 @@ class BrokerFacts(BaseModel):
     migration_policy: str | None = None
     group_max_size: int | None = None
     group_consumer_max_size: int | None = None
+    # KIP-848's session, on the broker (group.consumer.*) and the group's own override
+    consumer_session_ms: int | None = None
+    consumer_min_session_ms: int | None = None
+    consumer_max_session_ms: int | None = None
+    consumer_heartbeat_ms: int | None = None
+    group_session_ms: int | None = None  # the group's consumer.session.timeout.ms, when set
     configs_error: str | None = None
+
+
+class CoordinatorView(BaseModel):
+    """How the coordinator described the group: `api` names the request (empty: none answered, and
+    `note` says why, e.g. a classic group or a broker without KIP-848); the group's epochs come with it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    api: str = ""  # ConsumerGroupDescribe v1 | ConsumerGroupDescribe v0 | ""
+    group_epoch: int | None = None
+    assignment_epoch: int | None = None
+    note: str = ""
 
 
 class GroupSnapshot(BaseModel):
@@ -128,6 +152,7 @@ class GroupSnapshot(BaseModel):
     manifests_topic: str | None = None
     manifests_error: str | None = None
     notes: tuple[str, ...] = ()
+    coordinator_view: CoordinatorView = CoordinatorView()
 
     @property
     def member_count(self) -> int:

@@ -11,10 +11,6 @@ from kafka_coop.coordinator import CoordinatorAnswer, CoordinatorClient
 from kafka_coop.errors import ClusterUnavailable
 from kafka_coop.sandbox import Fleet, MemberSpec, free_port
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:read_text is deprecated:DeprecationWarning", "ignore:open_text is deprecated:DeprecationWarning"
-)
-
 
 def _types(answer: CoordinatorAnswer) -> dict[str, str]:
     assert answer.described is not None, answer
