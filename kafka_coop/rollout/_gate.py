@@ -18,6 +18,7 @@ from kafka_coop.inspection import GroupLagStatus, GroupSnapshot, MemberSnapshot,
 from kafka_coop.rollout._checks import Check, Status, worst
 from kafka_coop.rollout._fleet import fleet_from_snapshot
 from kafka_coop.rollout._match import match_phase
+from kafka_coop.rollout._reconcile import reconciliation_check
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
 from kafka_coop.rollout._spec import MigrationSpec
 
@@ -208,6 +209,9 @@ def evaluate(
     expect_empty = spec is not None and phase is not None and spec.expect_at(phase).empty
     checks = _general_checks(snap, previous, expect_empty)
     earlier = [*history, *([previous] if previous is not None and previous not in history else [])]
+    reconciled = reconciliation_check(snap, earlier, snap.broker.consumer_heartbeat_ms)
+    if reconciled is not None:
+        checks.append(reconciled)
     group_lag: GroupLagStatus | None = None
     if snap.lag:
         owned = {tp for m in snap.members for tp in m.assignment}

@@ -137,14 +137,20 @@ def member_match(
 
 
 # --- the group -----------------------------------------------------------------------------------------
-def _every_member(name: str, wanted: str, findings: Sequence[Finding], how_to_prove: str, hint: str) -> Check:
+def _every_member(
+    name: str, wanted: str, findings: Sequence[Finding], how_to_prove: str, hint: str, size: int = 0
+) -> Check:
     wrong = [f for f in findings if f.check == name and f.status == "fail"]
     unseen = [f for f in findings if f.check == name and f.status == "warn"]
     if wrong:
+        # member types between the phases of classic -> consumer: how far the rolling bounce got
+        count = (
+            f"{size - len(wrong)} of {size} members are {wanted}; " if name == "member-type" and size else ""
+        )
         return Check(
             name=name,
             status="fail",
-            reason=f"expected {wanted}; found {', '.join(f'{f.member}={f.got}' for f in wrong)}",
+            reason=f"{count}expected {wanted}; found {', '.join(f'{f.member}={f.got}' for f in wrong)}",
             members=tuple(f.member for f in wrong),
             hint=f"Bounce these members onto the phase's config ({wanted}).",
         )
@@ -242,6 +248,7 @@ def match_phase(fleet: FleetDescription, spec: MigrationSpec, k: int) -> PhaseMa
                 findings,
                 "the member type is not visible; run them with kafka-coop manifests",
                 MANIFEST_HINT,
+                fleet.size,
             )
         )
     if expect.rebalance_protocol is not None:
