@@ -43,8 +43,10 @@ RULES: Final[Mapping[str, str]] = {
     "reads every member's subscription and assignment; SchemaException -> GROUP_ID_NOT_FOUND (malformed)",
     "no-custom-user-data": "ConsumerGroup.fromClassicGroup: an assignment carrying userData -> "
     "UnsupportedVersionException -> GROUP_ID_NOT_FOUND (unsupported custom assignor)",
-    "static-instance-ids": "GroupMetadataManager.throwIfInstanceIdIsUnreleased: a static member joins "
-    "only once the member holding its group.instance.id left with epoch -2, else UNRELEASED_INSTANCE_ID",
+    "static-instance-ids": "GroupMetadataManager.getOrMaybeSubscribeStaticConsumerGroupMember: a "
+    "consumer-protocol static member replaces a classic one holding its group.instance.id; between two "
+    "consumer-protocol members, throwIfInstanceIdIsUnreleased refuses the newcomer (UNRELEASED_INSTANCE_ID) "
+    "until the holder left with epoch -2",
     "refusal-outcome": "what each client family does with GROUP_ID_NOT_FOUND on its first "
     "ConsumerGroupHeartbeat (families.yaml kip848_refused)",
     "client-versions": "families.yaml kip848.since: the first version whose KIP-848 consumer is GA",
@@ -321,32 +323,10 @@ def refusal_check(clients: Sequence[ClientFact], refused_by: Sequence[str], unpr
     return _check("refusal-outcome", "pass", f"no refusal predicted; if one came: {outcomes}")
 
 
-def static_instance_check(static_members: Sequence[str], removed_between: bool) -> Check:
-    """A classic static member does not leave on close, so its id stays held in the converted group."""
-    if not static_members:
-        return _check("static-instance-ids", "pass", "no static members: nobody's id is held across a bounce")
-    if removed_between:
-        return _check(
-            "static-instance-ids",
-            "pass",
-            f"{len(static_members)} static member(s): each is removed (LeaveGroup) after it stops and "
-            "before it starts on the consumer protocol, so its id is free when it rejoins",
-            members=static_members,
-        )
-    return _check(
-        "static-instance-ids",
-        "fail",
-        f"{len(static_members)} static member(s) keep their group.instance.id across the bounce: the "
-        "classic member does not leave on close, so the new consumer-protocol member finds its id held "
-        "(UNRELEASED_INSTANCE_ID, fatal for Java and librdkafka) until the old session expires",
-        members=static_members,
-        hint="Remove each stopped static member before it starts again (kafka-coop remove-members GROUP "
-        "--instance-id ID), as the plan's steps say.",
-    )
-
-
 def static_id_advice(dynamic: int, total: int, to_consumer: bool) -> str:
-    """The static-membership advice of a plan, with what a duplicate id does in each protocol."""
+    """The static-membership advice of a plan, with what a duplicate id does in each protocol
+    (RULES["static-instance-ids"]). A member bounced from classic to consumer with its id replaces its
+    classic self: the broker allows that one replacement across protocols."""
     advice = (
         f"{dynamic} of {total} members have no group.instance.id: static membership makes a quick restart "
         "cost no rebalance at all"

@@ -24,7 +24,6 @@ from kafka_coop.rollout._kip848 import (
     session_check,
     size_check,
     static_id_advice,
-    static_instance_check,
     user_data_check,
 )
 
@@ -173,18 +172,11 @@ def test_clients_without_kip848_ga_fail_and_unknown_versions_warn() -> None:
     assert client_versions_check([ClientFact(label="j", family="java", version="4.1.1")]).status == "pass"
 
 
-def test_static_members_keep_their_id_held_unless_removed_between_stop_and_start() -> None:
-    held = static_instance_check(["pod-0", "pod-1"], removed_between=False)
-    assert held.status == "fail" and "UNRELEASED_INSTANCE_ID" in held.reason
-    assert "remove-members" in held.hint
-    assert static_instance_check(["pod-0"], removed_between=True).status == "pass"
-    assert static_instance_check([], removed_between=False).status == "pass"
-
-
 def test_the_static_id_advice_says_who_is_refused_under_each_protocol() -> None:
     advice = static_id_advice(2, 3, to_consumer=True)
     assert "UNRELEASED_INSTANCE_ID" in advice and "FENCED_INSTANCE_ID" in advice and "surge" in advice
     assert "UNRELEASED" not in static_id_advice(2, 3, to_consumer=False)
+    assert "getOrMaybeSubscribeStaticConsumerGroupMember" in RULES["static-instance-ids"]
 
 
 @pytest.mark.parametrize(
