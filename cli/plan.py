@@ -100,6 +100,10 @@ def render_table(term: Terminal, plan: Plan) -> None:
         out.print(
             Text.assemble("precondition ", (check.status.upper(), style), f" {check.name}: {check.reason}")
         )
+        if check.rule:
+            out.print(Text(f"    broker rule: {check.rule}", style="dim"), highlight=False)
+        if check.hint and check.status != "pass":
+            out.print(Text(f"    {check.hint}", style="yellow"), highlight=False)
     for phase in plan.phases:
         out.print()
         out.rule(
@@ -165,7 +169,12 @@ def render_markdown(plan: Plan) -> str:
         out += [f"- Path: **{plan.title}** (`{plan.migration}`)", "", plan.summary or ""]
     if plan.preconditions:
         out += ["", "### Preconditions", ""]
-        out += [f"- {c.status.upper()} `{c.name}`: {c.reason}" for c in plan.preconditions]
+        out += [
+            f"- {c.status.upper()} `{c.name}`: {c.reason}"
+            + (f" (rule: {c.rule})" if c.rule else "")
+            + (f" — {c.hint}" if c.hint and c.status != "pass" else "")
+            for c in plan.preconditions
+        ]
     for phase in plan.phases:
         out += [
             "",
@@ -230,6 +239,14 @@ def _plan_command(direction: Direction) -> click.Command:
     )
     @click.option("--timeout", type=click.FloatRange(min=1), default=15.0, show_default=True, help="Seconds.")
     @click.option(
+        "--restart-time",
+        "restart_s",
+        type=click.FloatRange(min=0),
+        help="Seconds one member's restart takes: held against the broker's session under KIP-848 (static "
+        "members keep their partitions only when back within it); the plan prints the command that raises "
+        "the group's session when needed.",
+    )
+    @click.option(
         "--gate-timeout",
         type=click.IntRange(min=1),
         default=300,
@@ -248,6 +265,7 @@ def _plan_command(direction: Direction) -> click.Command:
         forced: str | None,
         manifests_topic: str,
         timeout: float,
+        restart_s: float | None,
         gate_timeout: int,
         output: str,
     ) -> None:
@@ -259,7 +277,9 @@ def _plan_command(direction: Direction) -> click.Command:
             timeout_s=gate_timeout,
         )
         target: Target = to  # type: ignore[assignment]  # click.Choice narrowed it
-        plan = make_plan(fleet, direction, target, migrations, gate=gate, forced=forced is not None)
+        plan = make_plan(
+            fleet, direction, target, migrations, gate=gate, forced=forced is not None, restart_s=restart_s
+        )
         if output == "json":
             click.echo(json.dumps(plan.model_dump(mode="json", by_alias=True), indent=2))
         elif output == "markdown":

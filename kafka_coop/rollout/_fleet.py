@@ -49,6 +49,10 @@ class FleetMember(BaseModel):
     evidence: str = ""
     version: str | None = None  # the library's version: fleet file, or declared in a manifest
     version_source: str = ""
+    metadata_error: str | None = None  # its protocol bytes do not decode as the consumer protocol
+    pattern: str | None = None  # the regex it subscribes with, when known (fleet file, coordinator)
+    topics: tuple[str, ...] = ()  # the topics it consumes today, when known
+    restart_s: float | None = None  # how long a restart takes (fleet file)
 
     @property
     def label(self) -> str:
@@ -64,6 +68,13 @@ class BrokerInfo(BaseModel):
     migration_policy: Literal["bidirectional", "upgrade", "downgrade", "disabled"] | None = None
     group_max_size: int | None = None
     group_consumer_max_size: int | None = None
+    group_version: int | None = None  # the finalized group.version feature
+    group_version_source: str = ""
+    consumer_session_ms: int | None = None  # group.consumer.session.timeout.ms
+    consumer_min_session_ms: int | None = None
+    consumer_max_session_ms: int | None = None
+    consumer_heartbeat_ms: int | None = None
+    group_session_ms: int | None = None  # the group's own consumer.session.timeout.ms
 
 
 class FleetDescription(BaseModel):
@@ -76,6 +87,7 @@ class FleetDescription(BaseModel):
     selected_assignor: str | None = None
     members: tuple[FleetMember, ...]
     broker: BrokerInfo = BrokerInfo()
+    protocol_type: str | None = None  # a classic group's protocol type; None: not visible
 
     @property
     def size(self) -> int:
@@ -112,6 +124,9 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
                 evidence=f"family {m.client_family.source}, protocol {m.rebalance_protocol.source}",
                 version=m.client_version.value if m.client_version.source != "unknown" else None,
                 version_source=str(m.client_version) if m.client_version.source != "unknown" else "",
+                metadata_error=m.subscription_error,
+                pattern=m.subscribed_regex,
+                topics=tuple(m.subscription.topics) if m.subscription is not None else (),
             )
         )
     broker = snap.broker
@@ -132,8 +147,22 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
             else None,
             group_max_size=broker.group_max_size,
             group_consumer_max_size=broker.group_consumer_max_size,
+            group_version=_level(broker.group_version.value)
+            if broker.group_version.source == "broker"
+            else None,
+            group_version_source=str(broker.group_version) if broker.group_version.source == "broker" else "",
+            consumer_session_ms=broker.consumer_session_ms,
+            consumer_min_session_ms=broker.consumer_min_session_ms,
+            consumer_max_session_ms=broker.consumer_max_session_ms,
+            consumer_heartbeat_ms=broker.consumer_heartbeat_ms,
+            group_session_ms=broker.group_session_ms,
         ),
+        protocol_type=snap.protocol_type,
     )
+
+
+def _level(value: str) -> int | None:
+    return int(value) if value.isdigit() else None
 
 
 class _FileMember(BaseModel):
@@ -149,6 +178,9 @@ class _FileMember(BaseModel):
     assignors: tuple[str, ...] | None = None
     static: bool = False
     assignment_user_data: bool | None = None
+    pattern: str | None = None  # the regex the member subscribes with
+    topics: tuple[str, ...] = ()  # the topics it consumes today (what the pattern must keep matching)
+    restart_s: float | None = Field(default=None, ge=0)  # how long one restart takes
 
     @model_validator(mode="after")
     def _valid_list(self) -> _FileMember:
@@ -168,6 +200,7 @@ class _FleetFile(BaseModel):
 
     group: str
     selected_assignor: str | None = None
+    protocol_type: str | None = None  # a classic group's protocol type (consumer unless it says)
     broker: BrokerInfo = BrokerInfo()
     members: list[_FileMember] = Field(min_length=1)
 
@@ -200,6 +233,9 @@ def _member_from_file(entry: _FileMember) -> FleetMember:
         evidence="fleet file",
         version=entry.version,
         version_source="fleet file" if entry.version is not None else "",
+        pattern=entry.pattern,
+        topics=entry.topics,
+        restart_s=entry.restart_s,
     )
 
 
@@ -250,6 +286,7 @@ def parse_fleet(text: str, source: str) -> FleetDescription:
         selected_assignor=None if consumer else (parsed.selected_assignor or _vote(members)),
         members=tuple(members),
         broker=parsed.broker,
+        protocol_type=parsed.protocol_type or "consumer",
     )
 
 

@@ -301,14 +301,20 @@ def _outcome(c: ClientFact) -> str:
     return f"{who}: {what}{since}"
 
 
+def refusal_outcomes(clients: Sequence[ClientFact]) -> str:
+    """What the members do if the broker refuses the first of them, family by family."""
+    return "; ".join(_outcome(c) for c in clients) or "no members"
+
+
 def refusal_check(clients: Sequence[ClientFact], refused_by: Sequence[str], unproven: Sequence[str]) -> Check:
     """What the first bounced member does if the broker refuses it, family by family: refused_by names
-    the failing refusal checks, unproven the ones that only warn."""
-    outcomes = "; ".join(_outcome(c) for c in clients) or "no members"
+    the failing refusal checks (each a blocker of its own: this one warns, with the consequence), unproven
+    the ones that only warn."""
+    outcomes = refusal_outcomes(clients)
     if refused_by:
         return _check(
             "refusal-outcome",
-            "fail",
+            "warn",
             f"the broker will refuse the first consumer-protocol member ({', '.join(refused_by)}): "
             + outcomes,
             hint="Fix what the failing checks name before the first bounce; a refused member does not "
@@ -325,20 +331,23 @@ def refusal_check(clients: Sequence[ClientFact], refused_by: Sequence[str], unpr
 
 def static_id_advice(dynamic: int, total: int, to_consumer: bool) -> str:
     """The static-membership advice of a plan, with what a duplicate id does in each protocol
-    (RULES["static-instance-ids"]). A member bounced from classic to consumer with its id replaces its
-    classic self: the broker allows that one replacement across protocols."""
-    advice = (
-        f"{dynamic} of {total} members have no group.instance.id: static membership makes a quick restart "
-        "cost no rebalance at all"
-    )
+    (RULES["static-instance-ids"]); "" when every member is static and the path stays classic. A member
+    bounced from classic to consumer with its id replaces its classic self: the broker allows that one
+    replacement across protocols."""
+    parts = []
+    if dynamic:
+        parts.append(
+            f"{dynamic} of {total} members have no group.instance.id: static membership makes a quick "
+            "restart cost no rebalance at all"
+        )
     if to_consumer:
-        advice += (
-            "; under the consumer protocol a second member with a group.instance.id already held is the one "
+        parts.append(
+            "under the consumer protocol a second member with a group.instance.id already held is the one "
             "refused (UNRELEASED_INSTANCE_ID, fatal for Java and librdkafka), where the classic protocol "
             "fenced the first (FENCED_INSTANCE_ID): give every instance its own id, and stop the old pod "
             "before its replacement starts (no surge) or the replacement crashes"
         )
-    return advice
+    return "; ".join(parts)
 
 
 # --- sessions ----------------------------------------------------------------------------------------

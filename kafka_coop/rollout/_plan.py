@@ -36,6 +36,7 @@ from kafka_coop.rollout._contract import (
     Target,
 )
 from kafka_coop.rollout._fleet import FleetDescription
+from kafka_coop.rollout._kip848 import static_id_advice
 from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match, why_not
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
 from kafka_coop.rollout._spec import MemberConfig, MigrationSpec
@@ -302,10 +303,12 @@ def make_plan(
     *,
     gate: GateCommand | None = None,
     forced: bool = False,
+    restart_s: float | None = None,
 ) -> Plan:
     """Choose a path among `migrations` (name or file, spec) for `fleet` and lay out its phases.
 
     `forced`: the caller named one migration; every reason it does not fit becomes a blocker.
+    `restart_s`: how long a member's restart takes (held against the broker's KIP-848 session).
     """
     gate = gate or GateCommand()
     state = detect_state(fleet)
@@ -378,7 +381,7 @@ def make_plan(
             + " (kafka-coop members publish manifests; the gates re-check every phase)"
         )
     started = position.done > 0 or position.in_progress is not None
-    facts = requirement_facts(fleet)
+    facts = requirement_facts(fleet, restart_s=restart_s)
     preconditions = () if started else tuple(requirement_checks(spec.requires, facts))
     blockers = [
         Blocker(name=c.name, reason=c.reason, hint=c.hint) for c in preconditions if c.status == "fail"
@@ -431,10 +434,10 @@ def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
             f"the client family of {families['unknown']} member(s) is unknown; the plan gives both families' "
             "config: use the one each member runs"
         )
-    dynamic = sum(m.count for m in fleet.members if not m.static)
-    if dynamic and spec.to in ("cooperative", "consumer"):
-        out.append(
-            f"{dynamic} of {fleet.size} members have no group.instance.id: static membership makes a quick "
-            "restart cost no rebalance at all"
-        )
+    dynamic = (
+        sum(m.count for m in fleet.members if not m.static) if spec.to in ("cooperative", "consumer") else 0
+    )
+    advice = static_id_advice(dynamic, fleet.size, to_consumer=spec.to == "consumer")
+    if advice:
+        out.append(advice)
     return out

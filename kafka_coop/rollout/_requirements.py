@@ -1,4 +1,4 @@
-"""A migration's broker and group prerequisites (version, protocols, policy, userData, size) as checks.
+"""A migration's broker and group prerequisites as checks (for KIP-848 the broker's own rules, `_kip848`).
 
 The facts come from one fleet description, whether it was read off a live group or a fleet file, so
 the plan's preconditions and its phase-0 gate judge the same facts the same way.
@@ -8,9 +8,25 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._checks import Check
 from kafka_coop.rollout._fleet import FleetDescription
+from kafka_coop.rollout._kip848 import (
+    REFUSALS,
+    ClientFact,
+    SessionFacts,
+    broker_version_check,
+    client_versions_check,
+    consumer_protocol_check,
+    metadata_check,
+    policy_check,
+    protocol_type_check,
+    refusal_check,
+    refusal_outcomes,
+    regex_check,
+    session_check,
+    size_check,
+    user_data_check,
+)
 from kafka_coop.rollout._spec import Requirements
 
 
@@ -30,17 +46,30 @@ class RequirementFacts(BaseModel):
     assignor: str = ""
     carrying_user_data: tuple[str, ...] = ()  # members whose assignment carries userData
     user_data_unseen: tuple[str, ...] = ()  # members whose assignment bytes were not visible
+    # the online upgrade's other rules (rollout/_kip848.py)
+    group_version: int | None = None
+    group_version_signal: str = ""
+    protocol_type: str | None = None
+    static_count: int = 0
+    malformed: dict[str, str] = {}  # member -> why its protocol bytes do not decode
+    clients: tuple[ClientFact, ...] = ()
+    patterns: dict[str, tuple[str, tuple[str, ...]]] = {}  # member -> (regex, topics it consumes)
+    restart_s: float | None = None
+    session: SessionFacts = SessionFacts()
 
 
-def requirement_facts(fleet: FleetDescription) -> RequirementFacts:
+def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None) -> RequirementFacts:
     """The facts of `fleet`, built in this one place for the planner and the gate.
 
     A member's assignment bytes are "not visible" when it is a classic member of a classic group and the
     bytes were not read: live, DescribeGroups answers with them only while the group is Stable; in a
     fleet file an eager member needs none (eager assignors write no userData), others must say.
+    `restart_s`: how long a member's restart takes (upgrade-plan --restart-time), else the longest a
+    fleet file gives.
     """
     broker = fleet.broker
     live = fleet.source == "live"
+    given = [m.restart_s for m in fleet.members if m.restart_s is not None]
     return RequirementFacts(
         group=fleet.group,
         kafka_version=broker.version or "unknown",
@@ -60,100 +89,81 @@ def requirement_facts(fleet: FleetDescription) -> RequirementFacts:
             and fleet.group_type == "classic"
             and (live or m.protocol != "eager")
         ),
+        group_version=broker.group_version,
+        group_version_signal=broker.group_version_source,
+        protocol_type=fleet.protocol_type,
+        static_count=sum(m.count for m in fleet.members if m.static),
+        malformed={m.label: m.metadata_error for m in fleet.members if m.metadata_error},
+        clients=tuple(
+            ClientFact(
+                label=m.label,
+                family=m.family,
+                version=m.version,
+                version_source=m.version_source,
+                count=m.count,
+                static=m.static,
+            )
+            for m in fleet.members
+        ),
+        patterns={m.label: (m.pattern, m.topics) for m in fleet.members if m.pattern},
+        restart_s=restart_s if restart_s is not None else (max(given) if given else None),
+        session=SessionFacts(
+            session_ms=broker.consumer_session_ms,
+            min_ms=broker.consumer_min_session_ms,
+            max_ms=broker.consumer_max_session_ms,
+            heartbeat_ms=broker.consumer_heartbeat_ms,
+            group_override_ms=broker.group_session_ms,
+        ),
     )
 
 
 def requirement_checks(req: Requirements, facts: RequirementFacts) -> list[Check]:
-    """A migration's prerequisites as checks, each failing one with the hint of what to do."""
+    """A migration's prerequisites as checks, each failing one with the hint of what to do and the broker
+    rule it mirrors. For an online upgrade to the consumer protocol they are the broker's own refusals,
+    in the order it applies them, then what each client does if refused, then KIP-848's plan rules."""
+    direction = req.policy_allows or "upgrade"
     checks: list[Check] = []
     if req.broker_min is not None:
-        ok = version_at_least(facts.kafka_version, req.broker_min)
-        want = f"{req.broker_min[0]}.{req.broker_min[1]}"
+        checks.append(broker_version_check(facts.kafka_version, facts.version_signal, req.broker_min))
         checks.append(
-            Check(
-                name="broker-version",
-                status="pass" if ok else ("warn" if ok is None else "fail"),
-                reason=f"broker is {facts.kafka_version}, the path needs >= {want}"
-                + (f" ({facts.version_signal})" if facts.version_signal else ""),
-                hint="" if ok else "Upgrade the brokers to Apache Kafka 4.0 or later first.",
-            )
-        )
-        protocols = facts.rebalance_protocols
-        enabled = protocols is not None and "consumer" in protocols
-        checks.append(
-            Check(
-                name="consumer-protocol-enabled",
-                status="pass" if enabled else ("warn" if protocols is None else "fail"),
-                reason="group.coordinator.rebalance.protocols = "
-                + (",".join(protocols) if protocols else "unknown"),
-                hint=""
-                if enabled
-                else "Add consumer to group.coordinator.rebalance.protocols on the brokers.",
+            consumer_protocol_check(
+                facts.rebalance_protocols, facts.group_version, facts.group_version_signal
             )
         )
     if req.policy_allows is not None:
-        policy = facts.migration_policy
-        allowed = policy in ("bidirectional", req.policy_allows)
-        checks.append(
-            Check(
-                name="migration-policy",
-                status="pass" if allowed else ("warn" if policy is None else "fail"),
-                reason=(
-                    f"group.consumer.migration.policy = {policy or 'unknown'}; this {req.policy_allows} "
-                    + (
-                        "is allowed"
-                        if allowed
-                        else f"is refused by the broker: set it to {req.policy_allows} or bidirectional"
-                    )
-                ),
-                hint="" if allowed else "Set group.consumer.migration.policy on the brokers and re-plan.",
-            )
-        )
-    if req.no_assignment_user_data:
-        checks.append(_user_data_check(facts))
+        checks.append(policy_check(facts.migration_policy, req.policy_allows))
+    if req.online_upgrade:
+        checks.append(protocol_type_check(facts.protocol_type))
     if req.size_limit is not None:
         limit = (
             facts.group_consumer_max_size
             if req.size_limit == "group.consumer.max.size"
             else facts.group_max_size
         )
-        ok_size = limit is None or facts.member_count <= limit
+        checks.append(size_check(facts.member_count, facts.static_count, limit, direction))
+    if req.online_upgrade:
+        checks.append(metadata_check(facts.malformed))
+    if req.no_assignment_user_data:
         checks.append(
-            Check(
-                name="group-size",
-                status="pass" if ok_size else "fail",
-                reason=f"{facts.member_count} members, {req.size_limit} = "
-                + (str(limit) if limit is not None else "unknown"),
-                hint=""
-                if ok_size
-                else "Scale the group below the limit or raise the broker setting, then re-plan.",
+            user_data_check(facts.carrying_user_data, facts.user_data_unseen, facts.assignor, facts.group)
+        )
+    if req.online_upgrade:
+        refusals = [c for c in checks if c.name in REFUSALS]
+        outcome = refusal_outcomes(facts.clients)
+        checks = [  # a refusal says what it does to the first bounced member
+            c.model_copy(update={"reason": f"{c.reason}; the first member bounced is refused: {outcome}"})
+            if c.name in REFUSALS and c.status == "fail"
+            else c
+            for c in checks
+        ]
+        checks.append(client_versions_check(facts.clients))
+        checks.append(
+            refusal_check(
+                facts.clients,
+                refused_by=[c.name for c in refusals if c.status == "fail"],
+                unproven=[c.name for c in refusals if c.status == "warn"],
             )
         )
+        checks.append(session_check(facts.group, facts.restart_s, facts.static_count, facts.session))
+        checks.append(regex_check(facts.patterns))
     return checks
-
-
-def _user_data_check(facts: RequirementFacts) -> Check:
-    carrying, unseen = facts.carrying_user_data, facts.user_data_unseen
-    if unseen and not carrying:
-        return Check(
-            name="no-custom-user-data",
-            status="warn",
-            reason=f"the assignment bytes of {len(unseen)} member(s) were not visible (the group "
-            "answers DescribeGroups with them only while Stable); re-run to prove it",
-            members=unseen,
-            hint="Re-run the gate while the group is Stable.",
-        )
-    if carrying:
-        return Check(
-            name="no-custom-user-data",
-            status="fail",
-            reason=f"{len(carrying)} member assignment(s) carry userData (written by the group leader's "
-            f"{facts.assignor or 'selected'} assignor; librdkafka's cooperative-sticky can): "
-            "the broker refuses to convert the group "
-            '("userData from a custom assignor would be lost")',
-            members=carrying,
-            hint="Route around it: cut over to range first (kafka-coop downgrade-plan "
-            f"{facts.group or 'GROUP'} --to eager), whose assignments carry no userData, then upgrade "
-            "--to consumer.",
-        )
-    return Check(name="no-custom-user-data", status="pass", reason="no assignment carries custom userData")

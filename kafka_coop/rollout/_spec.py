@@ -105,6 +105,9 @@ class Requirements(BaseModel):
     policy_allows: Literal["upgrade", "downgrade"] | None = None
     no_assignment_user_data: bool = False
     size_limit: Literal["group.max.size", "group.consumer.max.size"] | None = None
+    # the broker converts the live group (KIP-848): its online-upgrade rules, the clients' answer to a
+    # refusal and the consumer protocol's own rules apply (rollout/_kip848.py)
+    online_upgrade: bool = False
 
 
 class MigrationSpec(BaseModel):

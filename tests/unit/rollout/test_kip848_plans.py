@@ -1,0 +1,121 @@
+"""The broker's rules and KIP-848's own in the plans to the consumer protocol (fleet files, no broker)."""
+
+from __future__ import annotations
+
+from kafka_coop.rollout import GateCommand, Plan, all_migrations, make_plan, parse_fleet
+
+MIGRATIONS = [(spec.name, spec) for spec in all_migrations()]
+
+BROKER = """
+broker:
+  version: "4.1"
+  migration_policy: bidirectional
+  rebalance_protocols: [classic, consumer]
+  group_version: 1
+"""
+
+
+def _plan(members: str, extra: str = "", **kw: object) -> Plan:
+    fleet = parse_fleet(f"group: orders\n{BROKER}{extra}members:\n{members}", "fleet.yaml")
+    return make_plan(fleet, "upgrade", "consumer", MIGRATIONS, gate=GateCommand(bootstrap="b:9092"), **kw)  # type: ignore[arg-type]
+
+
+RDK = "  - {family: librdkafka, version: '2.16.0', count: 3, assignors: [range]}\n"
+
+
+def _pre(plan: Plan) -> dict[str, object]:
+    return {c.name: c for c in plan.preconditions}
+
+
+def test_a_ready_plan_names_the_broker_rule_behind_each_precondition() -> None:
+    plan = _plan(RDK)
+    assert plan.status == "ready", plan.blockers
+    checks = _pre(plan)
+    assert {
+        "protocol-type",
+        "metadata-decodes",
+        "client-versions",
+        "refusal-outcome",
+        "session-timeout",
+    } <= set(checks)
+    rules = {c.name: c.rule for c in plan.preconditions}
+    assert "validateOnlineUpgrade" in rules["migration-policy"]
+    assert "isConsumerGroupProtocolEnabled" in rules["consumer-protocol-enabled"]
+    assert "fromClassicGroup" in rules["no-custom-user-data"]
+    refusal = next(c for c in plan.preconditions if c.name == "refusal-outcome")
+    assert (
+        refusal.status == "pass"
+        and "3 librdkafka 2.16.0 member(s): stop with a fatal error" in refusal.reason
+    )
+
+
+def test_a_connect_group_is_blocked_by_its_protocol_type() -> None:
+    plan = _plan(RDK, "protocol_type: connect\n")
+    assert plan.status == "blocked"
+    blocker = next(b for b in plan.blockers if b.name == "protocol-type")
+    assert "'connect'" in blocker.reason and "stop with a fatal error" in blocker.reason
+
+
+def test_assignment_user_data_is_refused_and_the_plan_says_what_the_first_member_does() -> None:
+    plan = _plan(
+        "  - {family: librdkafka, version: '2.13.0', count: 2, assignors: [cooperative-sticky], "
+        "assignment_user_data: true}\n"
+    )
+    blocker = next(b for b in plan.blockers if b.name == "no-custom-user-data")
+    assert "keep retrying and consume nothing" in blocker.reason, "librdkafka before 2.15 retries"
+    assert any("refusal-outcome" in w for w in plan.warnings)
+
+
+def test_group_version_zero_blocks_with_the_feature_command() -> None:
+    text = f"group: orders\n{BROKER.replace('group_version: 1', 'group_version: 0')}members:\n{RDK}"
+    blocked = make_plan(parse_fleet(text, "f.yaml"), "upgrade", "consumer", MIGRATIONS)
+    blocker = next(b for b in blocked.blockers if b.name == "consumer-protocol-enabled")
+    assert "--feature group.version=1" in blocker.hint
+
+
+def test_a_static_fleet_restarting_longer_than_the_session_gets_the_override_command() -> None:
+    plan = _plan(RDK.replace("count: 3,", "count: 3, static: true, restart_s: 50,"))
+    session = next(c for c in plan.preconditions if c.name == "session-timeout")
+    assert session.status == "warn"
+    assert (
+        "--entity-type groups --entity-name orders --add-config consumer.session.timeout.ms=55000"
+        in session.hint
+    )
+    assert any("session-timeout" in w for w in plan.warnings)
+
+
+def test_restart_time_from_the_command_line_is_held_against_the_session() -> None:
+    plan = _plan(RDK.replace("count: 3,", "count: 3, static: true,"), restart_s=70.0)
+    session = next(c for c in plan.preconditions if c.name == "session-timeout")
+    assert session.status == "warn" and "group.consumer.max.session.timeout.ms" in session.hint
+
+
+def test_a_prefix_regex_subscription_blocks_the_path_with_the_re2j_rule() -> None:
+    plan = _plan(RDK.replace("count: 3,", "count: 3, pattern: '^orders', topics: [orders, orders-eu],"))
+    blocker = next(b for b in plan.blockers if b.name == "regex-subscriptions")
+    assert "orders-eu" in blocker.reason and "^orders.*" in blocker.hint
+
+
+def test_an_old_librdkafka_is_not_offered_the_path() -> None:
+    plan = _plan("  - {family: librdkafka, version: '2.11.1', count: 1, assignors: [range]}\n")
+    assert plan.status == "blocked"
+    assert "2.11.1" in " ".join(b.reason for b in plan.blockers)
+
+
+def test_the_static_id_advice_carries_the_duplicate_id_rule() -> None:
+    dynamic = _plan(RDK)
+    assert any("UNRELEASED_INSTANCE_ID" in w and "have no group.instance.id" in w for w in dynamic.warnings)
+    static = _plan(RDK.replace("count: 3,", "count: 3, static: true,"))
+    assert any(w.startswith("under the consumer protocol") for w in static.warnings)
+
+
+def test_classic_only_keys_are_dropped_per_family() -> None:
+    java = "  - {family: java, version: '4.1.1', count: 1, assignors: [range]}\n"
+    (phase,) = _plan(RDK + java).phases
+    assert set(phase.config["librdkafka"].remove) >= {
+        "partition.assignment.strategy",
+        "session.timeout.ms",
+        "heartbeat.interval.ms",
+        "group.protocol.type",
+    }
+    assert "group.protocol.type" not in phase.config["java"].remove
