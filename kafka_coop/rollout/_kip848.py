@@ -284,6 +284,8 @@ def _outcome(c: ClientFact) -> str:
     facts = catalog().get(c.family)
     refused = facts.kip848_refused if facts is not None else None
     who = f"{c.count} {c.family}" + (f" {c.version}" if c.version else "") + " member(s)"
+    if facts is None:
+        return f"{who}: client not known, so neither is what it does when refused"
     if refused is None:
         return f"{who}: no KIP-848 (stay classic)"
     action = refused.at(c.version)

@@ -1,6 +1,6 @@
 """KIP-848's rules as the broker applies them: each refusal, each family's answer to it, sessions,
 static ids and regex subscriptions. The broker side of each is shown on a real broker in
-tests/integration/rollout/test_kip848_preflight.py."""
+tests/integration/test_kip848_preflight.py."""
 
 from __future__ import annotations
 
@@ -146,6 +146,13 @@ def test_what_each_family_does_when_refused() -> None:
     assert "1 librdkafka 2.13.0 member(s): keep retrying and consume nothing" in check.reason
     assert "1 java 4.1.1 member(s): stop with a fatal error" in check.reason
     assert "1 franz-go member(s): keep retrying" in check.reason
+
+
+def test_an_unknown_client_is_not_given_an_answer() -> None:
+    check = refusal_check(
+        [ClientFact(label="x", family="unknown")], refused_by=["protocol-type"], unproven=[]
+    )
+    assert "client not known" in check.reason
 
 
 def test_an_unknown_librdkafka_version_gives_both_answers() -> None:

@@ -1,0 +1,163 @@
+"""The KIP-848 preflight on real groups the broker will not convert: refused by the plan and the phase-0
+gate before any member is touched, then the broker's own refusal, as predicted (librdkafka 2.16: fatal)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, libversion
+
+from kafka_coop.families import catalog
+from kafka_coop.rollout import Plan
+from tests.conftest import CliResult
+
+
+class ForeignGroup:
+    """A classic group of one testbed.foreign_member, whose wire bytes the test chooses."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, *flags: str) -> None:
+        self.group = group
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "testbed.foreign_member",
+                "--bootstrap",
+                bootstrap,
+                "--group",
+                group,
+                "--topic",
+                topic,
+                "--partitions",
+                "2",
+                *flags,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.joined = self.proc.stdout.readline()
+        assert self.joined.startswith("joined"), self.joined
+
+    def untouched(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+@pytest.fixture
+def foreign(
+    bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> Iterator[Callable[..., ForeignGroup]]:
+    made: list[ForeignGroup] = []
+
+    def make(*flags: str) -> ForeignGroup:
+        group = ForeignGroup(bootstrap, unique("foreign"), topic_factory(2), *flags)
+        made.append(group)
+        return group
+
+    yield make
+    for group in made:
+        group.stop()
+
+
+def _first_consumer_member(bootstrap: str, group: str, topic: str) -> KafkaError | None:
+    """What the broker answers the first group.protocol=consumer member (librdkafka 2.16)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer"})
+    consumer.subscribe([topic])
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is not None:
+                error: KafkaError = msg.error()
+                return error
+        return None
+    finally:
+        consumer.close()
+
+
+def _plan(run_cli: Callable[..., CliResult], bootstrap: str, group: str) -> tuple[int, Plan]:
+    result = run_cli("upgrade-plan", group, "--to", "consumer", "--bootstrap-server", bootstrap, "-o", "json")
+    return result.code, Plan.model_validate(result.json())
+
+
+def _gate(run_cli: Callable[..., CliResult], bootstrap: str, group: str) -> tuple[int, dict[str, Any]]:
+    result = run_cli(
+        "verify-group",
+        group,
+        "--bootstrap-server",
+        bootstrap,
+        "--migration",
+        "classic-to-consumer",
+        "--phase",
+        "0",
+        "-o",
+        "json",
+    )
+    return result.code, {c["name"]: c for c in result.json()["checks"]}
+
+
+@pytest.mark.parametrize(
+    ("flags", "check", "rule", "words"),
+    [
+        (("--assignment-user-data", "custom"), "no-custom-user-data", "fromClassicGroup", "carry userData"),
+        (("--protocol-type", "connect"), "protocol-type", "usesConsumerGroupProtocol", "'connect'"),
+    ],
+    ids=["assignment-user-data", "connect-protocol-type"],
+)
+def test_the_preflight_refuses_what_the_broker_refuses_before_any_member_is_touched(
+    foreign: Callable[..., ForeignGroup],
+    bootstrap: str,
+    run_cli: Callable[..., CliResult],
+    flags: tuple[str, ...],
+    check: str,
+    rule: str,
+    words: str,
+) -> None:
+    group = foreign(*flags)
+    code, plan = _plan(run_cli, bootstrap, group.group)
+    assert code == 1 and plan.status == "blocked"
+    blocker = next(b for b in plan.blockers if b.name == check)
+    assert words in blocker.reason
+    precondition = next(c for c in plan.preconditions if c.name == check)
+    assert rule in precondition.rule
+    code, checks = _gate(run_cli, bootstrap, group.group)
+    assert code == 1 and checks[check]["status"] == "fail"
+    assert group.untouched(), "the plan and the gate only read"
+
+    # what the broker then does to a first consumer-protocol member: it refuses it (GROUP_ID_NOT_FOUND),
+    # and this librdkafka makes that fatal, as families.yaml (kip848_refused) says of its version
+    topic = group.proc.args[group.proc.args.index("--topic") + 1]  # type: ignore[union-attr]
+    error = _first_consumer_member(bootstrap, group.group, topic)
+    assert error is not None and error.code() == KafkaError._FATAL, error
+    assert "group id does not exist" in error.str()
+    refused = catalog()["librdkafka"].kip848_refused
+    assert refused is not None and refused.at(libversion()[0]) == "fatal"
+    assert group.untouched()
+
+
+def test_a_group_the_broker_would_convert_passes_the_preflight_and_says_what_a_refusal_would_do(
+    foreign: Callable[..., ForeignGroup], bootstrap: str, run_cli: Callable[..., CliResult]
+) -> None:
+    group = foreign()
+    _, checks = _gate(run_cli, bootstrap, group.group)
+    for name in (
+        "protocol-type",
+        "no-custom-user-data",
+        "metadata-decodes",
+        "migration-policy",
+        "group-size",
+    ):
+        assert checks[name]["status"] == "pass", checks[name]
+    assert checks["consumer-protocol-enabled"]["status"] == "pass"
+    assert "group.version = 1" in checks["consumer-protocol-enabled"]["reason"]
+    assert checks["refusal-outcome"]["status"] == "pass"
