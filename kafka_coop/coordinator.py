@@ -71,6 +71,7 @@ class CoordinatorAnswer(BaseModel):
     version: int | None = None  # the version the request went out at
     described: DescribedGroup | None = None
     features: dict[str, int] = {}  # finalized feature levels from ApiVersions v3+ (group.version, ...)
+    kafka_version: str | None = None  # major.minor, read by kafka-python off the APIs the broker serves
 
     @property
     def api(self) -> DescribeApi | None:
@@ -272,7 +273,7 @@ class CoordinatorClient:
         for node, members in by_node.items():
             sent: list[_EncodedRequest] = []
             try:
-                offered, features = self._manager_run(self._api_versions, node, timeout_ms)
+                offered, features, release = self._manager_run(self._api_versions, node, timeout_ms)
                 version = describe_version(offered)
                 if version is None:
                     for group in members:
@@ -283,6 +284,7 @@ class CoordinatorClient:
                             coordinator=_node_id(node),
                             offered=offered,
                             features=features,
+                            kafka_version=release,
                         )
                     continue
                 request = _EncodedRequest(
@@ -312,7 +314,7 @@ class CoordinatorClient:
                     continue
                 raise self._unreachable(exc) from None
             for described in response.groups:
-                answer = self._answer(described, node, offered, version, features)
+                answer = self._answer(described, node, offered, version, features, release)
                 if answer is None:
                     moving.append(described.group_id)
                 else:
@@ -326,6 +328,7 @@ class CoordinatorClient:
         offered: tuple[int, int] | None,
         version: int,
         features: dict[str, int],
+        release: str | None,
     ) -> CoordinatorAnswer | None:
         code = described.error_code
         if code in _MOVING:
@@ -361,6 +364,7 @@ class CoordinatorClient:
             version=version,
             described=described if status == "described" else None,
             features=features,
+            kafka_version=release,
         )
 
     def _manager_run(self, coro: Any, *args: Any) -> Any:
@@ -368,9 +372,11 @@ class CoordinatorClient:
 
     async def _api_versions(
         self, node: Any, timeout_ms: int
-    ) -> tuple[tuple[int, int] | None, dict[str, int]]:
-        """The coordinator's ConsumerGroupDescribe versions and finalized features (ApiVersions, at the
-        version kafka-python negotiates with that broker; features from v3)."""
+    ) -> tuple[tuple[int, int] | None, dict[str, int], str | None]:
+        """The coordinator's ConsumerGroupDescribe versions, finalized features (ApiVersions, at the version
+        kafka-python negotiates with that broker; features from v3) and its Kafka release, which
+        kafka-python reads off the APIs it serves (BrokerVersionData)."""
+        from kafka.protocol.broker_version_data import BrokerVersionData
         from kafka.protocol.metadata import ApiVersionsRequest
 
         request = ApiVersionsRequest(client_software_name="kafka-coop", client_software_version=_version())
@@ -388,7 +394,12 @@ class CoordinatorClient:
             features = {
                 f.name: f.max_version_level for f in getattr(response, "finalized_features", None) or ()
             }
-        return offered, features
+        apis = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+        try:
+            release = ".".join(str(n) for n in BrokerVersionData(api_versions=apis).broker_version[:2])
+        except Exception:  # an API table kafka-python's inference does not know: no release, no guess
+            release = None
+        return offered, features, release
 
     async def _send(
         self, node: Any, request: _EncodedRequest, timeout_ms: int

@@ -140,6 +140,7 @@ def assemble_snapshot(
             *later.broker,
             features=answer.features if answer is not None else None,
             group_configs=answers.group_configs,
+            release=answer.kafka_version if answer is not None else None,
         )
     else:
         broker = BrokerFacts(configs_error=later.broker_error)

@@ -303,15 +303,20 @@ def broker_facts(
     *,
     features: Mapping[str, int] | None = None,
     group_configs: Mapping[str, str] | None = None,
+    release: str | None = None,
 ) -> BrokerFacts:
     """What the planner needs from one broker's configs; the version is read off which keys exist.
 
     `features` are the finalized feature levels the coordinator's ApiVersions answer gave (None: not
-    read): they say `group.version` exactly. `group_configs` are the group's own overrides."""
+    read): they say `group.version` exactly. `group_configs` are the group's own overrides. `release`:
+    the Kafka version kafka-python reads off the APIs the broker serves; it beats the config keys, which
+    cannot tell 3.8 from 4.0 (3.8 has group.consumer.migration.policy and no group.coordinator.new.enable)."""
     if not configs:
         return BrokerFacts(broker_id=broker_id, configs_error="no broker configs readable")
     version: Fact[str]
-    if any(key.startswith("group.streams.") for key in configs):
+    if release is not None:
+        version = Fact(value=release, source="inferred", signal="ApiVersions: the APIs it serves")
+    elif any(key.startswith("group.streams.") for key in configs):
         version = Fact(value="4.1+", source="inferred", signal="group.streams.* configs exist")
     elif "group.consumer.migration.policy" in configs and "group.coordinator.new.enable" not in configs:
         version = Fact(value="4.0+", source="inferred", signal="KIP-848 GA configs, no new.enable flag")

@@ -118,3 +118,18 @@ def test_the_session_settings_and_the_groups_override_are_read() -> None:
         60_000,
     )
     assert (facts.consumer_heartbeat_ms, facts.group_session_ms) == (5_000, 50_000)
+
+
+def test_the_release_read_off_the_apis_beats_the_config_keys() -> None:
+    """Kafka 3.8 has group.consumer.migration.policy and no group.coordinator.new.enable: by its config
+    keys alone it read as 4.0+ (seen on a 3.8.1 sandbox)."""
+    configs = {
+        "group.consumer.migration.policy": "disabled",
+        "group.coordinator.rebalance.protocols": "classic",
+    }
+    assert broker_facts(1, configs).kafka_version.value == "4.0+"
+    facts = broker_facts(1, configs, release="3.8")
+    assert (facts.kafka_version.value, facts.kafka_version.signal) == (
+        "3.8",
+        "ApiVersions: the APIs it serves",
+    )

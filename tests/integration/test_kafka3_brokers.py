@@ -1,0 +1,65 @@
+"""Kafka 3.x brokers keep their own answers: no coordinator view (3.7 lists no ConsumerGroupDescribe, 3.8
+and 3.9 answer it UNSUPPORTED_VERSION), describe as before, and no KIP-848 path offered."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from kafka_coop.inspect import GroupSnapshot
+from kafka_coop.rollout import Plan
+from kafka_coop.sandbox import Fleet, MemberSpec, Sandbox, free_port
+from testbed.interop import member_command
+from tests.conftest import CliResult
+
+# One worker starts these brokers and runs every test of the module (make test: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("kafka3")
+
+GROUP, TOPIC = "orders-app", "orders"
+
+
+@pytest.fixture(scope="module", params=["3.7.2", "3.8.1", "3.9.0"])
+def kafka3(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    """A Kafka 3.x broker with one classic group of two librdkafka members (eager, range)."""
+    version: str = request.param
+    box = Sandbox(dir=tmp_path_factory.mktemp(f"kafka-{version}"), port=free_port(), kafka_version=version)
+    box.start()
+    try:
+        box.admin().ensure_topic(TOPIC, 4)
+        with Fleet(box.bootstrap, tmp_path_factory.mktemp("fleet"), families=member_command) as fleet:
+            spec = MemberSpec(name="m0", kind="python", group=GROUP, topics=(TOPIC,), manifests=False)
+            fleet.add_many([spec, spec.replace(name="m1")])
+            fleet.wait_stable(GROUP, members=2)
+            yield box
+    finally:
+        box.stop()
+
+
+def test_describe_keeps_the_classic_answer(kafka3: Sandbox, run_cli: Callable[..., CliResult]) -> None:
+    result = run_cli("describe", GROUP, "--bootstrap-server", kafka3.bootstrap, "-o", "json")
+    assert result.code == 0, result.stderr
+    snap = GroupSnapshot.model_validate(result.json())
+    assert (snap.type, snap.state, snap.assignor) == ("classic", "stable", "range")
+    assert snap.coordinator_view.api == "" and snap.coordinator_view.note.startswith("not-served")
+    assert {(m.member_type.value, m.member_type.source) for m in snap.members} == {("classic", "inferred")}
+    assert all(m.member_epoch is None and m.target_assignment is None for m in snap.members)
+    assert snap.notes == ()
+    assert snap.broker.group_version.source != "broker" or snap.broker.group_version.value == "0"
+    table = run_cli("describe", GROUP, "--bootstrap-server", kafka3.bootstrap)
+    assert table.code == 0
+    assert "described by" not in table.stdout and "epoch" not in table.stdout and "^" not in table.stdout
+
+
+def test_no_kip848_path_is_offered(kafka3: Sandbox, run_cli: Callable[..., CliResult]) -> None:
+    base = ("upgrade-plan", GROUP, "--bootstrap-server", kafka3.bootstrap, "-o", "json")
+    to_consumer = run_cli(*base, "--to", "consumer")
+    assert to_consumer.code == 1
+    plan = Plan.model_validate(to_consumer.json())
+    assert plan.status == "blocked"
+    assert "broker-version" in {b.name for b in plan.blockers}
+    to_cooperative = run_cli(*base, "--to", "cooperative")
+    assert to_cooperative.code == 0, to_cooperative.stderr
+    cutover = Plan.model_validate(to_cooperative.json())
+    assert cutover.migration == "eager-to-cooperative-cutover"
+    assert "classic-to-consumer" not in {a.migration for a in cutover.alternatives}
