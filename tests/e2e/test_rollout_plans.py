@@ -295,3 +295,104 @@ def test_broker_policy_disabled_blocks_the_kip848_path_with_that_reason(
     assert plan.status == "blocked"
     blocker = {b.name: b for b in plan.blockers}["migration-policy"]
     assert "disabled" in blocker.reason
+
+
+def _verify(run_cli: Callable[..., CliResult], group: str, bootstrap: str, phase: int) -> dict[str, Any]:
+    result = run_cli(
+        "verify-group",
+        group,
+        "--bootstrap-server",
+        bootstrap,
+        "--migration",
+        "classic-to-consumer",
+        "--phase",
+        str(phase),
+        "--wait",
+        "--timeout",
+        "120",
+        "-o",
+        "json",
+    )
+    assert result.code == 0, result.stdout[-3000:] + result.stderr
+    return {c["name"]: c for c in result.json()["checks"]}
+
+
+def test_a_static_java_and_librdkafka_fleet_walks_to_kip848_behind_the_broker_rules_losing_nothing(
+    fleet: Fleet,
+    admin: ClusterAdmin,
+    bootstrap: str,
+    manifests_topic: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+    produce: Callable[[str], SteadyProducer],
+) -> None:
+    """classic -> consumer with static members of both families: every bounced member takes its classic
+    self's place (the broker replaces it across protocols), each printed gate passes with the
+    preflight's broker rules at phase 0 and the coordinator's member types and epochs after."""
+    topic, group = topic_factory(PARTITIONS), unique("walk-848")
+    producer = produce(topic)
+    specs = [
+        MemberSpec(
+            name=f"py{i}",
+            kind="python",
+            group=group,
+            topics=(topic,),
+            assignors=("range",),
+            instance_id=f"py{i}",
+            record_log=True,
+        )
+        for i in range(2)
+    ]
+    specs.append(specs[0].replace(name="jv0", kind="java", instance_id="jv0"))
+    members = fleet.add_many(specs)
+    fleet.wait_stable(group, joined=members)
+    wait_declared(_describe(run_cli, group, bootstrap), [m.spec.name for m in members])
+
+    result = run_cli(
+        "upgrade-plan",
+        group,
+        "--to",
+        "consumer",
+        "--bootstrap-server",
+        bootstrap,
+        "--restart-time",
+        "5",
+        "-o",
+        "json",
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    plan = Plan.model_validate(result.json())
+    assert (plan.migration, plan.status) == ("classic-to-consumer", "ready")
+    pre = {c.name: c for c in plan.preconditions}
+    assert all(
+        pre[n].status == "pass"
+        for n in (
+            "protocol-type",
+            "metadata-decodes",
+            "no-custom-user-data",
+            "migration-policy",
+            "group-size",
+            "consumer-protocol-enabled",
+        )
+    )
+    assert "within it" in pre["session-timeout"].reason
+    assert "librdkafka" in pre["refusal-outcome"].reason and "java" in pre["refusal-outcome"].reason
+
+    before = _verify(run_cli, group, bootstrap, 0)
+    assert before["member-type"]["status"] == "pass" and before["refusal-outcome"]["status"] == "pass"
+    assert "members-reconciled" not in before, "a classic group has no epochs to judge"
+    _walk(fleet, admin, plan)
+    after = _verify(run_cli, group, bootstrap, 1)
+    assert after["member-type"]["status"] == "pass"
+    assert after["members-reconciled"]["status"] == "pass"
+    described = _describe(run_cli, group, bootstrap)()
+    assert {
+        (m["instance_id"], m["member_type"]["value"], m["member_type"]["source"])
+        for m in described["members"]
+    } == {
+        ("py0", "consumer", "broker"),
+        ("py1", "consumer", "broker"),
+        ("jv0", "consumer", "broker"),
+    }
+    _assert_nothing_lost(fleet, topic, producer)
