@@ -161,6 +161,35 @@ def test_a_group_without_describe_acl_names_the_operation_and_the_group(secure: 
     assert "Not authorized to DESCRIBE group 'payments'" in result.stderr
 
 
+def test_the_coordinators_view_is_read_over_sasl_ssl_as_the_restricted_user(
+    secure: Sandbox, tmp_path: Path
+) -> None:
+    """ConsumerGroupDescribe goes through kafka-python with the same --command-config (SCRAM over TLS)."""
+    group, events = "app-kip848", tmp_path / "kip848.jsonl"
+    argv = [sys.executable, "-m", "kafka_coop.cli", "consume", group, TOPIC, *_app(secure)]
+    proc = subprocess.Popen(
+        [*argv, "--rebalance", "consumer", "--events", str(events)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while not any(e["kind"] == "assigned" for e in read_events(events)) and time.monotonic() < deadline:
+            assert proc.poll() is None
+            time.sleep(0.3)
+        result, _ = _run("describe", group, *_app(secure), "-o", "json")
+        assert result.returncode == 0, result.stderr
+        snap = json.loads(result.stdout)
+        assert snap["coordinator_view"]["api"] == "ConsumerGroupDescribe v1", snap["coordinator_view"]
+        ((member_type),) = [m["member_type"] for m in snap["members"]]
+        assert (member_type["value"], member_type["source"]) == ("consumer", "broker")
+        assert snap["broker"]["group_version"]["source"] == "broker"
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        Seen.files += [events]
+
+
 def test_remove_members_over_sasl_ssl_as_the_restricted_user_removes_a_stopped_static_member(
     secure: Sandbox, tmp_path: Path
 ) -> None:
