@@ -11,9 +11,15 @@ from typing import Any
 
 import pytest
 
+from kafka_coop.coordinator import CoordinatorClient
 from kafka_coop.inspect import GroupSnapshot
 from kafka_coop.sandbox import Fleet, MemberSpec
 from tests.conftest import CliResult
+
+# the share-group test imports kafka-python, which reads its schema files with a deprecated API
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:read_text is deprecated:DeprecationWarning", "ignore:open_text is deprecated:DeprecationWarning"
+)
 
 
 def _describe(run_cli: Callable[..., CliResult], bootstrap: str, group: str) -> GroupSnapshot:
@@ -51,6 +57,7 @@ def test_a_mixed_group_is_described_with_the_type_the_coordinator_gives_every_me
     fleet.wait_stable(group, members=1)
     fleet.add(classic.replace(name="rd-consumer", group_protocol="consumer", manifests=False))
     fleet.add(classic.replace(name="jv-consumer", kind="java", group_protocol="consumer"))
+    assert fleet.wait_stable(group, members=3).type == "consumer", "converted before jv-late joins"
     fleet.add(classic.replace(name="jv-late", kind="java", manifests=False))
     fleet.wait_stable(group, members=4)
 
@@ -161,11 +168,12 @@ def test_describe_all_shows_each_group_kind(
     run_cli: Callable[..., CliResult],
 ) -> None:
     topic = topic_factory(2)
-    classic, consumer = unique("all-classic"), unique("all-consumer")
+    classic, consumer, share = unique("all-classic"), unique("all-consumer"), unique("all-share")
     spec = MemberSpec(name="a", kind="python", group=classic, topics=(topic,), manifests=False)
     fleet.add_many([spec, spec.replace(name="b", group=consumer, group_protocol="consumer")])
     fleet.wait_stable(classic, members=1)
     fleet.wait_stable(consumer, members=1)
+    _share_group(bootstrap, share, topic)
     result = run_cli("describe", "--all", "--bootstrap-server", bootstrap, "-o", "json")
     assert result.code == 0, result.stderr
     rows: dict[str, Any] = {row["group_id"]: row for row in result.json()}
@@ -174,6 +182,31 @@ def test_describe_all_shows_each_group_kind(
     assert (rows[connect_group]["kind"], rows[connect_group]["protocol_type"]) == ("connect", "connect")
     assert rows[connect_group]["kind"] == "connect"
     assert rows[connect_group]["members"] == 1
+    assert (rows[share]["kind"], rows[share]["members"]) == ("share", None), "listed, not described"
     table = run_cli("describe", "--all", "--bootstrap-server", bootstrap)
     line = next(line for line in table.stdout.splitlines() if line.startswith(connect_group))
     assert "connect" in line
+    line = next(line for line in table.stdout.splitlines() if line.startswith(share))
+    assert line.split()[1] == "share"
+
+
+def _share_group(bootstrap: str, group: str, topic: str) -> None:
+    """A share group (KIP-932), which librdkafka lists as no consumer group: share.version is enabled
+    (a preview in Kafka 4.1, off by default) and confluent-kafka's ShareConsumer joins once."""
+    from confluent_kafka import ShareConsumer
+    from kafka.admin import KafkaAdminClient
+
+    features = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        assert features.update_features({"share.version": 1}) == {"share.version": "OK"}
+    finally:
+        features.close()
+    with CoordinatorClient(bootstrap) as client:
+        consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group})
+        consumer.subscribe([topic])
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and group not in {g.group_id for g in client.list_groups()}:
+                consumer.poll(0.5)
+        finally:
+            consumer.close()
