@@ -106,6 +106,10 @@ class Reader:
         """
         start = self._offset
         count = self._length(field, INT32_SIZE, nullable=False)
+        self._check_count(field, start, count, min_item_size)
+        return tuple(read_item(self, f"{field}[{index}]") for index in range(count))
+
+    def _check_count(self, field: str, start: int, count: int, min_item_size: int) -> None:
         if count * min_item_size > self.remaining:
             raise ProtocolDecodeError(
                 field,
@@ -113,7 +117,6 @@ class Reader:
                 f"declares {count} elements of at least {min_item_size} bytes each "
                 f"but only {self.remaining} bytes remain",
             )
-        return tuple(read_item(self, f"{field}[{index}]") for index in range(count))
 
 
 class Writer:

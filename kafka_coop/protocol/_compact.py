@@ -104,13 +104,7 @@ class CompactReader(Reader):
         start = self.offset
         count = self._compact_length(field, nullable=False)
         assert count is not None
-        if count * min_item_size > self.remaining:
-            raise ProtocolDecodeError(
-                field,
-                start,
-                f"declares {count} elements of at least {min_item_size} bytes each "
-                f"but only {self.remaining} bytes remain",
-            )
+        self._check_count(field, start, count, min_item_size)
         return tuple(read_item(self, f"{field}[{index}]") for index in range(count))
 
     def tagged_fields(self, field: str) -> tuple[tuple[int, bytes], ...]:
