@@ -14,6 +14,7 @@ from confluent_kafka import Consumer, KafkaError, libversion
 
 from kafka_coop.families import catalog
 from kafka_coop.rollout import Plan
+from kafka_coop.sandbox import Fleet, MemberSpec
 from tests.conftest import CliResult
 
 
@@ -142,6 +143,25 @@ def test_the_preflight_refuses_what_the_broker_refuses_before_any_member_is_touc
     assert "group id does not exist" in error.str()
     refused = catalog()["librdkafka"].kip848_refused
     assert refused is not None and refused.at(libversion()[0]) == "fatal"
+    assert group.untouched()
+
+
+def test_a_java_consumer_protocol_member_refused_by_the_broker_stops(
+    foreign: Callable[..., ForeignGroup], fleet: Fleet
+) -> None:
+    """families.yaml says Java (kafka-clients 4.1.1) makes GROUP_ID_NOT_FOUND fatal; a real one does."""
+    group = foreign("--assignment-user-data", "custom")
+    topic = group.proc.args[group.proc.args.index("--topic") + 1]  # type: ignore[union-attr]
+    member = fleet.add(
+        MemberSpec(name="jv-848", kind="java", group=group.group, topics=(topic,), group_protocol="consumer")
+    )
+    deadline = time.monotonic() + 60
+    while member.alive and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not member.alive, "the refused Java member stops"
+    assert "GroupIdNotFoundException" in member.log_path.read_text(errors="replace")
+    refused = catalog()["java"].kip848_refused
+    assert refused is not None and refused.at("4.1.1") == "fatal"
     assert group.untouched()
 
 
