@@ -180,7 +180,9 @@ def _gather_snapshot(
     """(the trend's first lag sample, the snapshot): the fan-out, then the pure assembly. The members
     are inferred as soon as the group's own answers are in, while the slower reads are in flight."""
     start = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=GATHER_THREADS, thread_name_prefix="kafka-coop-look") as pool:
+    pool = ThreadPoolExecutor(max_workers=GATHER_THREADS, thread_name_prefix="kafka-coop-look")
+    failed = True
+    try:
         fan_out = _FanOut(
             pool,
             admin,
@@ -194,6 +196,12 @@ def _gather_snapshot(
         answers = fan_out.group_answers()
         members = _timed(timings, "infer", lambda: assemble_members(group, answers))()
         later, first, offsets_ms = fan_out.later_answers(answers.exists)
+        failed = False
+    finally:
+        # A failed read ends the look at once: the other reads are not waited for. (A librdkafka client
+        # whose request timed out can abort the process when the coordinator moves later, librdkafka
+        # #4605: the sooner a failed command exits, the smaller that window.)
+        pool.shutdown(wait=not failed, cancel_futures=failed)
     snapshot = assemble_snapshot(
         group,
         answers,
