@@ -318,7 +318,7 @@ def _verify(run_cli: Callable[..., CliResult], group: str, bootstrap: str, phase
 
 
 def test_a_static_java_and_librdkafka_fleet_walks_to_kip848_behind_the_broker_rules_losing_nothing(
-    fleet: Fleet,
+    processes: MemberProcesses,
     admin: ClusterAdmin,
     bootstrap: str,
     manifests_topic: str,
@@ -345,8 +345,8 @@ def test_a_static_java_and_librdkafka_fleet_walks_to_kip848_behind_the_broker_ru
         for i in range(2)
     ]
     specs.append(specs[0].replace(name="jv0", kind="java", instance_id="jv0"))
-    members = fleet.add_many(specs)
-    fleet.wait_stable(group, joined=members)
+    members = processes.add_many(specs)
+    processes.wait_stable(group, joined=members)
     wait_declared(_describe(run_cli, group, bootstrap), [m.spec.name for m in members])
 
     result = run_cli(
@@ -382,7 +382,7 @@ def test_a_static_java_and_librdkafka_fleet_walks_to_kip848_behind_the_broker_ru
     before = _verify(run_cli, group, bootstrap, 0)
     assert before["member-type"]["status"] == "pass" and before["refusal-outcome"]["status"] == "pass"
     assert "members-reconciled" not in before, "a classic group has no epochs to judge"
-    _walk(fleet, admin, plan)
+    _walk(processes, admin, plan)
     after = _verify(run_cli, group, bootstrap, 1)
     assert after["member-type"]["status"] == "pass"
     assert after["members-reconciled"]["status"] == "pass"
@@ -395,4 +395,4 @@ def test_a_static_java_and_librdkafka_fleet_walks_to_kip848_behind_the_broker_ru
         ("py1", "consumer", "broker"),
         ("jv0", "consumer", "broker"),
     }
-    _assert_nothing_lost(fleet, topic, producer)
+    _assert_nothing_lost(processes, topic, producer)

@@ -9,7 +9,7 @@ import pytest
 
 from kafka_coop.coordinator import CoordinatorAnswer, CoordinatorClient
 from kafka_coop.errors import ClusterUnavailable
-from kafka_coop.sandbox import Fleet, MemberSpec, free_port
+from kafka_coop.sandbox import MemberProcesses, MemberSpec, free_port
 
 
 def _types(answer: CoordinatorAnswer) -> dict[str, str]:
@@ -18,7 +18,10 @@ def _types(answer: CoordinatorAnswer) -> dict[str, str]:
 
 
 def test_the_coordinator_names_the_type_of_every_member_of_a_mixed_group(
-    fleet: Fleet, bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+    processes: MemberProcesses,
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
 ) -> None:
     """Java and librdkafka, classic and consumer; the Java classic member joins after the conversion, so
     the broker gives it a bare UUID as member id, the shape a consumer-protocol member makes itself."""
@@ -27,12 +30,12 @@ def test_the_coordinator_names_the_type_of_every_member_of_a_mixed_group(
     classic = MemberSpec(
         name="rd-classic", kind="python", group=group, topics=(topic,), assignors=("range",), manifests=False
     )
-    fleet.add(classic)
-    fleet.wait_stable(group, members=1)
-    fleet.add(classic.replace(name="rd-consumer", group_protocol="consumer"))
-    fleet.add(classic.replace(name="jv-consumer", kind="java", group_protocol="consumer"))
-    fleet.add(classic.replace(name="jv-classic", kind="java"))
-    fleet.wait_stable(group, members=4)
+    processes.add(classic)
+    processes.wait_stable(group, members=1)
+    processes.add(classic.replace(name="rd-consumer", group_protocol="consumer"))
+    processes.add(classic.replace(name="jv-consumer", kind="java", group_protocol="consumer"))
+    processes.add(classic.replace(name="jv-classic", kind="java"))
+    processes.wait_stable(group, members=4)
     with CoordinatorClient(bootstrap) as client:
         answer = client.describe(group)
         deadline = time.monotonic() + 20
@@ -56,12 +59,15 @@ def test_the_coordinator_names_the_type_of_every_member_of_a_mixed_group(
 
 
 def test_a_classic_group_and_an_unknown_one_are_not_consumer_groups(
-    fleet: Fleet, bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+    processes: MemberProcesses,
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
 ) -> None:
     topic = topic_factory(2)
     group = unique("classic")
-    fleet.add(MemberSpec(name="c", kind="python", group=group, topics=(topic,), manifests=False))
-    fleet.wait_stable(group, members=1)
+    processes.add(MemberSpec(name="c", kind="python", group=group, topics=(topic,), manifests=False))
+    processes.wait_stable(group, members=1)
     missing = unique("nobody")
     with CoordinatorClient(bootstrap) as client:
         answers = client.describe_groups([group, missing])
@@ -72,14 +78,17 @@ def test_a_classic_group_and_an_unknown_one_are_not_consumer_groups(
 
 
 def test_list_groups_says_each_group_type(
-    fleet: Fleet, bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+    processes: MemberProcesses,
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
 ) -> None:
     topic = topic_factory(2)
     classic, consumer = unique("lc"), unique("lk")
     spec = MemberSpec(name="a", kind="python", group=classic, topics=(topic,), manifests=False)
-    fleet.add_many([spec, spec.replace(name="b", group=consumer, group_protocol="consumer")])
-    fleet.wait_stable(classic, members=1)
-    fleet.wait_stable(consumer, members=1)
+    processes.add_many([spec, spec.replace(name="b", group=consumer, group_protocol="consumer")])
+    processes.wait_stable(classic, members=1)
+    processes.wait_stable(consumer, members=1)
     with CoordinatorClient(bootstrap) as client:
         listed = {g.group_id: g for g in client.list_groups()}
     assert (listed[classic].group_type, listed[classic].protocol_type) == ("classic", "consumer")

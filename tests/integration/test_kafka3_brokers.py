@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from kafka_coop.inspect import GroupSnapshot
+from kafka_coop.inspection import GroupSnapshot
 from kafka_coop.rollout import Plan
-from kafka_coop.sandbox import Fleet, MemberSpec, Sandbox, free_port
+from kafka_coop.sandbox import MemberProcesses, MemberSpec, Sandbox, free_port
 from testbed.interop import member_command
 from tests.conftest import CliResult
 
@@ -27,10 +27,12 @@ def kafka3(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     box.start()
     try:
         box.admin().ensure_topic(TOPIC, 4)
-        with Fleet(box.bootstrap, tmp_path_factory.mktemp("fleet"), families=member_command) as fleet:
+        with MemberProcesses(
+            box.bootstrap, tmp_path_factory.mktemp("members"), families=member_command
+        ) as processes:
             spec = MemberSpec(name="m0", kind="python", group=GROUP, topics=(TOPIC,), manifests=False)
-            fleet.add_many([spec, spec.replace(name="m1")])
-            fleet.wait_stable(GROUP, members=2)
+            processes.add_many([spec, spec.replace(name="m1")])
+            processes.wait_stable(GROUP, members=2)
             yield box
     finally:
         box.stop()

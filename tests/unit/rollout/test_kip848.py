@@ -1,6 +1,6 @@
 """KIP-848's rules as the broker applies them: each refusal, each family's answer to it, sessions,
 static ids and regex subscriptions. The broker side of each is shown on a real broker in
-tests/integration/test_kip848_preflight.py."""
+tests/integration/rollout/test_kip848_preflight.py."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from confluent_kafka import Consumer, KafkaError, libversion
 
 from kafka_coop.families import catalog
 from kafka_coop.rollout import Plan
-from kafka_coop.sandbox import Fleet, MemberSpec
+from kafka_coop.sandbox import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
 
 
@@ -147,12 +147,12 @@ def test_the_preflight_refuses_what_the_broker_refuses_before_any_member_is_touc
 
 
 def test_a_java_consumer_protocol_member_refused_by_the_broker_stops(
-    foreign: Callable[..., ForeignGroup], fleet: Fleet
+    foreign: Callable[..., ForeignGroup], processes: MemberProcesses
 ) -> None:
     """families.yaml says Java (kafka-clients 4.1.1) makes GROUP_ID_NOT_FOUND fatal; a real one does."""
     group = foreign("--assignment-user-data", "custom")
     topic = group.proc.args[group.proc.args.index("--topic") + 1]  # type: ignore[union-attr]
-    member = fleet.add(
+    member = processes.add(
         MemberSpec(name="jv-848", kind="java", group=group.group, topics=(topic,), group_protocol="consumer")
     )
     deadline = time.monotonic() + 60

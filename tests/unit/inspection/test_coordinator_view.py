@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_coop.inspect import MemberInput, broker_facts, group_kind, infer_members
+from kafka_coop.inspection import MemberInput, broker_facts, group_kind, infer_members
 from kafka_coop.manifest import Manifest
 
 BARE_UUID = "IX00uMkvRcCQFn141t6KHQ"  # what the broker gives a classic member joining a consumer group

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from kafka_coop.coordinator import CoordinatorClient
-from kafka_coop.inspect import GroupSnapshot
-from kafka_coop.sandbox import Fleet, MemberSpec
+from kafka_coop.inspection import GroupSnapshot
+from kafka_coop.sandbox import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
 
 # the share-group test imports kafka-python, which reads its schema files with a deprecated API
@@ -39,7 +39,7 @@ def _until(look: Callable[[], GroupSnapshot | None], what: str, timeout_s: float
 
 
 def test_a_mixed_group_is_described_with_the_type_the_coordinator_gives_every_member(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     manifests_topic: str,
     topic_factory: Callable[[int], str],
@@ -53,13 +53,13 @@ def test_a_mixed_group_is_described_with_the_type_the_coordinator_gives_every_me
     topic = topic_factory(6)
     group = unique("mixed-view")
     classic = MemberSpec(name="rd-classic", kind="python", group=group, topics=(topic,), assignors=("range",))
-    fleet.add(classic)
-    fleet.wait_stable(group, members=1)
-    fleet.add(classic.replace(name="rd-consumer", group_protocol="consumer", manifests=False))
-    fleet.add(classic.replace(name="jv-consumer", kind="java", group_protocol="consumer"))
+    processes.add(classic)
+    processes.wait_stable(group, members=1)
+    processes.add(classic.replace(name="rd-consumer", group_protocol="consumer", manifests=False))
+    processes.add(classic.replace(name="jv-consumer", kind="java", group_protocol="consumer"))
     _until_converted(bootstrap, group, members=3)  # jv-late joins the converted group
-    fleet.add(classic.replace(name="jv-late", kind="java", manifests=False))
-    fleet.wait_stable(group, members=4)
+    processes.add(classic.replace(name="jv-late", kind="java", manifests=False))
+    processes.wait_stable(group, members=4)
 
     def described() -> GroupSnapshot | None:
         snap = _describe(run_cli, bootstrap, group)
@@ -102,7 +102,7 @@ def _until_converted(bootstrap: str, group: str, members: int, timeout_s: float 
 
 
 def test_a_classic_group_is_described_as_before(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
@@ -110,8 +110,8 @@ def test_a_classic_group_is_described_as_before(
 ) -> None:
     topic = topic_factory(2)
     group = unique("classic-view")
-    fleet.add(MemberSpec(name="c", kind="python", group=group, topics=(topic,), manifests=False))
-    fleet.wait_stable(group, members=1)
+    processes.add(MemberSpec(name="c", kind="python", group=group, topics=(topic,), manifests=False))
+    processes.wait_stable(group, members=1)
     snap = _describe(run_cli, bootstrap, group)
     assert snap.coordinator_view.api == ""
     assert "not a consumer group" in snap.coordinator_view.note
@@ -173,7 +173,7 @@ def test_a_connect_group_is_described_for_what_it_is(
 
 def test_describe_all_shows_each_group_kind(
     connect_group: str,
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
@@ -182,9 +182,9 @@ def test_describe_all_shows_each_group_kind(
     topic = topic_factory(2)
     classic, consumer, share = unique("all-classic"), unique("all-consumer"), unique("all-share")
     spec = MemberSpec(name="a", kind="python", group=classic, topics=(topic,), manifests=False)
-    fleet.add_many([spec, spec.replace(name="b", group=consumer, group_protocol="consumer")])
-    fleet.wait_stable(classic, members=1)
-    fleet.wait_stable(consumer, members=1)
+    processes.add_many([spec, spec.replace(name="b", group=consumer, group_protocol="consumer")])
+    processes.wait_stable(classic, members=1)
+    processes.wait_stable(consumer, members=1)
     _share_group(bootstrap, share, topic)
     result = run_cli("describe", "--all", "--bootstrap-server", bootstrap, "-o", "json")
     assert result.code == 0, result.stderr

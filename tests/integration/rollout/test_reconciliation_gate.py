@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer
 
-from kafka_coop.sandbox import Fleet, MemberSpec
+from kafka_coop.sandbox import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
 
 
@@ -80,7 +80,7 @@ def _reconciled(result: CliResult) -> dict[str, Any]:
 
 
 def test_a_member_blocked_in_its_revoke_callback_fails_the_gate_until_released(
-    fleet: Fleet,
+    processes: MemberProcesses,
     bootstrap: str,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
@@ -94,7 +94,7 @@ def test_a_member_blocked_in_its_revoke_callback_fails_the_gate_until_released(
     while len(stuck.owned) < 4 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert len(stuck.owned) == 4, "the first member owns every partition"
-    fleet.add(
+    processes.add(
         MemberSpec(name="newcomer", kind="python", group=group, topics=(topic,), group_protocol="consumer")
     )
     assert stuck.revoking.wait(60), "the target moves partitions away from the first member"
