@@ -420,6 +420,15 @@ def test_a_failing_check_carries_a_hint_of_what_to_do() -> None:
     assert "downgrade-plan orders --to eager" in check.hint
 
 
+def test_mid_bounce_the_member_type_check_says_how_many_members_bounced() -> None:
+    """Between the gates of classic -> consumer the group is mixed: the phase-1 gate names the members not
+    bounced yet and counts how far the rolling bounce got."""
+    mixed = snapshot(EAGER[0], CONSUMER[1], member("c", member_type="consumer", family="librdkafka"))
+    check = next(c for c in evaluate(mixed, spec=C2K, phase=1).checks if c.name == "member-type")
+    assert check.status == "fail" and check.members == ("a",)
+    assert check.reason.startswith("2 of 3 members are consumer; expected consumer; found a=classic")
+
+
 def test_unknown_never_passes_a_phase_check() -> None:
     unseen = snapshot(member("a", protocol="unknown", member_type="unknown"), type="unknown", assignor="")
     for spec in (E2C, C2K):
