@@ -17,6 +17,7 @@ from confluent_kafka import Producer
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
+from kafka_coop.coordinator import CoordinatorClient
 from kafka_coop.events import RebalanceEvent
 
 REBALANCE_CONF: dict[str, dict[str, str]] = {
@@ -151,6 +152,18 @@ def wait_declared(
         return sorted(m["client_id"] for m in members if m["manifest"] is not None) == wanted
 
     wait_for(declared, timeout_s=timeout_s, what=f"the manifests of {', '.join(wanted)}")
+
+
+def wait_converted(bootstrap: str, group: str, members: int, timeout_s: float = 60.0) -> None:
+    """Until the coordinator runs `group` as a consumer group of `members` members (ConsumerGroupDescribe):
+    the broker converts a classic group when its first consumer-protocol member joins."""
+    with CoordinatorClient(bootstrap) as client:
+
+        def converted() -> bool:
+            described = client.describe(group).described
+            return described is not None and len(described.members) == members
+
+        wait_for(converted, timeout_s=timeout_s, what=f"{group} as a consumer group of {members} members")
 
 
 def wait_settled(

@@ -15,6 +15,7 @@ from kafka_coop.coordinator import CoordinatorClient
 from kafka_coop.inspection import GroupSnapshot
 from kafka_coop.sandbox import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
+from tests.integration.members import wait_converted
 
 # the share-group test imports kafka-python, which reads its schema files with a deprecated API
 pytestmark = pytest.mark.filterwarnings(
@@ -57,7 +58,7 @@ def test_a_mixed_group_is_described_with_the_type_the_coordinator_gives_every_me
     processes.wait_stable(group, members=1)
     processes.add(classic.replace(name="rd-consumer", group_protocol="consumer", manifests=False))
     processes.add(classic.replace(name="jv-consumer", kind="java", group_protocol="consumer"))
-    _until_converted(bootstrap, group, members=3)  # jv-late joins the converted group
+    wait_converted(bootstrap, group, members=3)  # jv-late joins the converted group
     processes.add(classic.replace(name="jv-late", kind="java", manifests=False))
     processes.wait_stable(group, members=4)
 
@@ -88,17 +89,6 @@ def test_a_mixed_group_is_described_with_the_type_the_coordinator_gives_every_me
     assert table.code == 0
     assert "described by" in table.stdout and "ConsumerGroupDescribe v1" in table.stdout
     assert "classic^" in table.stdout and "consumer^" in table.stdout and "epoch" in table.stdout
-
-
-def _until_converted(bootstrap: str, group: str, members: int, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    with CoordinatorClient(bootstrap) as client:
-        while time.monotonic() < deadline:
-            described = client.describe(group).described
-            if described is not None and len(described.members) == members:
-                return
-            time.sleep(0.5)
-    raise AssertionError(f"{group} did not become a consumer group of {members} members")
 
 
 def test_a_classic_group_is_described_as_before(

@@ -3,13 +3,12 @@ coordinator gives are held against the phase, and the reason says how far the ro
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
-from kafka_coop.coordinator import CoordinatorClient
 from kafka_coop.sandbox import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
+from tests.integration.members import wait_converted
 
 
 def _member_type_check(run_cli: Callable[..., CliResult], bootstrap: str, group: str, phase: int) -> Any:
@@ -41,14 +40,7 @@ def test_a_half_bounced_group_fails_both_phase_gates_naming_who_is_not_where_the
     processes.add(first)
     processes.wait_stable(group, members=1)
     processes.add(first.replace(name="rd-b", group_protocol="consumer"))  # the first member bounced
-    deadline = time.monotonic() + 60
-    with CoordinatorClient(bootstrap) as client:
-        while time.monotonic() < deadline:
-            described = client.describe(group).described
-            if described is not None and len(described.members) == 2:
-                break
-            time.sleep(0.5)
-    assert described is not None and len(described.members) == 2, "the broker converted the group"
+    wait_converted(bootstrap, group, members=2)  # the broker converted the group
 
     after = _member_type_check(run_cli, bootstrap, group, 1)
     assert after["status"] == "fail" and after["members"] == ["rd-a"]
