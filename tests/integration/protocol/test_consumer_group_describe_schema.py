@@ -21,17 +21,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_coop.protocol import (
-    AssignedTopic,
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
-    DescribedGroup,
-    DescribedMember,
     MemberAssignment,
     decode_response,
     encode_request,
     encode_response,
 )
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION, resolve_kafka_jars
+from tests.unit.protocol.strategies import NO_TAGS, responses
 
 SCHEMAS = ("ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse")
 # kafka-python reads schema files with importlib.resources' legacy read_text/open_text
@@ -115,66 +113,12 @@ def _normal(value: Any) -> Any:
     return value
 
 
-names = st.text(max_size=6)
-int32s = st.integers(min_value=-(2**31), max_value=2**31 - 1)
-assignments = st.builds(
-    MemberAssignment,
-    topic_partitions=st.lists(
-        st.builds(
-            AssignedTopic,
-            topic_id=st.uuids(),
-            topic_name=names,
-            partitions=st.lists(int32s, max_size=3).map(tuple),
-        ),
-        max_size=2,
-    ).map(tuple),
-)
-
-
-def members(version: int) -> st.SearchStrategy[DescribedMember]:
-    return st.builds(
-        DescribedMember,
-        member_id=names,
-        instance_id=st.none() | names,
-        rack_id=st.none() | names,
-        member_epoch=int32s,
-        client_id=names,
-        client_host=names,
-        subscribed_topic_names=st.lists(names, max_size=2).map(tuple),
-        subscribed_topic_regex=st.none() | names,
-        assignment=assignments,
-        target_assignment=assignments,
-        member_type=st.sampled_from([-1, 0, 1]) if version >= 1 else st.just(-1),
-    )
-
-
-def responses(version: int) -> st.SearchStrategy[ConsumerGroupDescribeResponse]:
-    groups = st.builds(
-        DescribedGroup,
-        error_code=st.integers(-(2**15), 2**15 - 1),
-        error_message=st.none() | names,
-        group_id=names,
-        group_state=names,
-        group_epoch=int32s,
-        assignment_epoch=int32s,
-        assignor_name=names,
-        members=st.lists(members(version), max_size=2).map(tuple),
-        authorized_operations=int32s,
-    )
-    return st.builds(
-        ConsumerGroupDescribeResponse,
-        version=st.just(version),
-        throttle_time_ms=int32s,
-        groups=st.lists(groups, max_size=2).map(tuple),
-    )
-
-
 @pytest.mark.parametrize("version", [0, 1])
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_kafka_schema_reads_what_we_write(kafka_schema: Any, version: int, data: st.DataObject) -> None:
     _, response_class = kafka_schema
-    ours = data.draw(responses(version))
+    ours = data.draw(responses(version, NO_TAGS))
     decoded = response_class.decode(encode_response(ours), version=version)
     expected = _normal(ours.model_dump(exclude={"version"}))
     if version == 0:
@@ -189,7 +133,7 @@ def test_kafka_schema_reads_what_we_write(kafka_schema: Any, version: int, data:
 @given(data=st.data())
 def test_we_read_what_the_kafka_schema_writes(kafka_schema: Any, version: int, data: st.DataObject) -> None:
     _, response_class = kafka_schema
-    ours = data.draw(responses(version))
+    ours = data.draw(responses(version, NO_TAGS))
     assert decode_response(_theirs(response_class, ours).encode(version=version), version) == ours
 
 

@@ -31,6 +31,7 @@ from kafka_coop.protocol import (
     encode_request,
     encode_response,
 )
+from tests.unit.protocol.strategies import names, responses, tags
 
 TOPIC_ID = uuid.UUID("0b5f4c1e-7d0a-4e4b-9a55-3f1f2d4b6c7e")
 
@@ -322,72 +323,6 @@ def test_unknown_version_is_refused_as_a_caller_error(version: int) -> None:
 
 
 # --- generated messages ----------------------------------------------------------------------------
-
-int32s = st.integers(min_value=-(2**31), max_value=2**31 - 1)
-names = st.text(max_size=6)
-tags = st.dictionaries(st.integers(0, 2**32 - 1), st.binary(max_size=6), max_size=2).map(
-    lambda d: tuple(sorted(d.items()))
-)
-
-
-@st.composite
-def assignments(draw: st.DrawFn) -> MemberAssignment:
-    topics = draw(
-        st.lists(
-            st.builds(
-                AssignedTopic,
-                topic_id=st.uuids(),
-                topic_name=names,
-                partitions=st.lists(int32s, max_size=4).map(tuple),
-                unknown_tagged_fields=tags,
-            ),
-            max_size=2,
-        )
-    )
-    return MemberAssignment(topic_partitions=tuple(topics), unknown_tagged_fields=draw(tags))
-
-
-@st.composite
-def members(draw: st.DrawFn, version: int) -> DescribedMember:
-    return DescribedMember(
-        member_id=draw(names),
-        instance_id=draw(st.none() | names),
-        rack_id=draw(st.none() | names),
-        member_epoch=draw(int32s),
-        client_id=draw(names),
-        client_host=draw(names),
-        subscribed_topic_names=tuple(draw(st.lists(names, max_size=3))),
-        subscribed_topic_regex=draw(st.none() | names),
-        assignment=draw(assignments()),
-        target_assignment=draw(assignments()),
-        member_type=draw(st.integers(-128, 127)) if version >= 1 else -1,
-        unknown_tagged_fields=draw(tags),
-    )
-
-
-@st.composite
-def responses(draw: st.DrawFn, version: int) -> ConsumerGroupDescribeResponse:
-    groups = draw(
-        st.lists(
-            st.builds(
-                DescribedGroup,
-                error_code=st.integers(-(2**15), 2**15 - 1),
-                error_message=st.none() | names,
-                group_id=names,
-                group_state=names,
-                group_epoch=int32s,
-                assignment_epoch=int32s,
-                assignor_name=names,
-                members=st.lists(members(version), max_size=2).map(tuple),
-                authorized_operations=int32s,
-                unknown_tagged_fields=tags,
-            ),
-            max_size=2,
-        )
-    )
-    return ConsumerGroupDescribeResponse(
-        version=version, throttle_time_ms=draw(int32s), groups=tuple(groups), unknown_tagged_fields=draw(tags)
-    )
 
 
 @pytest.mark.parametrize("version", range(MAX_CONSUMER_GROUP_DESCRIBE_VERSION + 1))
