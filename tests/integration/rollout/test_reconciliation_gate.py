@@ -113,6 +113,9 @@ def test_a_member_blocked_in_its_revoke_callback_fails_the_gate_until_released(
     assert f"holds nothing, waits for {topic}:2,3" in check["reason"]
     assert "members-reconciled" in blocked.stderr  # the one sentence names the failing check
     assert time.monotonic() - began >= 15
+    # the group's state as the coordinator names it (librdkafka's describe reads it as unknown)
+    described = run_cli("describe", group, "--bootstrap-server", bootstrap, "-o", "json")
+    assert described.code == 0 and described.json()["state"] == "reconciling", described.stdout[:500]
 
     stuck.release.set()
     released = run_cli(*gate, "--wait", "--timeout", "60")
