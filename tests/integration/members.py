@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, KafkaError, Producer
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
@@ -164,6 +164,25 @@ def wait_converted(bootstrap: str, group: str, members: int, timeout_s: float = 
             return described is not None and len(described.members) == members
 
         wait_for(converted, timeout_s=timeout_s, what=f"{group} as a consumer group of {members} members")
+
+
+def consumer_protocol_refusal(bootstrap: str, group: str, topic: str, **conf: str) -> KafkaError | None:
+    """What the broker answers a librdkafka member joining `group` with group.protocol=consumer (`conf`:
+    more settings, e.g. a group.instance.id): the first error its polls return within 20 s, or None."""
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer", **conf}
+    )
+    consumer.subscribe([topic])
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is not None:
+                error: KafkaError = msg.error()
+                return error
+        return None
+    finally:
+        consumer.close()
 
 
 def wait_settled(

@@ -4,17 +4,17 @@ converted and then full (GroupMetadataManager: validateOnlineUpgrade, then throw
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError
+from confluent_kafka import KafkaError
 
 from kafka_coop.coordinator import CoordinatorClient
 from kafka_coop.rollout import Plan
 from kafka_coop.sandbox import MemberProcesses, MemberSpec, Sandbox, free_port
 from tests.conftest import CliResult
+from tests.integration.members import consumer_protocol_refusal
 
 LIMIT = 2
 
@@ -31,28 +31,6 @@ def small_groups_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
         yield box.bootstrap
     finally:
         box.stop()
-
-
-def _first_consumer_member(bootstrap: str, group: str, topic: str, instance_id: str) -> KafkaError | None:
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": group,
-            "group.protocol": "consumer",
-            "group.instance.id": instance_id,
-        }
-    )
-    consumer.subscribe([topic])
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is not None and msg.error() is not None:
-                error: KafkaError = msg.error()
-                return error
-        return None
-    finally:
-        consumer.close()
 
 
 def test_a_static_group_at_the_limit_is_refused_by_the_plan_and_then_by_the_broker(
@@ -73,7 +51,7 @@ def test_a_static_group_at_the_limit_is_refused_by_the_plan_and_then_by_the_brok
         assert "would find 2 members and a full group" in blocker.reason, blocker.reason
 
         processes.stop("s0")  # a static member's close leaves it listed until its session ends
-        error = _first_consumer_member(bootstrap, group, topic, "s0")
+        error = consumer_protocol_refusal(bootstrap, group, topic, **{"group.instance.id": "s0"})
         assert error is not None and error.code() == KafkaError._FATAL, error
         assert "has reached maximum size" in error.str(), "GROUP_MAX_SIZE_REACHED, fatal for librdkafka"
         with CoordinatorClient(bootstrap) as client:

@@ -10,12 +10,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, libversion
+from confluent_kafka import KafkaError, libversion
 
 from kafka_coop.families import catalog
 from kafka_coop.rollout import Plan
 from kafka_coop.sandbox import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
+from tests.integration.members import consumer_protocol_refusal
 
 
 class ForeignGroup:
@@ -70,22 +71,6 @@ def foreign(
         group.stop()
 
 
-def _first_consumer_member(bootstrap: str, group: str, topic: str) -> KafkaError | None:
-    """What the broker answers the first group.protocol=consumer member (librdkafka 2.16)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer"})
-    consumer.subscribe([topic])
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is not None and msg.error() is not None:
-                error: KafkaError = msg.error()
-                return error
-        return None
-    finally:
-        consumer.close()
-
-
 def _plan(run_cli: Callable[..., CliResult], bootstrap: str, group: str) -> tuple[int, Plan]:
     result = run_cli("upgrade-plan", group, "--to", "consumer", "--bootstrap-server", bootstrap, "-o", "json")
     return result.code, Plan.model_validate(result.json())
@@ -138,7 +123,7 @@ def test_the_preflight_refuses_what_the_broker_refuses_before_any_member_is_touc
     # what the broker then does to a first consumer-protocol member: it refuses it (GROUP_ID_NOT_FOUND),
     # and this librdkafka makes that fatal, as families.yaml (kip848_refused) says of its version
     topic = group.proc.args[group.proc.args.index("--topic") + 1]  # type: ignore[union-attr]
-    error = _first_consumer_member(bootstrap, group.group, topic)
+    error = consumer_protocol_refusal(bootstrap, group.group, topic)
     assert error is not None and error.code() == KafkaError._FATAL, error
     assert "group id does not exist" in error.str()
     refused = catalog()["librdkafka"].kip848_refused
