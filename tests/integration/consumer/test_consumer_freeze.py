@@ -21,9 +21,9 @@ import pytest
 from confluent_kafka import Producer
 
 from kafka_coop.admin import ClusterAdmin
-from tests.integration.members import ThreadMember, wait_for
+from tests.integration.consumer.members import ThreadMember, wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PER_PARTITION = 3000
 
 
@@ -76,7 +76,7 @@ def test_a_static_member_thawed_after_its_session_processes_nothing_it_fetched_b
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     argv = [bootstrap, group, topic, "frozen", str(tmp_path), protocol]
     member = subprocess.Popen(
-        [sys.executable, "-m", "tests.integration.freeze_member", *argv],
+        [sys.executable, "-m", "tests.integration.consumer.freeze_member", *argv],
         cwd=ROOT,
         env=env,
     )

@@ -2,7 +2,7 @@
 
 The clock is the consumer's only witness of a freeze (SIGSTOP, a paused VM): these tests move it. The
 same behaviour on the real broker, with a SIGSTOPped member process:
-tests/integration/test_coop_consumer_freeze.py.
+tests/integration/consumer/test_consumer_freeze.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from kafka_coop.consumer import CoopConsumer, _freeze, _sync
 from kafka_coop.sinks import MemorySink
-from tests.unit.consumer_fake import FakeConsumer
+from tests.unit.consumer.consumer_fake import FakeConsumer
 
 T = "t"
 SESSION_MS = 10_000

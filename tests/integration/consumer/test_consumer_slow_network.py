@@ -27,7 +27,7 @@ from confluent_kafka import Producer
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
 from testbed.faults import NetworkFaults
-from tests.integration.members import ThreadMember, wait_for
+from tests.integration.consumer.members import ThreadMember, wait_for
 
 RESPONSE_DELAY_MS = 3000
 PARTITIONS = 4

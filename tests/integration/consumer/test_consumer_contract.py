@@ -20,7 +20,13 @@ from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
 from kafka_coop.errors import ConsumerFailed, InstanceIdConflict
 from kafka_coop.events import RebalanceEvent
-from tests.integration.members import REBALANCE_CONF, ThreadMember, committed_offsets, produce_keyed, wait_for
+from tests.integration.consumer.members import (
+    REBALANCE_CONF,
+    ThreadMember,
+    committed_offsets,
+    produce_keyed,
+    wait_for,
+)
 
 REBALANCES = ["eager-range", "cooperative-sticky", "consumer"]
 MEMBERSHIPS = ["dynamic", "static"]

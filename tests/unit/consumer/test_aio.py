@@ -1,6 +1,6 @@
 """The asyncio driver's own parts: how handler steps become AIOConsumer calls, and the AIOConsumer
-internals it leans on. The rebalance behaviour itself is the handler's (tests/unit/test_consumer_handler.py)
-and runs on the real broker under asyncio in tests/integration/test_coop_aio_consumer.py.
+internals it leans on. The rebalance behaviour itself is the handler's (tests/unit/consumer/test_handler.py)
+and runs on the real broker under asyncio in tests/integration/consumer/test_aio_consumer.py.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def test_aioconsumer_still_has_the_internals_the_member_id_read_uses() -> None:
 
 # --- the driver through AIOConsumer's real machinery, with the fake librdkafka inside ----------------
 # AIOConsumer (its executor, callback trampoline, AsyncLogger) is the real one; only the sync Consumer it
-# builds is tests/unit/consumer_fake.FakeConsumer. Rebalances are queued to fire inside `consume`, on
+# builds is tests/unit/consumer/consumer_fake.FakeConsumer. Rebalances are queued to fire inside `consume`, on
 # the executor's worker thread, as librdkafka fires them.
 T = "t"
 
@@ -142,7 +142,7 @@ T = "t"
 def fake_client(monkeypatch: pytest.MonkeyPatch) -> None:
     import confluent_kafka
 
-    from tests.unit.consumer_fake import FakeConsumer
+    from tests.unit.consumer.consumer_fake import FakeConsumer
 
     monkeypatch.setattr(confluent_kafka, "Consumer", FakeConsumer)
 
@@ -159,7 +159,7 @@ def _conf(**extra: str) -> dict[str, str]:
 async def _started(**kwargs: Any) -> tuple[Any, Any, Any]:
     from kafka_coop.consumer import CoopAIOConsumer
     from kafka_coop.sinks import MemorySink
-    from tests.unit.consumer_fake import FakeConsumer
+    from tests.unit.consumer.consumer_fake import FakeConsumer
 
     sink = MemorySink()
     consumer = CoopAIOConsumer(_conf(**kwargs.pop("conf", {})), events=sink, **kwargs)
@@ -264,7 +264,7 @@ def test_a_cancelled_async_hook_lets_the_revoke_finish_then_comes_out_of_consume
     assert type(raised) is asyncio.CancelledError, raised
     # Kept and raised by consume itself: through AIOConsumer's callback trampoline it would reach
     # librdkafka's rebalance callback as concurrent.futures.CancelledError, and on the broker close() then
-    # hung under eager (tests/integration/test_coop_consumer_pending_close.py).
+    # hung under eager (tests/integration/consumer/test_consumer_pending_close.py).
     assert inner.callback_raised == [], inner.callback_raised
     assert inner.committed_offsets == {(T, 0): 7}, "the commit still happened"
     revoked = next(e for e in sink.events if e.kind == "revoked")
@@ -276,7 +276,7 @@ def test_a_commit_fenced_inside_a_revoke_fails_this_and_every_later_consume() ->
     from confluent_kafka import KafkaError
 
     from kafka_coop.errors import InstanceIdConflict
-    from tests.unit.consumer_fake import kafka_error
+    from tests.unit.consumer.consumer_fake import kafka_error
 
     async def scenario() -> tuple[Any, list[BaseException]]:
         consumer, inner, sink = await _started(conf={"group.instance.id": "svc-3"})

@@ -15,7 +15,7 @@ from typing import Any
 
 from kafka_coop.consumer import CoopAIOConsumer
 from kafka_coop.events import RebalanceEvent
-from tests.integration.members import REBALANCE_CONF, wait_for
+from tests.integration.consumer.members import REBALANCE_CONF, wait_for
 
 BATCH = 100
 CONSUME_TIMEOUT_S = 0.2

@@ -18,8 +18,14 @@ from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopAIOConsumer
 from kafka_coop.errors import ConsumerFailed, InstanceIdConflict
 from kafka_coop.manifest import MANIFEST_TOPIC_CONFIG, parse_manifest
-from tests.integration.aio_members import AioMember, ProcessingFailed
-from tests.integration.members import REBALANCE_CONF, committed_offsets, covers, produce_keyed, wait_for
+from tests.integration.consumer.aio_members import AioMember, ProcessingFailed
+from tests.integration.consumer.members import (
+    REBALANCE_CONF,
+    committed_offsets,
+    covers,
+    produce_keyed,
+    wait_for,
+)
 from tests.integration.test_event_topics import _read_all
 
 PROTOCOLS = ["eager-range", "cooperative-sticky", "consumer"]

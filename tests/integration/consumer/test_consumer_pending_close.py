@@ -34,8 +34,14 @@ import pytest
 from confluent_kafka import Consumer
 
 from kafka_coop.admin import ClusterAdmin
-from tests.integration.aio_members import AioMember
-from tests.integration.members import REBALANCE_CONF, ThreadMember, committed_offsets, produce_keyed, wait_for
+from tests.integration.consumer.aio_members import AioMember
+from tests.integration.consumer.members import (
+    REBALANCE_CONF,
+    ThreadMember,
+    committed_offsets,
+    produce_keyed,
+    wait_for,
+)
 
 REBALANCES = ["eager-range", "cooperative-sticky", "consumer"]
 MEMBERSHIPS = ["dynamic", "static"]

@@ -13,7 +13,7 @@ from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
 from kafka_coop.errors import SettingsError
 from kafka_coop.sandbox import SteadyProducer
-from tests.integration.members import (
+from tests.integration.consumer.members import (
     ThreadMember,
     committed_offsets,
     covers,

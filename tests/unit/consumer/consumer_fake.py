@@ -14,7 +14,7 @@ It models what the handler depends on, as librdkafka 2.16 / confluent-kafka 2.16
   ones, or raises `_NO_OFFSET`; a partial failure raises one KafkaException (per-partition results lost);
 - a fatal error is logged with facility FATAL through the `logger` (librdkafka's LOG_EMERG line).
 
-It is never the only proof: tests/integration/test_coop_consumer_contract.py runs the same behaviours on
+It is never the only proof: tests/integration/consumer/test_consumer_contract.py runs the same behaviours on
 the real broker.
 """
 
