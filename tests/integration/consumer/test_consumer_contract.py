@@ -255,6 +255,19 @@ def test_a_member_fenced_by_a_duplicate_instance_id_loses_everything_and_poll_sa
 
 
 # --- suspect 2: a static member past max.poll.interval.ms while a rebalance runs ------------------
+OVERRUN_AUTO_COMMIT = [
+    "off",
+    pytest.param(
+        "default",
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="issue 25 finding 1: librdkafka's unassign auto-commits with the reset member id: fatal",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("auto_commit", OVERRUN_AUTO_COMMIT)
 @pytest.mark.parametrize("rebalance", ["eager-range", "cooperative-sticky"])
 def test_a_static_member_that_overran_its_poll_interval_mid_rebalance_loses_without_commit_and_rejoins(
     bootstrap: str,
@@ -262,8 +275,10 @@ def test_a_static_member_that_overran_its_poll_interval_mid_rebalance_loses_with
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
     rebalance: str,
+    auto_commit: str,
 ) -> None:
-    """The issue's sandbox scenario: session 6 s, max.poll 7 s, a static member joins in a 10 s stall."""
+    """The issue's sandbox scenario: session 6 s, max.poll 7 s, a static member joins in a 10 s stall.
+    Under librdkafka's default auto commit too (every record marked done)."""
     topic = topic_factory(4)
     group = unique(f"maxpoll-{rebalance}")
     produce_keyed(bootstrap, topic, partitions=4, per_partition=20)
@@ -272,7 +287,7 @@ def test_a_static_member_that_overran_its_poll_interval_mid_rebalance_loses_with
         "session_timeout_ms": 6000,
         "max_poll_interval_ms": 7000,
         "heartbeat_interval_ms": 500,
-        "enable_auto_commit": "false",
+        **({"enable_auto_commit": "false"} if auto_commit == "off" else {}),
     }
     stalled = ThreadMember(
         bootstrap, group, [topic], rebalance, "stalls", group_instance_id=f"{group}-a", **timing
@@ -346,6 +361,40 @@ def test_start_offsets_from_the_hook_and_from_a_legacy_on_assign_are_where_fetch
     assert first == {0: 4, 1: 7}
     # The close committed right after the one record marked done where fetching started.
     assert committed_offsets(admin, group) == {(topic, 0): 5, (topic, 1): 8}
+
+
+@pytest.mark.xfail(strict=True, reason="issue 25 finding 6: seek in on_assigned fails with _STATE, swallowed")
+@pytest.mark.parametrize("rebalance", REBALANCES)
+def test_a_seek_in_on_assigned_is_where_fetching_starts(
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    rebalance: str,
+) -> None:
+    topic = topic_factory(2)
+    group = unique(f"seek-{rebalance}")
+    produce_keyed(bootstrap, topic, partitions=2, per_partition=10)
+    recorder = Recorder()
+    consumer: CoopConsumer
+
+    def on_assigned(partitions: list[tuple[str, int]]) -> None:
+        for t, p in partitions:
+            consumer.seek(TopicPartition(t, p, 6 + p))
+
+    first: dict[int, int] = {}
+    consumer = CoopConsumer(conf_for(bootstrap, group, rebalance), on_assigned=on_assigned, events=recorder)
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while len(first) < 2 and time.monotonic() < deadline:
+            msg = consumer.poll(0.2)
+            if msg is not None and not msg.error():
+                first.setdefault(msg.partition(), msg.offset())
+    finally:
+        consumer.close()
+    assert first == {0: 6, 1: 7}
+    assert not any(e.error for e in recorder.events), [e.error for e in recorder.events]
 
 
 # --- suspect 5: a commit that fails for one partition --------------------------------------------

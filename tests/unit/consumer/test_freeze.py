@@ -200,3 +200,43 @@ def test_the_process_ticker_ticks_in_its_own_thread() -> None:
         assert ticker.last > before
     finally:
         ticker.stop()
+
+
+@pytest.mark.xfail(strict=True, reason="issue 25 finding 7: a blocking call's own duration is not checked")
+def test_a_freeze_inside_a_poll_with_no_timeout_is_seen(clock: Clock) -> None:
+    """consume()'s default timeout is -1 (block); a freeze inside such a call is a freeze all the same."""
+    consumer, inner, _ = make()
+    consumer.poll(0.5)
+
+    def frozen_poll(timeout: float | None = None) -> Any:
+        clock.now += 20.0  # SIGSTOP while the call waited for records
+        return FakeConsumer.poll(inner, timeout)
+
+    inner.prefetch(T, 0, 9)
+    consumer._inner_poll = frozen_poll
+    assert consumer.poll() is None
+    assert inner.seeks == [(T, 0, 9)]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 25 finding 12: with auto offset store, held records are stored")
+def test_with_the_auto_offset_store_on_records_held_after_a_freeze_are_not_committed(clock: Clock) -> None:
+    consumer, inner, _ = make({"enable.auto.offset.store": "true", "enable.auto.commit": "false"})
+    inner.fetched = [inner.deliver(T, 0, 5)]  # librdkafka stores 6 as it hands out 5
+    consumer.poll(0.5)
+    clock.now += 16.0
+    inner.fetched = [inner.deliver(T, 0, 6), inner.deliver(T, 0, 7)]  # handed out after the thaw: 8 stored
+    assert consumer.consume(10, 0.5) == []
+    consumer.close()
+    assert inner.committed_offsets == {(T, 0): 6}, "6 and 7 were held, never processed"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 25 finding 12: a rebalance in the same call ends the hold")
+def test_records_fetched_before_a_freeze_are_held_even_when_the_group_answers_in_the_same_call(
+    clock: Clock,
+) -> None:
+    consumer, inner, _ = make()
+    inner.prefetch(T, 0, 5, 6, 7)
+    consumer.consume(1, 0.5)
+    clock.now += 16.0
+    inner.pending.append(lambda: inner.rebalance("assign", [(T, 2)]))  # the group's first answer
+    assert consumer.consume(10, 0.5) == [], "6 and 7 were fetched before the freeze"

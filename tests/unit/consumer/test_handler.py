@@ -738,3 +738,10 @@ def test_the_revoke_at_close_after_a_pending_assign_names_only_partitions_the_me
     assert given == set(parts(0, 1)) and released == given
     assert inner.committed_offsets == {(T, 0): 5}
     assert last(sink, "closed").owned == ()
+
+
+@pytest.mark.xfail(strict=True, reason="issue 25 finding 9: subscribe('orders') subscribes to o, r, d, e, s")
+def test_a_topic_given_as_a_string_is_refused_as_confluent_refuses_it() -> None:
+    conf = {"bootstrap.servers": "b:9092", "group.id": "g"}
+    with pytest.raises(TypeError, match="list"):
+        CoopConsumer(conf).subscribe("orders")  # type: ignore[arg-type]

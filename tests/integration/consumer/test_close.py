@@ -1,0 +1,133 @@
+"""`close()` on the real broker: after an overrun, after a manual assign, against a silent coordinator.
+
+Committed offsets are read back from the broker.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from confluent_kafka import TopicPartition
+
+from kafka_coop.admin import ClusterAdmin
+from kafka_coop.consumer import CoopConsumer
+from kafka_coop.events import RebalanceEvent
+from kafka_coop.sandbox import NetworkFaults
+from tests.integration.consumer.members import REBALANCE_CONF, committed_offsets, produce_keyed
+
+
+def marking_conf(bootstrap: str, group: str, rebalance: str, **extra: Any) -> dict[str, Any]:
+    """Explicit marks: the application says which records are done (`mark_done`)."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "auto.offset.reset": "earliest",
+        "enable.auto.offset.store": "false",
+        **REBALANCE_CONF[rebalance],
+        **extra,
+    }
+
+
+def consume_and_mark(consumer: CoopConsumer, count: int, timeout_s: float = 60.0) -> int:
+    seen = 0
+    deadline = time.monotonic() + timeout_s
+    while seen < count and time.monotonic() < deadline:
+        msg = consumer.poll(0.2)
+        if msg is None or msg.error():
+            continue
+        consumer.mark_done(msg)
+        seen += 1
+    return seen
+
+
+@pytest.mark.xfail(
+    strict=True, reason="issue 25 finding 5: close commits with the reset member id: fatal, blamed on a twin"
+)
+@pytest.mark.parametrize("rebalance", ["eager-range", "cooperative-sticky"])
+def test_close_after_a_static_members_poll_overrun_mid_rebalance_is_no_fatal_error_and_blames_no_twin(
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    rebalance: str,
+) -> None:
+    """A static member is stuck past max.poll.interval.ms while another member joins; then it shuts
+    down without polling again. librdkafka reset its member id: a commit with it would be fenced
+    (FENCED_INSTANCE_ID, fatal), and no other member uses its id."""
+    topic = topic_factory(2)
+    group = unique(f"close-overrun-{rebalance}")
+    produce_keyed(bootstrap, topic, partitions=2, per_partition=10)
+    timing = {"session.timeout.ms": "6000", "max.poll.interval.ms": "7000", "heartbeat.interval.ms": "500"}
+    events: list[RebalanceEvent] = []
+    conf = marking_conf(bootstrap, group, rebalance, **{"group.instance.id": f"{group}-a", **timing})
+    consumer = CoopConsumer(conf, events=events.append)
+    consumer.subscribe([topic])
+    joiner = None
+    try:
+        assert consume_and_mark(consumer, 20) == 20
+        consumer.commit(offsets=[TopicPartition(topic, p, 4) for p in range(2)], asynchronous=False)
+        stuck_at = time.monotonic()
+        joiner = CoopConsumer(
+            marking_conf(bootstrap, group, rebalance, **{"group.instance.id": f"{group}-b", **timing})
+        )
+        joiner.subscribe([topic])
+        joiner.poll(0.5)
+        time.sleep(max(0.0, 10.0 - (time.monotonic() - stuck_at)))  # stuck past the poll limit
+    finally:
+        consumer.close()
+        if joiner is not None:
+            joiner.close()
+    assert consumer.failure is None, consumer.failure
+    errors = " ".join(e.error or "" for e in events)
+    assert "FENCED" not in errors and "another running member" not in errors, errors
+    broker = committed_offsets(admin, group)
+    assert all(broker[(topic, p)] in (4, 10) for p in range(2)), broker
+
+
+@pytest.mark.xfail(strict=True, reason="issue 25 finding 8: close after assign() commits nothing")
+def test_close_after_a_manual_assign_commits_what_was_marked_done(
+    bootstrap: str, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    topic = topic_factory(1)
+    group = unique("close-assigned")
+    produce_keyed(bootstrap, topic, partitions=1, per_partition=10)
+    conf = marking_conf(bootstrap, group, "eager-range", **{"enable.auto.commit": "false"})
+    consumer = CoopConsumer(conf)
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        assert consume_and_mark(consumer, 6) == 6
+    finally:
+        consumer.close()
+    assert committed_offsets(admin, group) == {(topic, 0): 6}
+
+
+@pytest.mark.xfail(strict=True, reason="issue 25 finding 11: close() takes no timeout and never returns")
+def test_close_with_a_timeout_returns_in_time_against_a_silent_coordinator_and_says_what_was_not_committed(
+    faults: NetworkFaults,
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+) -> None:
+    topic = topic_factory(1)
+    group = unique("close-silent")
+    produce_keyed(bootstrap, topic, partitions=1, per_partition=10)
+    events: list[RebalanceEvent] = []
+    conf = marking_conf(faults.bootstrap, group, "cooperative-sticky", **{"socket.timeout.ms": "5000"})
+    consumer = CoopConsumer(conf, events=events.append)
+    consumer.subscribe([topic])
+    try:
+        assert consume_and_mark(consumer, 7) == 7
+        faults.cut()
+        started = time.monotonic()
+        consumer.close(timeout=5.0)  # type: ignore[call-arg]
+        took = time.monotonic() - started
+    finally:
+        faults.heal()
+    assert took < 8.0, f"close(timeout=5) took {took:.1f} s"
+    closed = events[-1]
+    assert closed.kind == "closed" and closed.owned == ()
+    assert closed.error is not None and f"{topic}-0@7" in closed.error, closed.error
