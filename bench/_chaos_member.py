@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             "group.id": ns.group,
             "client.id": ns.name,
             "enable.auto.commit": "false",
+            "enable.auto.offset.store": "false",  # explicit marks
             "auto.offset.reset": "earliest",
             "max.poll.interval.ms": str(ns.max_poll_ms),
             "reconnect.backoff.ms": "50",

@@ -35,7 +35,7 @@ def _client(variant: str, conf: dict[str, str]) -> Any:
     from confluent_kafka import Consumer
 
     from kafka_coop.consumer import CoopConsumer
-    from kafka_coop.consumer._handler import ClientErrors, ClientLog
+    from kafka_coop.consumer._client_callbacks import ClientErrors, ClientLog
     from kafka_coop.consumer._setup import LIBRDKAFKA_LOGGER
 
     extra: dict[str, Any] = {}

@@ -1,11 +1,13 @@
-"""An orders service on `CoopConsumer`: each record is written to a database, then marked done.
+"""An orders service on `CoopConsumer`: each record is written to a database; that is all it does.
 
 What it shows (docs/consumer.md):
 
-- the drop-in: the conf dict a `confluent_kafka.Consumer` takes, `CoopConsumer` in its place;
-- the offset contract: a record becomes committable only through `mark_done`, after its database write
-  committed. A record whose processing raises is never committed: the service exits, `close()` commits
-  what was done before it, and the record is redelivered to whoever owns the partition next;
+- the drop-in: the loop a `confluent_kafka.Consumer` service runs, with `CoopConsumer` in its place and
+  librdkafka's defaults (auto commit on). No `mark_done`: a record is done once the service polls past
+  it, i.e. once its database write returned;
+- the offset contract: a record whose processing raises is never committed: the `with` block exits on
+  the exception, `close()` commits what was done before it, and the record is redelivered to whoever
+  owns the partition next;
 - graceful SIGTERM (Kubernetes): finish the record in hand, leave the loop, and `close()` commits what
   is done and leaves the group (revoking through the handler, so `on_revoked` runs);
 - rebalance events as JSON lines, for `kafka-coop report`.
@@ -33,6 +35,8 @@ import sys
 import threading
 from collections.abc import Mapping
 from typing import Any
+
+from confluent_kafka import Message
 
 from kafka_coop import CoopConsumer
 
@@ -86,6 +90,14 @@ def parse(value: bytes | None) -> dict[str, Any]:
         raise BadOrder(f"not an order ({exc})") from None
 
 
+def position(msg: Message) -> tuple[str, int, int]:
+    """A record's topic, partition and offset (only error events lack them)."""
+    topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+    if topic is None or partition is None or offset is None:
+        raise ValueError(f"not a record: {msg.error()}")
+    return topic, partition, offset
+
+
 def run(stop: threading.Event, environ: Mapping[str, str]) -> None:
     orders = Orders(environ.get("ORDERS_DB", "orders.db"))
     topic = environ.get("ORDERS_TOPIC", "orders")
@@ -100,12 +112,12 @@ def run(stop: threading.Event, environ: Mapping[str, str]) -> None:
                 if msg.error():
                     log.warning("consumer error: %s", msg.error())
                     continue
-                where = f"{msg.topic()}/{msg.partition()}@{msg.offset()}"
+                where = position(msg)
                 try:
-                    orders.save(parse(msg.value()), msg.topic(), msg.partition(), msg.offset())
+                    orders.save(parse(msg.value()), *where)
                 except BadOrder as exc:
-                    raise BadOrder(f"record {where} is {exc}") from None
-                consumer.mark_done(msg)
+                    raise BadOrder(f"record {where[0]}/{where[1]}@{where[2]} is {exc}") from None
+                # no mark, no commit: polling again says this record is done
     finally:
         orders.close()
 

@@ -1,9 +1,10 @@
-"""The orders service of examples/service.py, as an asyncio service on `CoopAIOConsumer`.
+"""The orders service of examples/service.py, as an asyncio service on `CoopAIOConsumer`, marking records.
 
-Self-contained on purpose (copy it); the database and parsing parts are those of service.py. The same
-contract, awaited: records come in batches from `consume`, each is written to the database
-(off the event loop, as a blocking driver must be) and then marked done; a record that cannot be
-processed ends the service without being committed; SIGTERM stops the loop between records and
+Self-contained on purpose (copy it); the database and parsing parts are those of service.py. Records come
+in batches from `consume`; each is written to the database (off the event loop, as a blocking driver
+must be) and then marked done. Explicit marks (`enable.auto.offset.store=false`) make the commit exact
+to the record, inside a batch: a record that cannot be processed ends the service, and the records of
+its batch written before it are committed, it is not. SIGTERM stops the loop between records and
 `async with` closes the consumer, committing what is done. The `on_revoked` hook is a coroutine: it
 runs on the event loop while the partitions are still ours, before their commit.
 
@@ -24,6 +25,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from confluent_kafka import Message
+
 from kafka_coop import CoopAIOConsumer
 
 log = logging.getLogger("orders-service-async")
@@ -41,6 +44,7 @@ def consumer_conf(environ: Mapping[str, str]) -> dict[str, str]:
         "group.id": environ.get("ORDERS_GROUP", "orders-service"),
         "partition.assignment.strategy": "cooperative-sticky",
         "auto.offset.reset": "earliest",
+        "enable.auto.offset.store": "false",  # explicit marks: done is what mark_done says
     }
     if environ.get("ORDERS_INSTANCE_ID"):
         conf["group.instance.id"] = environ["ORDERS_INSTANCE_ID"]
@@ -77,6 +81,14 @@ def parse(value: bytes | None) -> dict[str, Any]:
         raise BadOrder(f"not an order ({exc})") from None
 
 
+def position(msg: Message) -> tuple[str, int, int]:
+    """A record's topic, partition and offset (only error events lack them)."""
+    topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+    if topic is None or partition is None or offset is None:
+        raise ValueError(f"not a record: {msg.error()}")
+    return topic, partition, offset
+
+
 async def run(stop: asyncio.Event, environ: Mapping[str, str]) -> None:
     orders = Orders(environ.get("ORDERS_DB", "orders.db"))
     topic = environ.get("ORDERS_TOPIC", "orders")
@@ -98,12 +110,12 @@ async def run(stop: asyncio.Event, environ: Mapping[str, str]) -> None:
                     if msg.error():
                         log.warning("consumer error: %s", msg.error())
                         continue
-                    where = f"{msg.topic()}/{msg.partition()}@{msg.offset()}"
+                    where = position(msg)
                     try:
                         order = parse(msg.value())
                     except BadOrder as exc:
-                        raise BadOrder(f"record {where} is {exc}") from None
-                    await asyncio.to_thread(orders.save, order, msg.topic(), msg.partition(), msg.offset())
+                        raise BadOrder(f"record {where[0]}/{where[1]}@{where[2]} is {exc}") from None
+                    await asyncio.to_thread(orders.save, order, *where)
                     await consumer.mark_done(msg)
                     if stop.is_set():
                         break  # the rest of the batch is not done: it is redelivered, never committed

@@ -85,6 +85,7 @@ def consumer_conf(ns: argparse.Namespace) -> dict[str, Any]:
         "group.id": ns.group,
         "client.id": ns.name,
         "enable.auto.commit": "false",
+        "enable.auto.offset.store": "false",  # explicit marks: mark_done after each record
         "auto.offset.reset": "earliest",
         "reconnect.backoff.ms": RECONNECT_BACKOFF_MS,
         **PROTOCOL_CONF[ns.protocol],

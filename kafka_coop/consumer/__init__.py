@@ -1,15 +1,15 @@
-"""The kafka-coop consumers: one rebalance handler (`_handler`), two drivers.
+"""The kafka-coop consumers: one rebalance handler, one driver base, two drivers.
 
-`CoopConsumer` (`_sync`, over `confluent_kafka.Consumer`) is imported here; `CoopAIOConsumer` (`_aio`,
-over `confluent_kafka.aio.AIOConsumer`) on first use, so a sync service does not load the asyncio
-client. The hooks' contract is `RebalanceListener`.
+`CoopConsumer` (over `confluent_kafka.Consumer`) is imported here; `CoopAIOConsumer` (asyncio) on first
+use, so a sync service does not load asyncio machinery. The hooks' contract is `RebalanceListener`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kafka_coop.consumer._handler import RebalanceHandler, RebalanceListener
+from kafka_coop.consumer._handler import RebalanceHandler
+from kafka_coop.consumer._listener import RebalanceListener
 from kafka_coop.consumer._sync import CoopConsumer
 
 if TYPE_CHECKING:

@@ -1,70 +1,46 @@
-"""CoopAIOConsumer: `confluent_kafka.aio.AIOConsumer` with kafka-coop's rebalance handler and offset contract.
+"""CoopAIOConsumer: the asyncio face of the same consumer, over a `confluent_kafka.Consumer` and a pool.
 
-The asyncio driver of `_handler.RebalanceHandler`. How AIOConsumer runs things (confluent-kafka 2.16,
-`confluent_kafka/aio/_AIOConsumer.py` and `_common.py`) decides its shape:
+Like `confluent_kafka.aio.AIOConsumer`, every blocking call runs on a worker of a thread pool; unlike it,
+a rebalance never needs a second worker. librdkafka runs the rebalance callbacks inside the
+`poll`/`consume`/`close` that serves them, on that call's worker, and kafka-coop executes the handler's
+steps right there, against the client (the client's gate admits the thread that holds it). Only hooks
+and sinks go to the event loop (`Bridge`), where a service's asyncio objects live; the worker waits for
+them, and a client call a hook awaits meanwhile (`await consumer.seek(...)`, `commit()`, ...) is run by
+that waiting worker, so nothing in a rebalance waits for the pool. Marking done is a `deque.append` on
+the loop (no worker, no client call), so tasks marking records while a `consume` serves a rebalance
+never park workers behind the client's gate.
 
-- every AIOConsumer method runs the blocking `Consumer` call on a thread-pool worker, under a
-  per-call identity that confluent-kafka's reentrancy gate checks: a call from another identity waits
-  until the one in flight returns (so nothing here ever calls the inner `Consumer` from the loop);
-- librdkafka's rebalance callbacks fire inside `poll`/`consume`/`close` on that worker; AIOConsumer
-  runs the coroutine it was given on the event loop and blocks the worker until it is done, and calls
-  the coroutine makes on the consumer are admitted as re-entrant (same identity);
-- `logger` and `error_cb` (also `stats_cb`, `throttle_cb`, `on_commit`) are called on the loop.
-
-So the three rebalance callbacks are coroutines that drive the handler's steps with `run_async`: each
-inner-consumer step is the awaited AIOConsumer call it names, and hooks — plain or `async def` — run
-on the event loop, where a service's own asyncio objects live. Sinks also run on the loop.
-
-A fatal client error reaches the loop through librdkafka's log (`ClientLog`, facility FATAL), after
-the `consume`/`poll` that carried it. `poll` and `consume` are therefore thin coroutines around
-AIOConsumer's own: when a fatal error was logged, they run the handler's `fail` (a `lost` event with
-an empty `owned`, `on_lost`) and raise `ConsumerFailed`, on that call and every later one; and they hold
-back records fetched before a freeze past the session, as the sync driver does (`_freeze.FreezeGuard`).
-A `BaseException` from a hook (asyncio.CancelledError above all) is kept by the callback and raised by
-the `poll`/`consume`/`close` that served it, never sent back through librdkafka's rebalance callback.
-That is one coroutine frame per batch; `bench/wrapper_overhead.py` measures it against a raw AIOConsumer.
+A cancelled `consume()`/`poll()` loses nothing: its worker may still take records from librdkafka; the
+next call waits for it and hands those records out first (until then they are not done: a commit never
+passes them), and a revoke drops those of the partitions it takes.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import concurrent.futures
+import contextvars
 import inspect
 import logging
-import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import queue
+import threading
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from types import TracebackType
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import KafkaException
+from confluent_kafka import Consumer, Message
 from confluent_kafka import TopicPartition as ClientPartition
-from confluent_kafka.aio import AIOConsumer
 
-from kafka_coop.consumer._freeze import call_timeout_s, passed_through
-from kafka_coop.consumer._handler import (
-    Assign,
-    CallHook,
-    ClientErrors,
-    ClientLog,
-    CommitMarked,
+from kafka_coop.consumer._core import ClientFactory, CloseReport, Core, treat_as_done_on_close
+from kafka_coop.consumer._listener import (
     Hook,
     LegacyCallback,
     LegacyCallbacks,
-    ReadAssignment,
-    ReadCommitted,
-    ReadMemberId,
     RebalanceListener,
     StartOffsetsHook,
-    Step,
-    Steps,
-    Unassign,
-    Wait,
-    describe_error,
-    fatal_code_from_text,
-    run_async,
 )
-from kafka_coop.consumer._setup import LIBRDKAFKA_LOGGER, check_duplicate_id, manifest, prepare, publisher
-from kafka_coop.errors import ConsumerFailed
+from kafka_coop.consumer._setup import check_duplicate_id, check_topics, manifest, prepare, publisher
+from kafka_coop.errors import ConsumerFailed, InvalidInput
 from kafka_coop.events import RebalanceEvent, TopicPartition
 from kafka_coop.identity import DuplicatePolicy
 from kafka_coop.manifest import Manifest
@@ -72,76 +48,146 @@ from kafka_coop.settings import ConsumerSettings
 from kafka_coop.sinks import EventSink
 
 log = logging.getLogger("kafka_coop.consumer")
-# AIOConsumer's default; at least 2, since a rebalance callback's own calls need a second worker.
+# AIOConsumer's default. At least 2: a consume in flight holds one, and the application's other calls
+# (commit, position, ...) need another.
 DEFAULT_MAX_WORKERS = 100
+MIN_WORKERS = 2
+# The client's gate identity (confluent-kafka >= 2.16): set on the loop while a hook runs, so a hook or
+# sink may also call the inner client directly, as the callback's own thread would.
+_GATE_IDENTITY: contextvars.ContextVar[int] | None
+try:
+    from confluent_kafka.cimpl import _reentry_identity_var as _GATE_IDENTITY
+except ImportError:  # pragma: no cover - older confluent-kafka: no gate, nothing to present
+    _GATE_IDENTITY = None
 
 
-def execute_async(aio: AIOConsumer) -> Callable[[Step], Awaitable[Any]]:
-    """The asyncio driver's executor: each inner-consumer step is the awaited AIOConsumer call it names;
-    hooks are called on the loop and awaited when they return an awaitable."""
+class _Done:
+    """What `mark_done` returns under asyncio: already done, so `await consumer.mark_done(msg)` costs one
+    frame, and a mark made from a plain function or another thread counts even if never awaited."""
 
-    async def execute(step: Step) -> Any:
-        if isinstance(step, CallHook):
-            result = step.fn(*step.args)
-            return await result if inspect.isawaitable(result) else result
-        if isinstance(step, Assign):
-            if step.incremental:
-                return await aio.incremental_assign(step.partitions)
-            return await aio.assign(step.partitions)
-        if isinstance(step, Unassign):
-            if step.incremental:
-                return await aio.incremental_unassign(step.partitions)
-            return await aio.unassign()
-        if isinstance(step, CommitMarked):
-            return await aio.commit(asynchronous=False)
-        if isinstance(step, ReadCommitted):
-            return await aio.committed(step.partitions, timeout=step.timeout_s)
-        if isinstance(step, ReadAssignment):
-            return await aio.assignment()
-        if isinstance(step, ReadMemberId):
-            return await member_id(aio)
-        if isinstance(step, Wait):
-            await asyncio.sleep(step.seconds)
-            return None
-        raise TypeError(f"not a handler step: {step!r}")
+    __slots__ = ()
 
-    return execute
+    def __await__(self) -> Generator[None, None, None]:
+        yield from ()
 
 
-async def member_id(aio: AIOConsumer) -> str:
-    """`memberid()` through AIOConsumer's gate-aware dispatch (AIOConsumer has no `memberid` of its own).
+_DONE = _Done()
 
-    `_call` and `_consumer` are AIOConsumer internals (confluent-kafka 2.13-2.16); a unit test pins
-    them, and if they go the member id is reported empty rather than breaking a rebalance.
-    """
-    call = getattr(aio, "_call", None)
-    inner = getattr(aio, "_consumer", None)
-    if call is None or inner is None:
-        return ""
-    return str(await call(inner.memberid) or "")
+
+class CallQueue:
+    """Client calls a hook awaits while its rebalance callback's worker waits: that worker runs them."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.open = True
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    async def submit(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        future = self.loop.create_future()
+        self._queue.put((fn, args, kwargs, future))
+        return await future
+
+    def close(self) -> None:
+        self._queue.put(None)
+
+    def serve(self) -> None:
+        """Run queued calls on this thread until `close()`; then run what is left and stop."""
+        while True:
+            item = self._queue.get()
+            if item is None:
+                break
+            self._run(item)
+        self.open = False
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if item is not None:
+                self._run(item)
+
+    def _run(self, item: Any) -> None:
+        fn, args, kwargs, future = item
+        try:
+            value, error = fn(*args, **kwargs), None
+        except BaseException as exc:
+            value, error = None, exc
+        self.loop.call_soon_threadsafe(_settle, future, value, error)
+
+
+def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(value)
+
+
+_IN_REBALANCE: contextvars.ContextVar[CallQueue | None] = contextvars.ContextVar(
+    "kafka_coop_rebalance_calls", default=None
+)
+
+
+class Bridge:
+    """Runs hooks, sinks and the conf's coroutine callbacks on the event loop, for a worker thread."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.loop_thread = threading.get_ident()
+        self._detached: set[asyncio.Future[Any]] = set()
+
+    def run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        if threading.get_ident() == self.loop_thread or self.loop.is_closed():
+            result = fn(*args)
+            if inspect.isawaitable(result):  # cannot wait here: let it run on its own
+                task = asyncio.ensure_future(result, loop=self.loop)
+                self._detached.add(task)
+                task.add_done_callback(self._detached.discard)
+                return None
+            return result
+        calls = CallQueue(self.loop)
+        identity = threading.get_ident()
+
+        async def runner() -> tuple[bool, Any]:
+            token = _IN_REBALANCE.set(calls)
+            gate = _GATE_IDENTITY.set(identity) if _GATE_IDENTITY is not None else None
+            try:
+                result = fn(*args)
+                if inspect.isawaitable(result):
+                    result = await result
+                return True, result
+            except BaseException as exc:  # the very exception the hook raised, for the handler
+                return False, exc
+            finally:
+                if gate is not None and _GATE_IDENTITY is not None:
+                    _GATE_IDENTITY.reset(gate)
+                _IN_REBALANCE.reset(token)
+
+        future = asyncio.run_coroutine_threadsafe(runner(), self.loop)
+        future.add_done_callback(lambda _: calls.close())
+        calls.serve()
+        ok, value = future.result()
+        if not ok:
+            raise value
+        return value
 
 
 class CoopAIOConsumer:
-    """Drop-in for `confluent_kafka.aio.AIOConsumer` with the same hooks, events and offset contract as
+    """Drop-in for `confluent_kafka.aio.AIOConsumer` with the same hooks, events and offset ownership as
     `CoopConsumer`; create it inside a running event loop (as AIOConsumer requires).
 
     `conf` is a librdkafka dict or `ConsumerSettings`; as with AIOConsumer, `error_cb`, `stats_cb`,
-    `throttle_cb` and `on_commit` given in it are coroutines (they run on the loop). Hooks: a
-    `RebalanceListener` (`listener=`) or the functions `start_offsets=`, `on_assigned=`, `on_revoked=`,
-    `on_lost=`, each plain or `async def`; they run on the event loop, in the order and with the offset
-    guarantees written on `RebalanceListener`. `events` is a sink, a callable or a path (JSON lines);
+    `throttle_cb` and `on_commit` given in it (or in `callbacks=`) may be coroutines (they run on the
+    loop). Hooks: a `RebalanceListener` (`listener=`) or the functions `start_offsets=`, `on_assigned=`,
+    `on_revoked=`, `on_lost=`, each plain or `async def`; they run on the event loop, in the order and
+    with the offset guarantees written on `RebalanceListener`. `events` is a sink, a callable or a path;
     sinks are called on the loop, so keep them quick. Anything not defined here passes through to the
-    AIOConsumer (awaitable).
+    inner consumer, awaitable.
 
-    Offset contract (docs/consumer.md "The offset contract"): a record is done when the application
-    says so, `await consumer.mark_done(msg)` (the same as `store_offsets`; `offsets=[...]` marks a whole
-    batch in one call). On revoke, and on `close()` — also from `__aexit__`, with or without an
-    exception — what is marked done is committed, nothing else; on lost nothing is committed. A fatal
-    client error emits `lost` with an empty `owned`, runs `on_lost` and raises `ConsumerFailed`
-    (`InstanceIdConflict` for the group.instance.id cases) from `poll`/`consume`.
-
-    The duplicate-id check (`duplicate_check=`) and the manifest topic check run in `subscribe`, off
-    the loop, before the member joins.
+    Offsets as `CoopConsumer` (drop-in: what the application consumed past is done; explicit marks
+    with `enable.auto.offset.store=false`: `await consumer.mark_done(msg)` from any task, in any order).
+    `max_workers` is the pool's size (at least 2); `executor=` gives your own pool instead.
     """
 
     def __init__(
@@ -157,15 +203,26 @@ class CoopAIOConsumer:
         manifests: bool | str = False,
         duplicate_check: DuplicatePolicy = "off",
         logger: logging.Logger | None = None,
+        callbacks: Mapping[str, Any] | None = None,
+        transactional: bool = False,
         max_workers: int = DEFAULT_MAX_WORKERS,
+        executor: concurrent.futures.Executor | None = None,
+        client: ClientFactory | None = None,
     ) -> None:
         try:
-            asyncio.get_running_loop()
+            loop = asyncio.get_running_loop()
         except RuntimeError:
             raise RuntimeError(
                 "CoopAIOConsumer must be created inside a running event loop (in an async function); "
                 "synchronous code uses CoopConsumer."
             ) from None
+        if executor is None and max_workers < MIN_WORKERS:
+            raise InvalidInput(
+                f"max_workers={max_workers} is too small: a consume in flight holds one worker and every "
+                "other call needs another.",
+                hint=f"Give CoopAIOConsumer max_workers={MIN_WORKERS} or more (the default is "
+                f"{DEFAULT_MAX_WORKERS}).",
+            )
         prepared = prepare(
             conf,
             listener=listener,
@@ -176,45 +233,206 @@ class CoopAIOConsumer:
             events=events,
             logger=logger,
             default_log=log,
+            callbacks=callbacks,
+            transactional=transactional,
         )
         self._prepared = prepared
         self.settings = prepared.settings
-        self._log = prepared.log
         self.protocol = prepared.protocol
-        self._sink = prepared.sink
+        self._log = prepared.log
         self._handler = prepared.handler
-        self._guard = prepared.guard
-        self._closed = False
-        self._subscribed = False
         self._duplicate_check = duplicate_check
-        self._fatal_text: str | None = None
-        # A BaseException a hook raised inside a rebalance callback (asyncio.CancelledError,
-        # KeyboardInterrupt, SystemExit), kept until the poll/consume/close that served it returns.
-        self._interrupt: BaseException | None = None
-        self._member_id = ""
-        self._client_log = ClientLog(
-            prepared.callbacks.get("logger") or logging.getLogger(LIBRDKAFKA_LOGGER),
-            self._on_fatal_log,
-            self._handler.note_eviction,
+        self._bridge = bridge = Bridge(loop)
+        self._owns_executor = executor is None
+        self._executor = executor or concurrent.futures.ThreadPoolExecutor(
+            max_workers, thread_name_prefix="kafka-coop-aio"
         )
-        self._user_error_cb = prepared.callbacks.get("error_cb")
-        self._errors = ClientErrors(self._log, self.settings.bootstrap_servers, None)
-        self._consumer = AIOConsumer(
-            {**prepared.client_conf(), "logger": self._client_log, "error_cb": self._on_error},
-            max_workers=max_workers,
+        for name in ("stats_cb", "throttle_cb"):  # AIOConsumer runs these on the loop too
+            if name in prepared.callbacks:
+                prepared.callbacks[name] = self._on_loop(prepared.callbacks[name])
+        user_error_cb = prepared.callbacks.get("error_cb")
+        self._core = core = Core(
+            prepared,
+            client or Consumer,
+            run_hook=bridge.run,
+            error_cb=self._on_loop(user_error_cb) if user_error_cb is not None else None,
+            on_commit=prepared.callbacks.get("on_commit"),
         )
-        self._execute = execute_async(self._consumer)
+        self._consumer = core.inner
         self._publisher = publisher(prepared, manifests, self._manifest)
-        # Marking done is AIOConsumer's own coroutine method: no frame of ours per record.
-        self.store_offsets: Callable[..., Awaitable[Any]] = self._consumer.store_offsets
-        self.mark_done: Callable[..., Awaitable[Any]] = self._consumer.store_offsets
+        self._consume_fn = core.make_consume(hand_out=False)
+        self._poll_fn = core.make_poll(hand_out=False)
+        self._handed = core.ledger.handed.append if core.ledger is not None else None
+        if core.ledger is not None:
+            append = core.ledger.marks.append
 
-    # --- pass-through ----------------------------------------------------------------------------
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._consumer, name)
+            def mark_done(message: Message) -> Awaitable[None]:
+                append(message)
+                return _DONE
+
+            self.__dict__["mark_done"] = mark_done
+
+    def _on_loop(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        bridge = self._bridge
+
+        def on_loop(*args: Any) -> Any:
+            return bridge.run(fn, args)
+
+        return on_loop
+
+    # --- the per-batch path ------------------------------------------------------------------------
+    async def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
+        """`AIOConsumer.consume`. Cancelling the await loses nothing (see the module docstring)."""
+        future = self._executor.submit(self._consume_job, num_messages, timeout)
+        try:
+            messages: list[Message] = await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            self._core.cancelled.append(future)  # what it takes is sought back before the next call
+            raise
+        if self._handed is not None:
+            self._handed(messages)
+        return messages
+
+    def _consume_job(self, num_messages: int, timeout: float) -> list[Message]:
+        core = self._core
+        core.settle_cancelled()
+        if core.carry:  # what a cancelled call took comes first
+            return core.take_carry(max(num_messages, 1))
+        return self._consume_fn(num_messages, timeout)
+
+    async def poll(self, timeout: float = -1) -> Message | None:
+        """`AIOConsumer.poll` (one hop to the pool per record: prefer `consume`)."""
+        future = self._executor.submit(self._poll_job, timeout)
+        try:
+            message: Message | None = await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            self._core.cancelled.append(future)
+            raise
+        if self._handed is not None and message is not None:
+            self._handed(message)
+        return message
+
+    def _poll_job(self, timeout: float) -> Message | None:
+        core = self._core
+        core.settle_cancelled()
+        if core.carry:
+            carried: Message = core.take_carry(1)[0]
+            if core.ledger is None:
+                core.state.held = carried
+            return carried
+        return self._poll_fn(timeout)
+
+    def mark_done(self, message: Message) -> Awaitable[None]:
+        """Explicit marks (`enable.auto.offset.store=false`): `message` is processed. Any task or thread,
+        any order; awaiting it is optional (it never waits)."""
+        self._core.store_offsets(message)
+        return _DONE
+
+    async def store_offsets(
+        self, message: Message | None = None, offsets: list[ClientPartition] | None = None
+    ) -> None:
+        """`store_offsets`, kept by kafka-coop (no pool worker): see `CoopConsumer.store_offsets`."""
+        self._core.store_offsets(message, offsets)
+
+    async def commit(
+        self,
+        message: Message | None = None,
+        offsets: list[ClientPartition] | None = None,
+        asynchronous: bool = True,
+    ) -> list[ClientPartition] | None:
+        """`commit()` as `CoopConsumer.commit`: without arguments, what was consumed (drop-in: the batch
+        the application holds counts as processed) or marked done."""
+        self._require_open()
+        done = self._core.state.held
+        result: list[ClientPartition] | None = await self._call(
+            self._core.commit_app, message, offsets, asynchronous, done=done
+        )
+        return result
+
+    async def committable(self) -> list[ClientPartition]:
+        """The offsets `commit()` would commit now, for `send_offsets_to_transaction`."""
+        done = self._core.state.held
+        result: list[ClientPartition] = await self._call(self._core.offsets, self._core.keys(), done=done)
+        return result
+
+    # --- pass-through and dispatch -------------------------------------------------------------------
+    async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run a client call on the pool (after the calls whose await was cancelled are settled), or, from
+        a hook inside a rebalance, on the rebalance's worker."""
+        calls = _IN_REBALANCE.get()
+        if calls is not None and calls.open:
+            return await calls.submit(fn, args, kwargs)
+        return await asyncio.wrap_future(self._executor.submit(self._settled, fn, args, kwargs))
+
+    def _settled(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self._core.settle_cancelled()
+        return fn(*args, **kwargs)
+
+    # --- the client's own, awaited, typed as confluent-kafka's stubs type them ------------------------
+    async def assignment(self) -> list[ClientPartition]:
+        result: list[ClientPartition] = await self._call(self._consumer.assignment)
+        return result
+
+    async def position(self, partitions: list[ClientPartition]) -> list[ClientPartition]:
+        result: list[ClientPartition] = await self._call(self._consumer.position, partitions)
+        return result
+
+    async def committed(
+        self, partitions: list[ClientPartition], timeout: float = -1
+    ) -> list[ClientPartition]:
+        result: list[ClientPartition] = await self._call(self._consumer.committed, partitions, timeout)
+        return result
+
+    async def pause(self, partitions: list[ClientPartition]) -> None:
+        await self._call(self._consumer.pause, partitions)
+
+    async def resume(self, partitions: list[ClientPartition]) -> None:
+        await self._call(self._consumer.resume, partitions)
+
+    async def unsubscribe(self) -> None:
+        await self._call(self._consumer.unsubscribe)
+
+    async def memberid(self) -> str | None:
+        result: str | None = await self._call(self._consumer.memberid)
+        return result
+
+    async def consumer_group_metadata(self) -> Any:
+        return await self._call(self._consumer.consumer_group_metadata)
+
+    async def get_watermark_offsets(
+        self, partition: ClientPartition, timeout: float = -1, cached: bool = False
+    ) -> tuple[int, int]:
+        result: tuple[int, int] = await self._call(
+            self._consumer.get_watermark_offsets, partition, timeout, cached
+        )
+        return result
+
+    async def offsets_for_times(
+        self, partitions: list[ClientPartition], timeout: float = -1
+    ) -> list[ClientPartition]:
+        result: list[ClientPartition] = await self._call(
+            self._consumer.offsets_for_times, partitions, timeout
+        )
+        return result
+
+    async def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+        return await self._call(self._consumer.list_topics, topic, timeout)
+
+    if not TYPE_CHECKING:  # anything else passes through at run time, awaitable; mypy sees only the typed
+
+        def __getattr__(self, name: str) -> Any:
+            target = getattr(self._consumer, name)
+            if not callable(target):
+                return target
+
+            async def call(*args: Any, **kwargs: Any) -> Any:
+                return await self._call(target, *args, **kwargs)
+
+            call.__name__ = name
+            return call
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "failed" if self.failure else "open"
+        state = "closed" if self._core.closed else "failed" if self.failure else "open"
         return (
             f"CoopAIOConsumer(group={self.settings.group_id!r}, protocol={self.protocol!r}, "
             f"instance_id={self.settings.instance_id!r}, state={state!r})"
@@ -225,66 +443,19 @@ class CoopAIOConsumer:
         return self._handler.owned
 
     @property
+    def closing(self) -> bool:
+        """True from the start of `close()` (see `CoopConsumer.closing`)."""
+        return self._handler.closing
+
+    @property
     def failure(self) -> ConsumerFailed | None:
         """The fatal error that stopped this consumer, or None."""
         return self._handler.failure
 
-    # --- the per-batch path --------------------------------------------------------------------
-    async def consume(self, *args: Any, **kwargs: Any) -> list[Any]:
-        if self._fatal_text is not None or self._handler.failure is not None:
-            await self._fail()
-        start = time.monotonic()
-        messages: list[Any] = await self._consumer.consume(*args, **kwargs)
-        end = time.monotonic()
-        if self._interrupt is not None:
-            self._raise_interrupt()
-        if self._fatal_text is not None or self._handler.failure is not None:
-            await self._fail()
-        guard = self._guard
-        if end - guard.last_end <= guard.limit_s and end >= guard.hold_until:
-            guard.last_end = end
-            return messages
-        if guard.verdict(start, end, call_timeout_s(args, kwargs, 1), self._handler.last_rebalance_at):
-            return messages
-        await self._seek_back(guard.seek_targets(messages))
-        return passed_through(messages)
-
-    async def poll(self, *args: Any, **kwargs: Any) -> Any:
-        if self._fatal_text is not None or self._handler.failure is not None:
-            await self._fail()
-        start = time.monotonic()
-        message = await self._consumer.poll(*args, **kwargs)
-        end = time.monotonic()
-        if self._interrupt is not None:
-            self._raise_interrupt()
-        if self._fatal_text is not None or self._handler.failure is not None:
-            await self._fail()
-        guard = self._guard
-        if end - guard.last_end <= guard.limit_s and end >= guard.hold_until:
-            guard.last_end = end
-            return message
-        timeout = call_timeout_s(args, kwargs, 0)
-        if (
-            guard.verdict(start, end, timeout, self._handler.last_rebalance_at)
-            or message is None
-            or message.error() is not None
-        ):
-            return message
-        await self._seek_back(guard.seek_targets([message]))
-        return None
-
-    async def _seek_back(self, targets: list[tuple[str, int, int]]) -> None:
-        """Fetch held records again from their first offset, if this member still owns the partition."""
-        for topic, partition, offset in targets:
-            try:
-                await self._consumer.seek(ClientPartition(topic, partition, offset))
-            except KafkaException as exc:  # no longer assigned: the new owner reads them
-                self._log.debug("seek back %s-%d: %s", topic, partition, describe_error(exc))
-
     # --- lifecycle -------------------------------------------------------------------------------
     async def subscribe(
         self,
-        topics: Sequence[str],
+        topics: list[str],
         on_assign: LegacyCallback | None = None,
         on_revoke: LegacyCallback | None = None,
         on_lost: LegacyCallback | None = None,
@@ -293,76 +464,119 @@ class CoopAIOConsumer:
         partitions)`, as AIOConsumer takes them) run inside them, as written on `CoopConsumer.subscribe`;
         their `await consumer.assign(...)` is routed through the handler."""
         self._require_open()
+        names = check_topics(topics)
         loop = asyncio.get_running_loop()
         if self._duplicate_check != "off" and self.settings.instance_id:
-            await loop.run_in_executor(None, self._check_duplicate)
+            await loop.run_in_executor(None, check_duplicate_id, self._prepared, self._duplicate_check)
+        core = self._core
         self._handler.legacy = LegacyCallbacks(self, on_assign, on_revoke, on_lost)
         # Always pass all three: without on_lost, lost partitions arrive through on_revoke.
-        await self._consumer.subscribe(
-            list(topics), on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+        await self._call(
+            self._consumer.subscribe,
+            names,
+            on_assign=self._on_assign,
+            on_revoke=core.on_revoke,
+            on_lost=core.on_lost,
         )
-        self._subscribed = True
-        self._guard.restart()
-        self._handler.lifecycle("started", await self._read_member_id())
+        core.subscribed = True
+        core.guard.restart(self._handler.rebalances)
+        core.emit(self._handler.lifecycle("started", await self._call(self._member_id)))
         if self._publisher is not None:
             await loop.run_in_executor(None, self._publisher.start)
 
-    async def commit(self, *args: Any, **kwargs: Any) -> Any:
-        self._require_open()
-        return await self._consumer.commit(*args, **kwargs)
-
-    async def assign(self, partitions: list[Any]) -> None:
+    async def assign(self, partitions: list[ClientPartition]) -> None:
         step = self._handler.legacy_assign(partitions)
-        if step is None:
-            await self._consumer.assign(partitions)
-        else:
-            await self._execute(step)
+        if step is not None:  # inside a legacy on_assign
+            await self._call(self._core.execute, step)
+            return
+        await self._call(self._consumer.assign, partitions)
+        self._core.manual = {(tp.topic, tp.partition) for tp in partitions}
 
-    async def incremental_assign(self, partitions: list[Any]) -> None:
+    async def incremental_assign(self, partitions: list[ClientPartition]) -> None:
         step = self._handler.legacy_assign(partitions)
-        if step is None:
-            await self._consumer.incremental_assign(partitions)
-        else:
-            await self._execute(step)
+        if step is not None:
+            await self._call(self._core.execute, step)
+            return
+        await self._call(self._consumer.incremental_assign, partitions)
+        self._core.manual |= {(tp.topic, tp.partition) for tp in partitions}
 
     async def unassign(self) -> None:
-        if not self._handler.legacy_unassign():
-            await self._consumer.unassign()
+        if self._handler.legacy_unassign():
+            return
+        core = self._core
+        await self._call(core.commit_before_unassign, core.manual)
+        await self._call(self._consumer.unassign)
+        core.release(core.manual)
+        core.manual = set()
 
-    async def incremental_unassign(self, partitions: list[Any]) -> None:
-        if not self._handler.legacy_unassign():
-            await self._consumer.incremental_unassign(partitions)
+    async def incremental_unassign(self, partitions: list[ClientPartition]) -> None:
+        if self._handler.legacy_unassign():
+            return
+        core = self._core
+        keys = {(tp.topic, tp.partition) for tp in partitions}
+        await self._call(core.commit_before_unassign, keys & core.manual)
+        await self._call(self._consumer.incremental_unassign, partitions)
+        core.release(keys)
+        core.manual -= keys
 
-    async def close(self) -> None:
-        """Commit what is marked done, leave the group (revoking through the handler), close the sinks.
+    async def seek(self, partition: ClientPartition) -> None:
+        """`seek`; inside `on_assigned` it is applied as soon as librdkafka can (see `CoopConsumer.seek`)."""
+        await self._call(self._core.seek, partition)
 
-        The same sequence as `CoopConsumer.close`, awaited: the loop keeps running meanwhile.
-        """
-        if self._closed:
+    async def close(self, timeout: float | None = None) -> None:
+        """Commit what is done, leave the group (revoking through the handler), close the sinks; as
+        `CoopConsumer.close`, awaited (the loop runs meanwhile). `timeout` bounds it."""
+        await self._close(batch_done=treat_as_done_on_close(), timeout=timeout)
+
+    async def _close(self, *, batch_done: bool, timeout: float | None) -> None:
+        core = self._core
+        if core.closed:
             return
         self._handler.closing = True
         loop = asyncio.get_running_loop()
+        report = CloseReport()
+        timed_out = False
         try:
             if self._publisher is not None:
                 await loop.run_in_executor(None, self._publisher.close)
-            if self._subscribed and self._handler.failure is None:
-                error = await run_async(self._handler.commit_marked(), self._execute)
-                if error:
-                    self._log.warning("Commit on close failed: %s", error)
+            intended = (
+                []
+                if timeout is None or core.may_commit()
+                else await self._call(core.offsets, core.keys(), done=core.state.held if batch_done else None)
+            )
+            job = asyncio.wrap_future(self._executor.submit(core.close, batch_done=batch_done))
             try:
-                await self._consumer.close()
-            except (KafkaException, ConsumerFailed) as exc:
-                self._log.warning("Closing the client reported: %s", describe_error(exc))
+                report = await asyncio.wait_for(asyncio.shield(job), timeout)
+            except TimeoutError:
+                timed_out = True
+                missing = [tp for tp in intended if core.confirmed.get((tp.topic, tp.partition)) != tp.offset]
+                what = (
+                    ", ".join(f"{tp.topic}-{tp.partition}@{tp.offset}" for tp in missing) or "nothing pending"
+                )
+                report = CloseReport(
+                    committed=[(tp.topic, tp.partition, tp.offset) for tp in intended if tp not in missing],
+                    errors=[
+                        f"close did not finish within {timeout:g} s (the group coordinator did not answer); "
+                        f"not committed: {what}; the client goes on closing in the background"
+                    ],
+                )
         finally:
-            self._closed = True
-            self._handler.lifecycle("closed", "")
-            if self._sink is not None:
+            error = "; ".join(report.errors) or None
+            if error:
+                self._log.warning("Close: %s", error)
+            core.emit(self._handler.lifecycle("closed", "", committed=report.committed, error=error))
+            core.closed = True
+            sink = self._prepared.sink
+            if sink is not None:
                 try:
-                    self._sink.close()
+                    sink.close()
                 except Exception:
                     self._log.exception("Closing the event sink failed")
-        if self._interrupt is not None:  # a hook interrupted the revoke close made: closed, then raised
-            self._raise_interrupt()
+            if self._owns_executor:
+                self._executor.shutdown(wait=not timed_out, cancel_futures=True)
+        interrupt = self._handler.take_interrupt()
+        if interrupt is not None:  # a hook interrupted the revoke close made: closed, then raised
+            raise interrupt
 
     async def __aenter__(self) -> CoopAIOConsumer:
         return self
@@ -370,84 +584,26 @@ class CoopAIOConsumer:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await self.close()
+        await self._close(batch_done=exc is None, timeout=None)
 
     def _require_open(self) -> None:
-        if self._closed:
+        if self._core.closed:
             raise RuntimeError("This CoopAIOConsumer is closed; create a new one.")
 
-    # --- callbacks from librdkafka (run on the loop by AIOConsumer, inside poll/consume/close) --------
-    async def _rebalance(self, steps: Steps[None]) -> None:
-        """Run a rebalance callback's steps; keep an interrupt a hook raised instead of raising it here.
-
-        Raised from this coroutine, it would go back through AIOConsumer's callback trampoline into
-        librdkafka's rebalance callback as a different exception (concurrent.futures.CancelledError for
-        asyncio.CancelledError), and confluent-kafka's crash path: seen on the broker under eager, the
-        service's close() then never returned. The handler has finished the rebalance (commit, unassign,
-        `owned`, event) before it re-raises, so `poll`/`consume`/`close` raise it as soon as they return.
-        """
-        try:
-            await run_async(steps, self._execute)
-        except ConsumerFailed:
-            raise
-        except BaseException as exc:
-            if self._interrupt is None:
-                self._interrupt = exc
-
-    def _raise_interrupt(self) -> NoReturn:
-        interrupt, self._interrupt = self._interrupt, None
-        assert interrupt is not None
-        raise interrupt
-
-    async def _on_assign(self, _consumer: Any, partitions: list[Any]) -> None:
-        self._errors.reached()
-        await self._rebalance(self._handler.assign(partitions))
-        # Not while closing: the tombstone is written, and a terminated group never answers memberid().
+    # --- callbacks from librdkafka (on the worker of the call that serves them) -----------------------
+    def _on_assign(self, consumer: Any, partitions: list[ClientPartition]) -> None:
+        self._core.on_assign(consumer, partitions)
         if self._publisher is not None and not self._handler.closing:
-            await self._read_member_id()
             self._publisher.publish_now()
 
-    async def _on_revoke(self, _consumer: Any, partitions: list[Any]) -> None:
-        await self._rebalance(self._handler.revoke(partitions))
-        failure = self._handler.failure
-        if failure is not None and not self._handler.closing:
-            raise failure
-
-    async def _on_lost(self, _consumer: Any, partitions: list[Any]) -> None:
-        await self._rebalance(self._handler.lose(partitions))
-
-    async def _on_error(self, err: Any) -> None:
-        self._errors(err)
-        if self._user_error_cb is not None:
-            result = self._user_error_cb(err)
-            if inspect.isawaitable(result):
-                await result
-
-    def _on_fatal_log(self, text: str) -> None:
-        """Called on the loop (AIOConsumer forwards librdkafka's log there): the next poll/consume fails."""
-        if self._fatal_text is None:
-            self._fatal_text = text
-
-    async def _fail(self) -> None:
-        """The failure (logged FATAL, or found by the handler, e.g. a fenced commit), raised every time."""
-        if self._handler.failure is None:
-            text = self._fatal_text or ""
-            error = self._handler.fatal(fatal_code_from_text(text), text)
-            await run_async(self._handler.fail(error), self._execute)
-        failure = self._handler.failure
-        assert failure is not None
-        raise failure
-
     # --- helpers ---------------------------------------------------------------------------------
-    async def _read_member_id(self) -> str:
-        with contextlib.suppress(RuntimeError, KafkaException):  # closed: keep the last one read
-            self._member_id = await member_id(self._consumer)
-        return self._member_id
+    def _member_id(self) -> str:
+        try:
+            return str(self._consumer.memberid() or "")
+        except Exception:
+            return ""
 
     def _manifest(self) -> Manifest | None:
-        """Built on the loop (on assign) and on the heartbeat thread: from the cached member id only,
-        never a call on the client (which would wait on the consume in flight)."""
-        return manifest(self._prepared, self._member_id)
-
-    def _check_duplicate(self) -> None:
-        check_duplicate_id(self._prepared, self._duplicate_check)
+        """Built from the member id read at the last assignment, never by a call on the client (which
+        would wait for the consume in flight)."""
+        return manifest(self._prepared, self._handler.member_id)

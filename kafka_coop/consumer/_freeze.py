@@ -1,32 +1,25 @@
-"""Records fetched before this process stopped running are not handed out until the group has had its say.
+"""The watchdog: one daemon thread per process that wakes every `TICK_S`, and what it is for.
 
-A member whose whole process stopped (SIGSTOP, a frozen VM or container, a stop-the-world pause) for
-longer than its group waits has, for the broker, left: its session ran out and its partitions went to
-another member, which processes them from the last commit. librdkafka's own threads were frozen too, so
-on thaw nothing in the client knows that yet. The records it prefetched before the freeze sit in its
-queue, and the next `poll`/`consume` returns them at once, before the first heartbeat can come back
-with the eviction: a zombie processing records that already belong to someone else (seen in the chaos
-run for classic static and KIP-848 members, docs/benchmarks.md).
+It raises a flag on every live consumer at each tick (`CallState.slow`), so a `poll`/`consume` reads one
+attribute instead of the clock: the call takes its slow path at most ten times a second, and there it
+does what needs time (an interval commit that is due, folding marks, the freeze check).
 
-What the consumer can know is the clock: the time since the previous `poll`/`consume` returned. When that
-gap is longer than the group can wait (`limit_s`, see `freeze_limit_s`), kafka-coop holds back every
-record until the group answered: a rebalance callback (lost, revoked, assigned) or a fatal error after
-the hold began ends it at once, and then what librdkafka still delivers is for partitions it owns now. A
-held record is not dropped: its partition is sought back to the first held offset, so if this member
-still owns it (the broker's session was longer than the gap) it is fetched again and delivered when the
-hold ends, at the latest `hold_s` later. A gap that a call's own timeout explains (an idle `poll(30)`)
-is not a freeze. librdkafka's max.poll.interval.ms timer cannot do this: it runs in a thread that was
-frozen too, and the application's next poll resets it before it fires.
+**Frozen processes.** A member whose whole process stopped (SIGSTOP, a frozen VM or container, a
+stop-the-world pause) for longer than its group waits has, for the broker, left: its session ran out and
+its partitions went to another member. librdkafka's own threads were frozen too, so on thaw nothing in
+the client knows that yet, and the records it prefetched before the freeze come out of the next
+`poll`/`consume` at once: a zombie processing records that already belong to someone else (seen in the
+chaos run for classic static and KIP-848 members, docs/benchmarks.md). A frozen process also stops the
+watchdog, and monotonic time keeps running, so when it wakes it sees its own gap: that gap is the
+freeze, wherever the consumer was (between calls, or inside a `poll()` that blocks with no timeout).
+An idle `poll(30)`, or an application busy for longer than its session (legal up to
+max.poll.interval.ms, librdkafka heartbeats meanwhile), is no gap: the watchdog kept ticking. When a
+freeze longer than `limit_s` falls in the window since the consumer's previous slow path, its records
+are held back until the group answered (`FreezeGuard`).
 
-A long gap alone is not a freeze: an application that spends longer than its session on one batch
-(legal up to max.poll.interval.ms, librdkafka heartbeats from its own thread meanwhile) keeps its
-partitions. The witness that tells the two apart is `Ticker`, one daemon thread per process that notes
-the time every `TICK_S`: if it ticked through the gap, the process ran and nothing is held; a stretch
-without ticks longer than the limit is the freeze. (An application holding the GIL in one C call for
-longer than the limit looks frozen to it: its records are held and fetched again, never lost.)
-
-The check costs two clock reads and one comparison per `poll`/`consume` call; only a call that returns
-after a long gap takes the slow path.
+What it cannot see: records a call returns after the thaw before the watchdog thread has run again
+(both wake at once; the window is the scheduler's), a freeze shorter than the limit, or a record handed
+out before the freeze. Processing stays at-least-once; a zombie's work must be idempotent.
 """
 
 from __future__ import annotations
@@ -35,12 +28,15 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from kafka_coop._vocab import RebalanceProtocol
 
+TICK_S = 0.1
+# A tick later than this is a gap worth remembering (scheduling jitter on a loaded box stays below it).
+GAP_S = 1.0
 # How long a hold waits for the group's answer at most: a thawed client's first heartbeat goes out at
 # once (its timer is overdue), so the eviction, if there was one, is back within a round trip or two.
 HOLD_S = 10.0
@@ -51,7 +47,15 @@ LIBRDKAFKA_SESSION_S = 45.0
 LIBRDKAFKA_MAX_POLL_S = 300.0
 
 
-TICK_S = 0.5
+class CallState:
+    """The per-consumer state the hot path reads: `slow` (take the slow path) and `held` (drop-in: the
+    batch the application holds now, not done until it calls again or commits)."""
+
+    __slots__ = ("__weakref__", "held", "slow")
+
+    def __init__(self) -> None:
+        self.slow = True
+        self.held: object = None
 
 
 class Witness(Protocol):
@@ -60,17 +64,22 @@ class Witness(Protocol):
         ...
 
 
-class Ticker:
-    """A daemon thread that notes the monotonic time every `tick_s`; the gaps between its notes are the
-    stretches the process did not run. Only long gaps are kept (the last 64)."""
+class Watchdog:
+    """The daemon thread: ticks every `tick_s`, flags every registered `CallState`, remembers its gaps."""
 
     def __init__(self, tick_s: float = TICK_S) -> None:
         self.tick_s = tick_s
         self.last = time.monotonic()
         self._gaps: deque[tuple[float, float]] = deque(maxlen=64)  # (noted at, gap)
+        self._states: weakref.WeakSet[CallState] = weakref.WeakSet()
         self._pid: int | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
+
+    def register(self, state: CallState) -> None:
+        with self._lock:
+            self._states.add(state)
+        self.ensure_running()
 
     def ensure_running(self) -> None:
         """Start the thread in this process (again after a fork: threads do not survive one)."""
@@ -79,7 +88,7 @@ class Ticker:
                 return
             self._pid = os.getpid()
             self.last = time.monotonic()
-            threading.Thread(target=self._run, name="kafka-coop-ticker", daemon=True).start()
+            threading.Thread(target=self._run, name="kafka-coop-watchdog", daemon=True).start()
 
     def stop(self) -> None:
         self._stop.set()
@@ -87,10 +96,12 @@ class Ticker:
     def _run(self) -> None:
         while not self._stop.wait(self.tick_s):
             self.record(time.monotonic())
+            for state in list(self._states):
+                state.slow = True
 
     def record(self, now: float) -> None:
         gap = now - self.last
-        if gap > 2 * self.tick_s:
+        if gap > GAP_S:
             self._gaps.append((now, gap))
         self.last = now
 
@@ -99,13 +110,7 @@ class Ticker:
         return max(noted, now - self.last - self.tick_s, 0.0)
 
 
-_TICKER = Ticker()
-
-
-def process_witness() -> Witness:
-    """The process-wide ticker, running."""
-    _TICKER.ensure_running()
-    return _TICKER
+WATCHDOG = Watchdog()
 
 
 def freeze_limit_s(
@@ -123,77 +128,56 @@ def freeze_limit_s(
     return min(max_poll, session)
 
 
-def call_timeout_s(args: Sequence[Any], kwargs: Mapping[str, Any], position: int) -> float | None:
-    """The `timeout` a poll/consume call was given (seconds), None for "block until something comes"."""
-    timeout = kwargs.get("timeout", args[position] if len(args) > position else None)
-    if timeout is None or not isinstance(timeout, int | float) or timeout < 0:
-        return None
-    return float(timeout)
-
-
 class FreezeGuard:
-    """The state of the check, shared by both drivers (they do the seeking: sync or awaited).
+    """The freeze check of one consumer, run in its slow path; the driver seeks held records back.
 
-    `last_end` and `hold_until` are read on every call (the fast path); `verdict` is the slow path.
-    `last_rebalance` is a callable returning the monotonic time of the latest rebalance callback or fatal
-    error (the handler's `last_rebalance_at`).
+    A hold begins when the witness saw a freeze longer than `limit_s` since the previous check. It ends
+    at the first call after the group answered (a rebalance callback or fatal error, counted by the
+    handler's `rebalances`; the records of the call in which it answered are still held, since they may
+    have been fetched before it), or after `hold_s`.
     """
 
-    def __init__(self, limit_s: float, log: logging.Logger, *, hold_s: float = HOLD_S) -> None:
+    def __init__(
+        self, limit_s: float, log: logging.Logger, *, hold_s: float = HOLD_S, witness: Witness | None = None
+    ) -> None:
         self.limit_s = limit_s
         self.hold_s = hold_s
-        self.last_end = time.monotonic()
+        self.checked_at = time.monotonic()
+        self.holding = False
         self.hold_until = 0.0
-        self.hold_from = 0.0
-        self.held = 0  # records held back so far (re-fetched if still owned)
+        self.answered = False
+        self.held = 0  # records held back so far (fetched again if still owned)
+        self._answers = 0
         self._log = log
-        self._witness = process_witness()
+        self._witness: Witness = witness if witness is not None else WATCHDOG
 
-    def restart(self) -> None:
+    def restart(self, rebalances: int = 0) -> None:
         """A new start line (subscribe): the time before it is no gap."""
-        self.last_end = time.monotonic()
+        self.checked_at = time.monotonic()
+        self._answers = rebalances
 
-    def verdict(self, start: float, end: float, timeout_s: float | None, last_rebalance: float) -> bool:
-        """True when the records this call returned may be handed out; False: hold them back."""
-        previous, self.last_end = self.last_end, end
-        between = start - previous
-        inside = end - start - timeout_s if timeout_s is not None else 0.0
-        gap = max(between, inside)
-        if (
-            gap > self.limit_s
-            and last_rebalance < start
-            and end >= self.hold_until
-            and self._witness.stopped_for(previous, end) > self.limit_s
-        ):
-            self.hold_from, self.hold_until = end, end + self.hold_s
+    def verdict(self, now: float, rebalances: int) -> bool:
+        """True when the records of the call that just returned may be handed out; False: hold them."""
+        since, self.checked_at = self.checked_at, now
+        answered_now = rebalances != self._answers
+        self._answers = rebalances
+        if not self.holding:
+            stopped = self._witness.stopped_for(since, now)
+            if stopped <= self.limit_s:
+                return True
+            self.holding, self.hold_until, self.answered = True, now + self.hold_s, answered_now
             self._log.warning(
                 "This consumer did not run for %.1f s, longer than its group waits (%.0f s): records fetched "
                 "before are held back until the group confirms its partitions (at most %.0f s).",
-                gap,
+                stopped,
                 self.limit_s,
                 self.hold_s,
             )
-        if end >= self.hold_until:
-            return True
-        if last_rebalance > self.hold_from:  # the group has answered: what is delivered now is owned
-            self.hold_until = 0.0
+            return False
+        if answered_now:  # the group answered inside this call: what it returned may predate the answer
+            self.answered = True
+            return False
+        if self.answered or now >= self.hold_until:
+            self.holding = False
             return True
         return False
-
-    def seek_targets(self, messages: Iterable[Any]) -> list[tuple[str, int, int]]:
-        """The first held offset of each partition in `messages` (records only, errors pass)."""
-        first: dict[tuple[str, int], int] = {}
-        for msg in messages:
-            if msg is None or msg.error() is not None:
-                continue
-            key = (msg.topic(), msg.partition())
-            offset = msg.offset()
-            if key not in first or offset < first[key]:
-                first[key] = offset
-            self.held += 1
-        return [(topic, partition, offset) for (topic, partition), offset in first.items()]
-
-
-def passed_through(messages: Sequence[Any]) -> list[Any]:
-    """What a held `consume` still returns: error events (they carry no records)."""
-    return [m for m in messages if m.error() is not None]

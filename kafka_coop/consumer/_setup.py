@@ -1,10 +1,9 @@
 """What both drivers build before they create their client, and their manifest: one place for both.
 
 `CoopConsumer` and `CoopAIOConsumer` take the same arguments and make the same decisions from them
-(settings, hooks, sink, handler, freeze guard, the conf their client gets); they differ in the client
-they create and in how they call it. `prepare` does the common part; `manifest` and
-`check_duplicate_id` are the manifest record and the duplicate-id check both publish and run, and
-`publisher` the manifest publisher both start.
+(settings, hooks, sink, handler, the offset mode, the conf their client gets). `prepare` does that;
+`manifest` and `check_duplicate_id` are the manifest record and the duplicate-id check both publish and
+run, and `publisher` the manifest publisher both start.
 """
 
 from __future__ import annotations
@@ -18,15 +17,10 @@ import confluent_kafka
 
 from kafka_coop import __version__
 from kafka_coop._vocab import RebalanceProtocol, connection_conf
-from kafka_coop.consumer._freeze import FreezeGuard, freeze_limit_s
-from kafka_coop.consumer._handler import (
-    ClientLog,
-    Hook,
-    Hooks,
-    RebalanceHandler,
-    RebalanceListener,
-    StartOffsetsHook,
-)
+from kafka_coop.consumer._client_callbacks import ClientLog
+from kafka_coop.consumer._freeze import freeze_limit_s
+from kafka_coop.consumer._handler import RebalanceHandler
+from kafka_coop.consumer._listener import Hook, Hooks, RebalanceListener, StartOffsetsHook
 from kafka_coop.errors import InvalidInput
 from kafka_coop.events import EventStamp, RebalanceEvent
 from kafka_coop.identity import DuplicatePolicy, check_duplicate
@@ -35,10 +29,16 @@ from kafka_coop.settings import CALLBACK_KEYS, ConsumerSettings
 from kafka_coop.sinks import EventSink, as_sink
 
 LIBRDKAFKA_LOGGER = "kafka_coop.librdkafka"
-# The offset contract: librdkafka stores (and so commits) an offset when it *delivers* a record unless
-# told otherwise; kafka-coop commits only what the application marked done.
+# kafka-coop owns marks and commits: its client never stores an offset (so nothing is ever committed
+# behind kafka-coop's back, e.g. by librdkafka's unassign with a reset member id) and never commits by
+# itself. The user's values of these keys keep their meaning as settings of kafka-coop's committer.
 OFFSET_STORE_KEY = "enable.auto.offset.store"
-DEFAULT_OFFSET_STORE = "false"
+AUTO_COMMIT_KEY = "enable.auto.commit"
+INTERVAL_KEY = "auto.commit.interval.ms"
+CLIENT_OWNS_NOTHING = {OFFSET_STORE_KEY: "false", AUTO_COMMIT_KEY: "false"}
+LIBRDKAFKA_INTERVAL_MS = 5000
+# The conf callbacks each driver wraps (the rest go to the client as given).
+WRAPPED_CALLBACKS = ("logger", "error_cb", "on_commit")
 
 
 @dataclass
@@ -52,15 +52,19 @@ class Prepared:
     rendered: dict[str, str]
     client_id: str
     handler: RebalanceHandler
-    guard: FreezeGuard
     callbacks: dict[str, Any]  # confluent-kafka callbacks from the conf, `logger` and `error_cb` included
     started_ms: int
+    marks: bool  # explicit marks (enable.auto.offset.store=false); else drop-in: polled past is done
+    auto_commit: bool  # kafka-coop commits every `interval_s` (enable.auto.commit, default true)
+    interval_s: float
+    freeze_limit_s: float
+    transactional: bool  # the application's producer transactions own the commit
 
     def client_conf(self) -> dict[str, Any]:
-        """The client's conf: rendered settings, kafka-coop's offset-store default, the user's callbacks
-        other than `logger` and `error_cb` (each driver wraps those two)."""
-        rest = {k: v for k, v in self.callbacks.items() if k not in ("logger", "error_cb")}
-        return {OFFSET_STORE_KEY: DEFAULT_OFFSET_STORE, **self.rendered, **rest}
+        """The client's conf: rendered settings, with the client storing and committing nothing, and the
+        user's callbacks other than those the driver wraps."""
+        rest = {k: v for k, v in self.callbacks.items() if k not in WRAPPED_CALLBACKS}
+        return {**self.rendered, **CLIENT_OWNS_NOTHING, **rest}
 
 
 def prepare(
@@ -75,6 +79,7 @@ def prepare(
     logger: logging.Logger | None,
     default_log: logging.Logger,
     callbacks: Mapping[str, Any] | None = None,
+    transactional: bool = False,
 ) -> Prepared:
     callbacks_given = check_callbacks(callbacks or {})
     if isinstance(conf, ConsumerSettings):
@@ -95,10 +100,15 @@ def prepare(
     rendered = settings.render()
     client_id = rendered.get("client.id", "rdkafka")
     stamp = EventStamp(settings.group_id, client_id, settings.instance_id, protocol)
-    handler = RebalanceHandler(protocol=protocol, stamp=stamp, hooks=hooks, sink=sink, log=log)
-    guard = FreezeGuard(
-        freeze_limit_s(protocol, settings.session_timeout_ms, settings.max_poll_interval_ms), log
-    )
+    handler = RebalanceHandler(protocol=protocol, stamp=stamp, hooks=hooks, log=log)
+    auto_commit = _flag(rendered, AUTO_COMMIT_KEY, default=True)
+    if transactional and AUTO_COMMIT_KEY in rendered and auto_commit:
+        raise InvalidInput(
+            "transactional=True and enable.auto.commit=true contradict each other: the transaction owns "
+            "the commit.",
+            hint="Leave enable.auto.commit out (or false) when the producer's transactions commit offsets.",
+        )
+    interval_ms = _interval_ms(rendered.get(INTERVAL_KEY))
     return Prepared(
         settings=settings,
         log=log,
@@ -107,10 +117,51 @@ def prepare(
         rendered=rendered,
         client_id=client_id,
         handler=handler,
-        guard=guard,
         callbacks={**found, **callbacks_given},
         started_ms=timestamp_ms(),
+        marks=not _flag(rendered, OFFSET_STORE_KEY, default=True),
+        auto_commit=auto_commit and not transactional,
+        interval_s=interval_ms / 1000.0,
+        freeze_limit_s=freeze_limit_s(protocol, settings.session_timeout_ms, settings.max_poll_interval_ms),
+        transactional=transactional,
     )
+
+
+def _flag(rendered: Mapping[str, str], key: str, *, default: bool) -> bool:
+    value = rendered.get(key)
+    if value is None:
+        return default
+    if value.strip().lower() in ("true", "1", "yes", "on"):
+        return True
+    if value.strip().lower() in ("false", "0", "no", "off"):
+        return False
+    raise InvalidInput(f"{key}={value!r} is not a boolean.", hint=f"Set {key} to true or false.")
+
+
+def _interval_ms(value: str | None) -> int:
+    if value is None:
+        return LIBRDKAFKA_INTERVAL_MS
+    try:
+        interval = int(value)
+    except ValueError:
+        interval = -1
+    if interval <= 0:
+        raise InvalidInput(
+            f"{INTERVAL_KEY}={value!r} is not a positive number of milliseconds.",
+            hint=f"Set {INTERVAL_KEY} to e.g. 5000, or enable.auto.commit=false for no interval commits.",
+        )
+    return interval
+
+
+def check_topics(topics: Any) -> list[str]:
+    """`subscribe`'s topic list, refused as confluent-kafka refuses it: a string is not a list."""
+    if isinstance(topics, str | bytes) or not all(isinstance(t, str) for t in topics):
+        raise TypeError(
+            f"subscribe() takes a list of topic names, not {topics!r}: write [{topics!r}]."
+            if isinstance(topics, str)
+            else f"subscribe() takes a list of topic names (strings), not {topics!r}."
+        )
+    return list(topics)
 
 
 def check_callbacks(callbacks: Mapping[str, Any]) -> dict[str, Any]:

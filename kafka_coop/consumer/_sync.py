@@ -1,39 +1,25 @@
-"""CoopConsumer: `confluent_kafka.Consumer` with kafka-coop's rebalance handler and offset contract.
-
-The sync driver of `_handler.RebalanceHandler`: it gives librdkafka three callbacks that run the
-handler's steps directly on the inner consumer, routes librdkafka's log and errors through
-`ClientLog`/`ClientErrors`, and leaves marking done (`store_offsets`, `mark_done`) as the inner
-consumer's own bound method. `poll` and `consume` are one thin frame around the inner ones: two clock
-reads and a comparison (`_freeze.FreezeGuard`: records fetched before a freeze past the session are
-held until the group has answered).
-"""
+"""CoopConsumer: `confluent_kafka.Consumer` with kafka-coop's rebalance handler and offset ownership."""
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-from confluent_kafka import Consumer, KafkaException
+from confluent_kafka import Consumer, KafkaException, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
-from kafka_coop.consumer._freeze import call_timeout_s, passed_through
-from kafka_coop.consumer._handler import (
-    ClientErrors,
-    ClientLog,
+from kafka_coop.consumer._core import ClientFactory, CloseReport, Core, treat_as_done_on_close
+from kafka_coop.consumer._listener import (
     Hook,
     LegacyCallback,
     LegacyCallbacks,
     RebalanceListener,
     StartOffsetsHook,
-    describe_error,
-    execute_sync,
-    fatal_code_from_text,
-    run_sync,
 )
-from kafka_coop.consumer._setup import LIBRDKAFKA_LOGGER, check_duplicate_id, manifest, prepare, publisher
+from kafka_coop.consumer._setup import check_duplicate_id, check_topics, manifest, prepare, publisher
 from kafka_coop.errors import ConsumerFailed
 from kafka_coop.events import RebalanceEvent, TopicPartition
 from kafka_coop.identity import DuplicatePolicy
@@ -42,11 +28,10 @@ from kafka_coop.settings import ConsumerSettings
 from kafka_coop.sinks import EventSink
 
 log = logging.getLogger("kafka_coop.consumer")
-_monotonic = time.monotonic
 
 
 class CoopConsumer:
-    """Drop-in for `confluent_kafka.Consumer` that owns the rebalance callbacks and keeps at-least-once.
+    """Drop-in for `confluent_kafka.Consumer` that owns the rebalance callbacks and the offsets.
 
     `conf` is a librdkafka dict (callbacks such as `error_cb`, `stats_cb`, `throttle_cb`, `on_commit`,
     `oauth_cb`, `logger` included) or `ConsumerSettings` (then pass those as `callbacks={...}`).
@@ -55,23 +40,29 @@ class CoopConsumer:
     a sink, a callable or a path (JSON lines). Anything not defined here passes through to the inner
     consumer.
 
-    Offset contract (docs/consumer.md "Offset contract"):
+    Offsets (docs/consumer.md "The offset contract"): kafka-coop decides every commit, with explicit
+    offsets; its client stores and commits nothing by itself. Which records are done:
 
-    - A record is *done* when the application says so: `mark_done(msg)` (the same as
-      `store_offsets(msg)`). kafka-coop sets `enable.auto.offset.store=false` unless the conf sets it, so
-      delivering a record never makes it committable.
-    - On revoke: `on_revoked` runs, then every offset marked done is committed synchronously, then the
-      partitions are released. On `close()` — also from `__exit__`, with or without an exception — the
-      same: what is marked done is committed, nothing else. A record whose processing raised is never
-      committed unless it was marked done.
-    - On lost (evicted, fenced, fatal): nothing is committed.
-    - `enable.auto.commit=true` (librdkafka's default) commits what is marked done in the background too.
-      Setting `enable.auto.offset.store=true` yourself says "delivered means done": then
-      delivered records are committed on revoke and close, as with a plain Consumer.
+    - **Drop-in** (the default): what the application polled past. The records a `poll`/`consume`
+      returned are done when the application calls `poll`/`consume` again, calls `commit()`, or closes
+      the consumer normally; never when processing raised (a `with` block left on an exception, or
+      `close()` called while one propagates). `commit()` without arguments commits what was consumed,
+      as confluent-kafka's does. Confluent code needs no change.
+    - **Explicit marks**, with `enable.auto.offset.store=false` (librdkafka's way of saying "I store
+      offsets myself"): a record is done when `mark_done(msg)` (or `store_offsets`) says so, from any
+      thread, in any order; a partition's commit is its lowest record not done, so it never passes a
+      record in flight or failed.
+
+    What is done is committed every `auto.commit.interval.ms` when `enable.auto.commit` is true (the
+    default), on the polling thread inside `poll`/`consume`; on revoke, before the partitions go; on
+    `close()`; and by `commit()`. On lost (evicted, fenced, fatal) nothing is committed. With
+    `transactional=True` the application's producer transactions own the commit
+    (`send_offsets_to_transaction(consumer.committable(), ...)`) and kafka-coop commits nothing.
 
     A fatal client error (e.g. another member took this `group.instance.id`) emits `lost` with an empty
     `owned`, runs `on_lost`, and raises `ConsumerFailed` (`InstanceIdConflict` for the id cases) from
-    `poll`/`consume`; the consumer cannot be used after that.
+    `poll`/`consume`; the consumer cannot be used after that. `client=` builds the inner consumer from
+    the conf (default `confluent_kafka.Consumer`; `kafka_coop.testing.FakeGroup().client` in tests).
     """
 
     def __init__(
@@ -88,6 +79,8 @@ class CoopConsumer:
         duplicate_check: DuplicatePolicy = "off",
         logger: logging.Logger | None = None,
         callbacks: Mapping[str, Any] | None = None,
+        transactional: bool = False,
+        client: ClientFactory | None = None,
     ) -> None:
         prepared = prepare(
             conf,
@@ -100,31 +93,23 @@ class CoopConsumer:
             logger=logger,
             default_log=log,
             callbacks=callbacks,
+            transactional=transactional,
         )
         self._prepared = prepared
         self.settings = prepared.settings
-        self._log = prepared.log
         self.protocol = prepared.protocol
-        self._sink = prepared.sink
+        self._log = prepared.log
         self._handler = prepared.handler
-        self._guard = prepared.guard
-        self._closed = False
-        self._subscribed = False
-        # The member id the manifest names, read on the polling thread at each assignment (see `_manifest`).
-        self._manifest_member_id = ""
-        self._client_log = ClientLog(prepared.callbacks.get("logger") or logging.getLogger(LIBRDKAFKA_LOGGER))
-        self._errors = ClientErrors(
-            self._log, self.settings.bootstrap_servers, prepared.callbacks.get("error_cb")
-        )
         # The client first, then the duplicate check: librdkafka finds the cluster and the group coordinator
         # in its own threads while the check waits for its describe, and it sends no JoinGroup (or KIP-848
         # heartbeat) before `subscribe`, so the check still runs before this member joins.
-        self._consumer = Consumer(
-            {**prepared.client_conf(), "logger": self._client_log, "error_cb": self._errors}
+        self._core = core = Core(
+            prepared,
+            client or Consumer,
+            error_cb=prepared.callbacks.get("error_cb"),
+            on_commit=prepared.callbacks.get("on_commit"),
         )
-        self._execute = execute_sync(self._consumer)
-        self._client_log.on_fatal = self._on_fatal_log
-        self._client_log.on_evicted = self._handler.note_eviction
+        self._consumer = core.inner
         if duplicate_check != "off" and self.settings.instance_id:
             try:
                 check_duplicate_id(prepared, duplicate_check)
@@ -132,21 +117,111 @@ class CoopConsumer:
                 self._consumer.close()
                 raise
         self._publisher = publisher(prepared, manifests, self._manifest)
-        # poll/consume: the inner consumer's own, with two clock reads around them (_freeze.FreezeGuard).
-        self._inner_poll = self._consumer.poll
-        self._inner_consume = self._consumer.consume
-        self.poll: Callable[..., Any] = self._poll
-        self.consume: Callable[..., Any] = self._consume
-        # Marking done is the inner consumer's own bound method: no Python frame of ours per record.
-        self.store_offsets: Callable[..., Any] = self._consumer.store_offsets
-        self.mark_done: Callable[..., Any] = self._consumer.store_offsets
+        self._manifest_member_id = ""
+        # The per-call path: closures of a fixed signature around the client's own (see _core).
+        self.__dict__["poll"] = core.make_poll()
+        self.__dict__["consume"] = core.make_consume()
+        if core.ledger is not None:  # marking done is one deque append: no lock, no client call
+            self.__dict__["mark_done"] = core.ledger.marks.append
 
-    # --- pass-through ----------------------------------------------------------------------------
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._consumer, name)
+    # --- the per-call path (instance attributes set in __init__ take the calls; these say the types) ---
+    def poll(self, timeout: float = -1) -> Message | None:
+        """`Consumer.poll`: one record (or error event), or None after `timeout` seconds."""
+        return self.__dict__["poll"](timeout)  # type: ignore[no-any-return]
+
+    def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
+        """`Consumer.consume`: up to `num_messages` records (and error events)."""
+        return self.__dict__["consume"](num_messages, timeout)  # type: ignore[no-any-return]
+
+    def mark_done(self, message: Message) -> None:
+        """Explicit marks (`enable.auto.offset.store=false`): `message` is processed. Any thread, any
+        order; the committed offset of its partition never passes a record not marked."""
+        self._core.store_offsets(message)
+
+    def store_offsets(
+        self, message: Message | None = None, offsets: list[ClientPartition] | None = None
+    ) -> None:
+        """`Consumer.store_offsets`, kept by kafka-coop: a message is marked done; `offsets` say every
+        record below each offset is done. Needs `enable.auto.offset.store=false`, as librdkafka does."""
+        self._core.store_offsets(message, offsets)
+
+    @overload
+    def commit(self, *, asynchronous: Literal[True] = ...) -> None: ...
+    @overload
+    def commit(self, *, asynchronous: Literal[False]) -> list[ClientPartition]: ...
+    @overload
+    def commit(self, *, message: Message, asynchronous: Literal[True] = ...) -> None: ...
+    @overload
+    def commit(self, *, message: Message, asynchronous: Literal[False]) -> list[ClientPartition]: ...
+    @overload
+    def commit(self, *, offsets: list[ClientPartition], asynchronous: Literal[True] = ...) -> None: ...
+    @overload
+    def commit(
+        self, *, offsets: list[ClientPartition], asynchronous: Literal[False]
+    ) -> list[ClientPartition]: ...
+
+    def commit(
+        self,
+        message: Message | None = None,
+        offsets: list[ClientPartition] | None = None,
+        asynchronous: bool = True,
+    ) -> list[ClientPartition] | None:
+        """`Consumer.commit`. Without arguments: what the application consumed (drop-in; the batch it
+        holds counts as processed) or marked done (explicit marks), with explicit offsets and leader
+        epochs; `_NO_OFFSET` (synchronous) when nothing is new. A message or offsets: exactly those."""
+        self._require_open()
+        return self._core.commit_app(message, offsets, asynchronous)
+
+    def committable(self) -> list[ClientPartition]:
+        """The offsets `commit()` would commit now, every owned partition (with leader epochs): what
+        `Producer.send_offsets_to_transaction` takes in a consume-transform-produce loop."""
+        return self._core.committable()
+
+    # --- the client's own, typed as confluent-kafka's stubs type them -----------------------------
+    def assignment(self) -> list[ClientPartition]:
+        return self._consumer.assignment()  # type: ignore[no-any-return]
+
+    def position(self, partitions: list[ClientPartition]) -> list[ClientPartition]:
+        return self._consumer.position(partitions)  # type: ignore[no-any-return]
+
+    def committed(self, partitions: list[ClientPartition], timeout: float = -1) -> list[ClientPartition]:
+        return self._consumer.committed(partitions, timeout)  # type: ignore[no-any-return]
+
+    def pause(self, partitions: list[ClientPartition]) -> None:
+        self._consumer.pause(partitions)
+
+    def resume(self, partitions: list[ClientPartition]) -> None:
+        self._consumer.resume(partitions)
+
+    def unsubscribe(self) -> None:
+        self._consumer.unsubscribe()
+
+    def memberid(self) -> str | None:
+        return self._consumer.memberid()  # type: ignore[no-any-return]
+
+    def consumer_group_metadata(self) -> Any:
+        return self._consumer.consumer_group_metadata()
+
+    def get_watermark_offsets(
+        self, partition: ClientPartition, timeout: float = -1, cached: bool = False
+    ) -> tuple[int, int]:
+        return self._consumer.get_watermark_offsets(partition, timeout, cached)  # type: ignore[no-any-return]
+
+    def offsets_for_times(
+        self, partitions: list[ClientPartition], timeout: float = -1
+    ) -> list[ClientPartition]:
+        return self._consumer.offsets_for_times(partitions, timeout)  # type: ignore[no-any-return]
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+        return self._consumer.list_topics(topic, timeout)
+
+    if not TYPE_CHECKING:  # anything else passes through at run time; mypy sees only what is typed
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._consumer, name)
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "failed" if self.failure else "open"
+        state = "closed" if self._core.closed else "failed" if self.failure else "open"
         return (
             f"CoopConsumer(group={self.settings.group_id!r}, protocol={self.protocol!r}, "
             f"instance_id={self.settings.instance_id!r}, state={state!r})"
@@ -170,7 +245,7 @@ class CoopConsumer:
     # --- lifecycle -------------------------------------------------------------------------------
     def subscribe(
         self,
-        topics: Sequence[str],
+        topics: list[str],
         on_assign: LegacyCallback | None = None,
         on_revoke: LegacyCallback | None = None,
         on_lost: LegacyCallback | None = None,
@@ -184,108 +259,131 @@ class CoopConsumer:
         which unassigns after committing.
         """
         self._require_open()
+        names = check_topics(topics)
+        core = self._core
         self._handler.legacy = LegacyCallbacks(self, on_assign, on_revoke, on_lost)
         # Always pass all three: without on_lost, lost partitions arrive through on_revoke (FACTS).
         self._consumer.subscribe(
-            list(topics), on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+            names, on_assign=self._on_assign, on_revoke=core.on_revoke, on_lost=core.on_lost
         )
-        self._subscribed = True
-        self._guard.restart()
-        self._handler.lifecycle("started", self._member_id())
+        core.subscribed = True
+        core.guard.restart(self._handler.rebalances)
+        core.emit(self._handler.lifecycle("started", self._member_id()))
         if self._publisher is not None:
             self._publisher.start()
 
-    # --- the per-call path -------------------------------------------------------------------------
-    def _poll(self, *args: Any, **kwargs: Any) -> Any:
-        start = _monotonic()
-        msg = self._inner_poll(*args, **kwargs)
-        end = _monotonic()
-        guard = self._guard
-        if end - guard.last_end <= guard.limit_s and end >= guard.hold_until:
-            guard.last_end = end
-            return msg
-        timeout = call_timeout_s(args, kwargs, 0)
-        if guard.verdict(start, end, timeout, self._handler.last_rebalance_at) or msg is None or msg.error():
-            return msg
-        self._seek_back(guard.seek_targets([msg]))
-        return None
-
-    def _consume(self, *args: Any, **kwargs: Any) -> Any:
-        start = _monotonic()
-        messages = self._inner_consume(*args, **kwargs)
-        end = _monotonic()
-        guard = self._guard
-        if end - guard.last_end <= guard.limit_s and end >= guard.hold_until:
-            guard.last_end = end
-            return messages
-        if guard.verdict(start, end, call_timeout_s(args, kwargs, 1), self._handler.last_rebalance_at):
-            return messages
-        self._seek_back(guard.seek_targets(messages))
-        return passed_through(messages)
-
-    def _seek_back(self, targets: list[tuple[str, int, int]]) -> None:
-        """Fetch held records again from their first offset, if this member still owns the partition."""
-        for topic, partition, offset in targets:
-            try:
-                self._consumer.seek(ClientPartition(topic, partition, offset))
-            except KafkaException as exc:  # no longer assigned: the new owner reads them
-                self._log.debug("seek back %s-%d: %s", topic, partition, describe_error(exc))
-
-    def commit(self, *args: Any, **kwargs: Any) -> Any:
-        self._require_open()
-        return self._consumer.commit(*args, **kwargs)
-
-    def assign(self, partitions: list[Any]) -> None:
+    def assign(self, partitions: list[ClientPartition]) -> None:
         step = self._handler.legacy_assign(partitions)
-        if step is None:
-            self._consumer.assign(partitions)
-        else:
-            self._execute(step)
+        if step is not None:  # inside a legacy on_assign
+            self._core.execute(step)
+            return
+        self._consumer.assign(partitions)
+        self._core.manual = {(tp.topic, tp.partition) for tp in partitions}
 
-    def incremental_assign(self, partitions: list[Any]) -> None:
+    def incremental_assign(self, partitions: list[ClientPartition]) -> None:
         step = self._handler.legacy_assign(partitions)
-        if step is None:
-            self._consumer.incremental_assign(partitions)
-        else:
-            self._execute(step)
+        if step is not None:
+            self._core.execute(step)
+            return
+        self._consumer.incremental_assign(partitions)
+        self._core.manual |= {(tp.topic, tp.partition) for tp in partitions}
 
     def unassign(self) -> None:
-        if not self._handler.legacy_unassign():
-            self._consumer.unassign()
+        if self._handler.legacy_unassign():
+            return
+        self._core.commit_before_unassign(self._core.manual)
+        self._consumer.unassign()
+        self._core.release(self._core.manual)
+        self._core.manual = set()
 
-    def incremental_unassign(self, partitions: list[Any]) -> None:
-        if not self._handler.legacy_unassign():
-            self._consumer.incremental_unassign(partitions)
+    def incremental_unassign(self, partitions: list[ClientPartition]) -> None:
+        if self._handler.legacy_unassign():
+            return
+        keys = {(tp.topic, tp.partition) for tp in partitions}
+        self._core.commit_before_unassign(keys & self._core.manual)
+        self._consumer.incremental_unassign(partitions)
+        self._core.release(keys)
+        self._core.manual -= keys
 
-    def close(self) -> None:
-        """Commit what is marked done, leave the group (revoking through the handler), close the sinks.
+    def seek(self, partition: ClientPartition) -> None:
+        """`Consumer.seek`; inside `on_assigned` (fetching not started yet) it is applied as soon as
+        librdkafka can, and no record fetched before it is handed out."""
+        self._core.seek(partition)
 
-        The commit is synchronous and bounded by librdkafka's own request timeouts, as a plain
-        Consumer's close is. Nothing is committed after a fatal error.
+    def close(self, timeout: float | None = None) -> None:
+        """Commit what is done, leave the group (revoking through the handler), close the sinks.
+
+        Drop-in: the batch of the last `poll`/`consume` counts as processed unless `close()` runs while
+        an exception propagates (from `__exit__` or a `finally`). `timeout` (seconds) bounds the whole
+        close: a commit waiting for a group coordinator that does not answer is given up, the `closed`
+        event says what was not committed, and the client finishes closing in the background. Nothing
+        is committed after a fatal error.
         """
-        if self._closed:
+        self._close(batch_done=treat_as_done_on_close(), timeout=timeout)
+
+    def _close(self, *, batch_done: bool, timeout: float | None) -> None:
+        core = self._core
+        if core.closed:
             return
         self._handler.closing = True
+        report = CloseReport()
         try:
-            # The manifest heartbeat thread reads memberid() on the client: stop it before the client goes.
+            # The manifest heartbeat thread reads the member id: stop it before the client goes.
             if self._publisher is not None:
                 self._publisher.close()
-            if self._subscribed and self._handler.failure is None:
-                error = run_sync(self._handler.commit_marked(), self._execute)
-                if error:
-                    self._log.warning("Commit on close failed: %s", error)
-            try:
-                self._consumer.close()
-            except (KafkaException, ConsumerFailed) as exc:
-                self._log.warning("Closing the client reported: %s", describe_error(exc))
+            if timeout is None:
+                report = core.close(batch_done=batch_done)
+            else:
+                report = self._close_within(timeout, batch_done)
         finally:
-            self._closed = True
-            self._handler.lifecycle("closed", "")
-            if self._sink is not None:
+            error = "; ".join(report.errors) or None
+            if error:
+                self._log.warning("Close: %s", error)
+            core.emit(self._handler.lifecycle("closed", "", committed=report.committed, error=error))
+            core.closed = True
+            sink = self._prepared.sink
+            if sink is not None:
                 try:
-                    self._sink.close()
+                    sink.close()
                 except Exception:
                     self._log.exception("Closing the event sink failed")
+        interrupt = self._handler.take_interrupt()
+        if interrupt is not None:  # a hook interrupted the revoke close made: closed, then raised
+            raise interrupt
+
+    def _close_within(self, timeout: float, batch_done: bool) -> CloseReport:
+        core = self._core
+        intended = (
+            []
+            if core.may_commit()
+            else core.offsets(core.keys(), done=core.state.held if batch_done else None)
+        )
+        outcome: list[CloseReport] = []
+        failed: list[BaseException] = []
+
+        def close_now() -> None:
+            try:
+                outcome.append(core.close(batch_done=batch_done))
+            except BaseException as exc:
+                failed.append(exc)
+
+        closer = threading.Thread(target=close_now, name="kafka-coop-close", daemon=True)
+        closer.start()
+        closer.join(timeout)
+        if outcome:
+            return outcome[0]
+        if failed:
+            raise failed[0]
+        confirmed = core.confirmed
+        missing = [tp for tp in intended if confirmed.get((tp.topic, tp.partition)) != tp.offset]
+        what = ", ".join(f"{tp.topic}-{tp.partition}@{tp.offset}" for tp in missing) or "nothing pending"
+        return CloseReport(
+            committed=[(tp.topic, tp.partition, tp.offset) for tp in intended if tp not in missing],
+            errors=[
+                f"close did not finish within {timeout:g} s (the group coordinator did not answer); "
+                f"not committed: {what}; the client goes on closing in the background"
+            ],
+        )
 
     def __enter__(self) -> CoopConsumer:
         return self
@@ -293,46 +391,19 @@ class CoopConsumer:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.close()
+        self._close(batch_done=exc is None, timeout=None)
 
     def _require_open(self) -> None:
-        if self._closed:
+        if self._core.closed:
             raise RuntimeError("This CoopConsumer is closed; create a new one.")
 
     # --- callbacks from librdkafka (inside poll/consume/close) -----------------------------------
-    def _on_assign(self, _consumer: Any, partitions: list[Any]) -> None:
-        self._errors.reached()
-        run_sync(self._handler.assign(partitions), self._execute)
+    def _on_assign(self, consumer: Any, partitions: list[ClientPartition]) -> None:
+        self._core.on_assign(consumer, partitions)
         # Not while closing: the tombstone is written, and a terminated group never answers memberid().
         if self._publisher is not None and not self._handler.closing:
-            self._manifest_member_id = self._member_id()
+            self._manifest_member_id = self._handler.member_id
             self._publisher.publish_now()
-
-    def _on_revoke(self, _consumer: Any, partitions: list[Any]) -> None:
-        run_sync(self._handler.revoke(partitions), self._execute)
-        self._raise_if_failed()
-
-    def _on_lost(self, _consumer: Any, partitions: list[Any]) -> None:
-        run_sync(self._handler.lose(partitions), self._execute)
-
-    def _on_fatal_log(self, text: str) -> None:
-        if self._handler.failure is None:
-            error = self._handler.fatal(fatal_code_from_text(text), text)
-            run_sync(self._handler.fail(error), self._execute)
-        self._raise_if_failed()
-
-    def _raise_if_failed(self) -> None:
-        """After a fatal error, poll/consume raise it: now (from this callback) and on every later call."""
-        failure = self._handler.failure
-        if failure is None:
-            return
-
-        def failed(*_args: Any, **_kwargs: Any) -> NoReturn:
-            raise failure
-
-        self.poll = self.consume = failed
-        if not self._handler.closing:
-            raise failure
 
     # --- helpers ---------------------------------------------------------------------------------
     def _member_id(self) -> str:

@@ -37,6 +37,7 @@ class AioMember:
         fail_on: Iterable[tuple[str, int, int]] = (),
         mark: Callable[[Any], bool] | None = None,
         hooks: Mapping[str, Any] | None = None,
+        marks: bool = True,
         **conf: Any,
     ) -> None:
         """`mark(msg)` says whether a processed record is marked done (default: every record); `hooks`
@@ -49,6 +50,7 @@ class AioMember:
         self.stalled = threading.Event()
         self.idle = threading.Event()  # set while stalled: no consume in flight
         self._mark = mark
+        self._marks = marks
         self._hooks = dict(hooks or {})
         self.ended: BaseException | None = None  # what ended the service, if anything did
         self.consumer: CoopAIOConsumer | None = None
@@ -61,6 +63,7 @@ class AioMember:
             "group.id": group,
             "client.id": name,
             "auto.offset.reset": "earliest",
+            **({"enable.auto.offset.store": "false"} if marks else {}),
             **REBALANCE_CONF[rebalance],
             **{k.replace("_", "."): str(v) for k, v in conf.items()},
         }
@@ -69,9 +72,9 @@ class AioMember:
         wait_for(self._started.is_set, what=f"{name} to subscribe")
 
     def _record(self, event: RebalanceEvent) -> None:
-        # Called by the handler on the event loop, inside the rebalance callback: the inner Consumer's
-        # gate admits this thread's call (same call identity), so this reads the real assignment at the
-        # very moment of the event without waiting.
+        # Called on the event loop, inside the rebalance callback: the inner Consumer's gate admits this
+        # call (the loop presents the identity of the worker serving the callback), so this reads the real
+        # assignment at the very moment of the event without waiting.
         # Not while closing: a terminated group never answers assignment() (librdkafka drops the request).
         consumer = self.consumer
         if (
@@ -79,7 +82,7 @@ class AioMember:
             and event.kind in ("assigned", "revoked", "lost")
             and not consumer._handler.closing
         ):
-            inner = consumer._consumer._consumer  # AIOConsumer's sync Consumer
+            inner = consumer._consumer  # the sync Consumer under CoopAIOConsumer
             real = tuple(sorted((tp.topic, tp.partition) for tp in inner.assignment()))
             if real != event.owned:
                 self.mismatches.append(f"{self.name} {event.kind} owned={event.owned} real={real}")
@@ -112,7 +115,7 @@ class AioMember:
                     if where in self.fail_on:
                         raise ProcessingFailed(f"{self.name} failed to process {where}")
                     self.processed.setdefault(where[:2], []).append(where[2])
-                    if self._mark is None or self._mark(msg):
+                    if self._marks and (self._mark is None or self._mark(msg)):
                         await consumer.mark_done(msg)
 
     def call(self, fn: Callable[[CoopAIOConsumer], Awaitable[Any]], timeout_s: float = 30.0) -> Any:

@@ -49,6 +49,7 @@ def main(argv: list[str]) -> int:
         "client.id": name,
         "auto.offset.reset": "earliest",
         "auto.commit.interval.ms": "1000",
+        "enable.auto.offset.store": "false",
         "max.poll.interval.ms": str(SESSION_MS),
         **PROTOCOLS[protocol],
     }

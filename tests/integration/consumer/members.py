@@ -38,10 +38,14 @@ class ThreadMember:
         *,
         mark: Callable[[Any], bool] | None = None,
         hooks: Mapping[str, Any] | None = None,
+        marks: bool = True,
         **conf: Any,
     ) -> None:
-        """`mark(msg)` says whether a processed record is marked done (default: every record); `hooks`
-        are CoopConsumer's `start_offsets=`/`on_assigned=`/`on_revoked=`/`on_lost=`."""
+        """`mark(msg)` says whether a processed record is marked done (default: every record), under
+        explicit marks (`enable.auto.offset.store=false`); `marks=False` is the drop-in loop (no mark:
+        what it polled past is done). `hooks` are CoopConsumer's `start_offsets=`/`on_assigned=`/
+        `on_revoked=`/`on_lost=`."""
+        self._marks = marks
         self.name = name
         self._mark = mark
         self.events: list[RebalanceEvent] = []
@@ -60,7 +64,7 @@ class ThreadMember:
             "group.id": group,
             "client.id": name,
             "auto.offset.reset": "earliest",
-            "enable.auto.offset.store": "false",
+            **({"enable.auto.offset.store": "false"} if marks else {}),
             **REBALANCE_CONF[rebalance],
             **{k.replace("_", "."): str(v) for k, v in conf.items()},
         }
@@ -109,7 +113,7 @@ class ThreadMember:
             if msg is None or msg.error():
                 continue
             self.processed.setdefault((msg.topic(), msg.partition()), []).append(msg.offset())
-            if self._mark is None or self._mark(msg):
+            if self._marks and (self._mark is None or self._mark(msg)):
                 self.consumer.mark_done(msg)
 
     @property

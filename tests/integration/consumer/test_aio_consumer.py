@@ -231,7 +231,7 @@ def test_an_asyncio_member_publishes_its_manifest_on_join_and_a_tombstone_on_clo
             await consumer.subscribe([topic])
             while not consumer.owned:
                 await consumer.consume(num_messages=10, timeout=0.2)
-            return consumer._member_id
+            return str(await consumer.memberid())
 
     member_id = asyncio.run(asyncio.wait_for(serve(), 60))
     records = _read_all(bootstrap, manifests, 2)

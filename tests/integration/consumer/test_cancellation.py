@@ -19,7 +19,6 @@ from kafka_coop.consumer import CoopAIOConsumer
 from tests.integration.consumer.members import REBALANCE_CONF, committed_offsets, produce_keyed
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 finding 3: a cancelled consume's records are lost")
 @pytest.mark.parametrize("rebalance", ["cooperative-sticky"])
 def test_records_taken_by_a_cancelled_consume_are_handed_out_by_the_next_one(
     bootstrap: str,

@@ -43,9 +43,6 @@ def consume_and_mark(consumer: CoopConsumer, count: int, timeout_s: float = 60.0
     return seen
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 25 finding 5: close commits with the reset member id: fatal, blamed on a twin"
-)
 @pytest.mark.parametrize("rebalance", ["eager-range", "cooperative-sticky"])
 def test_close_after_a_static_members_poll_overrun_mid_rebalance_is_no_fatal_error_and_blames_no_twin(
     bootstrap: str,
@@ -87,7 +84,6 @@ def test_close_after_a_static_members_poll_overrun_mid_rebalance_is_no_fatal_err
     assert all(broker[(topic, p)] in (4, 10) for p in range(2)), broker
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 finding 8: close after assign() commits nothing")
 def test_close_after_a_manual_assign_commits_what_was_marked_done(
     bootstrap: str, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
 ) -> None:
@@ -104,7 +100,6 @@ def test_close_after_a_manual_assign_commits_what_was_marked_done(
     assert committed_offsets(admin, group) == {(topic, 0): 6}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 finding 11: close() takes no timeout and never returns")
 def test_close_with_a_timeout_returns_in_time_against_a_silent_coordinator_and_says_what_was_not_committed(
     faults: NetworkFaults,
     bootstrap: str,

@@ -96,7 +96,7 @@ def test_close_while_the_manifest_heartbeat_runs_stops_it_first_and_the_tombston
         deadline = time.monotonic() + 60
         while (not consumer.owned or beats.count < BEATS_BEFORE_CLOSE) and time.monotonic() < deadline:
             await consumer.consume(num_messages=10, timeout=0.1)
-        member_ids.append(consumer._member_id)
+        member_ids.append(str(await consumer.memberid()))
         beats.closing = True
         await consumer.close()
 

@@ -19,10 +19,6 @@ from tests.integration.consumer.members import REBALANCE_CONF, committed_offsets
 REBALANCES = ["eager-range", "cooperative-sticky", "consumer"]
 
 
-class ProcessingError(Exception):
-    pass
-
-
 def default_conf(bootstrap: str, group: str, rebalance: str) -> dict[str, Any]:
     """librdkafka's defaults for everything about offsets; only where to start is set."""
     return {
@@ -44,9 +40,6 @@ def poll_records(consumer: Any, count: int, timeout_s: float = 60.0) -> list[int
     return offsets
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 25 finding 10: commit() raises _NO_OFFSET, close commits nothing without marks"
-)
 @pytest.mark.parametrize("rebalance", REBALANCES)
 def test_the_apps_own_commit_commits_what_it_consumed_and_close_what_it_polled_past(
     bootstrap: str,
@@ -70,27 +63,3 @@ def test_the_apps_own_commit_commits_what_it_consumed_and_close_what_it_polled_p
     finally:
         consumer.close()  # no exception: the last record was processed
     assert committed_offsets(admin, group) == {(topic, 0): 8}
-
-
-@pytest.mark.xfail(strict=True, reason="issue 25 finding 10: nothing is committed without marks")
-@pytest.mark.parametrize("rebalance", REBALANCES)
-def test_under_defaults_a_record_whose_processing_raised_is_not_committed(
-    bootstrap: str,
-    admin: ClusterAdmin,
-    topic_factory: Callable[[int], str],
-    unique: Callable[[str], str],
-    rebalance: str,
-) -> None:
-    topic = topic_factory(1)
-    group = unique(f"dropin-raise-{rebalance}")
-    produce_keyed(bootstrap, topic, partitions=1, per_partition=10)
-    deadline = time.monotonic() + 60
-    with pytest.raises(ProcessingError), CoopConsumer(default_conf(bootstrap, group, rebalance)) as consumer:
-        consumer.subscribe([topic])
-        while time.monotonic() < deadline:
-            msg = consumer.poll(0.2)
-            if msg is None or msg.error():
-                continue
-            if msg.offset() == 3:
-                raise ProcessingError("the database write failed")
-    assert committed_offsets(admin, group) == {(topic, 0): 3}, "0-2 were processed; 3 raised"

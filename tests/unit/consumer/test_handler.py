@@ -1,4 +1,4 @@
-"""The rebalance handler under librdkafka's callback sequences, replayed by a fake inner consumer.
+"""The rebalance handler under librdkafka's callback sequences, replayed by kafka_coop.testing's fake client.
 
 One behaviour per test. Each suspect of issue 13 has its test here (named in the comments `# suspect N`);
 the same behaviours run on the real broker in tests/integration/consumer/test_consumer_contract.py.
@@ -9,73 +9,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from confluent_kafka import KafkaError, TopicPartition
 
-from kafka_coop.consumer import CoopConsumer, RebalanceListener, _handler, _setup, _sync
+from kafka_coop.consumer import CoopConsumer, RebalanceListener, _handler, _setup
 from kafka_coop.errors import ConsumerFailed, InstanceIdConflict, InvalidInput
-from kafka_coop.events import RebalanceEvent
-from kafka_coop.sinks import MemorySink
-from tests.unit.consumer.consumer_fake import FakeConsumer, kafka_error
-
-T = "t"
-PROTOCOL_CONF = {
-    "eager": {"partition.assignment.strategy": "range"},
-    "cooperative": {"partition.assignment.strategy": "cooperative-sticky"},
-    "consumer": {"group.protocol": "consumer"},
-}
-PROTOCOLS = list(PROTOCOL_CONF)
-
-
-@pytest.fixture(autouse=True)
-def fake_client(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(_sync, "Consumer", FakeConsumer)
-    yield
-
-
-def make(
-    protocol: str = "cooperative", *, instance_id: str | None = None, **kwargs: Any
-) -> tuple[CoopConsumer, FakeConsumer, MemorySink]:
-    conf: dict[str, Any] = {"bootstrap.servers": "b:9092", "group.id": "g", **PROTOCOL_CONF[protocol]}
-    if instance_id:
-        conf["group.instance.id"] = instance_id
-    conf.update(kwargs.pop("conf", {}))
-    sink = MemorySink()
-    consumer = CoopConsumer(conf, events=sink, **kwargs)
-    consumer.subscribe([T])
-    inner = FakeConsumer.last
-    assert inner is not None
-    return consumer, inner, sink
-
-
-def kinds(sink: MemorySink) -> list[str]:
-    return [e.kind for e in sink.events]
-
-
-def last(sink: MemorySink, kind: str) -> RebalanceEvent:
-    return [e for e in sink.events if e.kind == kind][-1]
-
-
-def parts(*ps: int) -> list[tuple[str, int]]:
-    return [(T, p) for p in ps]
-
-
-def mark(consumer: CoopConsumer, inner: FakeConsumer, partition: int, offset: int) -> None:
-    consumer.mark_done(inner.deliver(T, partition, offset))
+from kafka_coop.testing import FakeGroup, kafka_error
+from tests.unit.consumer.helpers import PROTOCOLS, T, hand_out, kinds, last, make, mark, parts
 
 
 # --- the offset contract ---------------------------------------------------------------------
-def test_delivery_alone_does_not_make_a_record_committable() -> None:
-    _consumer, inner, _ = make()
-    assert inner.conf["enable.auto.offset.store"] == "false"
-
-
-def test_an_explicit_offset_store_setting_is_the_applications_choice() -> None:
-    _, inner, _ = make(conf={"enable.auto.offset.store": "true"})
-    assert inner.conf["enable.auto.offset.store"] == "true"
+@pytest.mark.parametrize("setting", [{}, {"enable.auto.offset.store": "true", "enable.auto.commit": "true"}])
+def test_the_client_stores_and_commits_nothing_by_itself_whatever_the_conf_says(
+    setting: dict[str, str],
+) -> None:
+    """kafka-coop decides every commit: librdkafka never commits behind its back (e.g. on an unassign with a
+    reset member id, finding 1 of issue 25)."""
+    _consumer, inner, _ = make(marks=False, conf=setting)
+    assert inner.conf["enable.auto.offset.store"] == "false" and inner.conf["enable.auto.commit"] == "false"
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -84,15 +37,15 @@ def test_revoke_runs_the_hook_then_commits_what_is_marked_then_unassigns(protoco
     consumer, inner, sink = make(protocol, on_revoked=lambda ps: order.append("on_revoked"))
     inner.rebalance("assign", parts(0, 1))
     mark(consumer, inner, 0, 4)
-    inner.deliver(T, 1, 9)  # delivered, never marked done
+    hand_out(consumer, inner, 1, 9)  # handed out, never marked done
     inner.calls.clear()
     inner.rebalance("revoke", parts(0, 1))
     assert order == ["on_revoked"]
     calls = [c for c in inner.calls if c in ("commit", "unassign", "incremental_unassign")]
     assert calls[0] == "commit" and calls[1] in ("unassign", "incremental_unassign")
-    assert inner.committed_offsets == {(T, 0): 5}
+    assert inner.committed_offsets == {(T, 0): 5, (T, 1): 9}, "9 is in flight: 0-8 were never handed out"
     event = last(sink, "revoked")
-    assert event.committed == ((T, 0, 5),)
+    assert event.committed == ((T, 0, 5), (T, 1, 9))
     assert event.owned == () and consumer.owned == ()
 
 
@@ -100,7 +53,7 @@ def test_close_commits_what_is_marked_and_nothing_delivered_after_it() -> None:
     consumer, inner, sink = make()
     inner.rebalance("assign", parts(0))
     mark(consumer, inner, 0, 2)
-    inner.deliver(T, 0, 3)
+    hand_out(consumer, inner, 0, 3)
     consumer.close()
     assert inner.committed_offsets == {(T, 0): 3}
     assert last(sink, "closed").owned == ()
@@ -111,7 +64,7 @@ def test_leaving_the_with_block_on_an_exception_commits_only_marked_records() ->
     inner.rebalance("assign", parts(0))
     with pytest.raises(ValueError), consumer:
         mark(consumer, inner, 0, 0)
-        inner.deliver(T, 0, 1)
+        hand_out(consumer, inner, 0, 1)
         raise ValueError("processing offset 1 failed")
     assert inner.committed_offsets == {(T, 0): 1}, "offset 1 raised: it must be redelivered"
 
@@ -279,7 +232,7 @@ def test_a_member_fenced_after_its_own_eviction_is_told_so_not_blamed_on_a_twin(
     reset the member id and rejoined, and the commit carrying the old identity was FENCED_INSTANCE_ID."""
     consumer, inner, sink = make("cooperative", instance_id="svc-3")
     inner.rebalance("assign", parts(0, 1))
-    inner.log_warning(facility, line)
+    inner.log(facility, line)
     inner.raise_fatal(KafkaError.FENCED_INSTANCE_ID, "OffsetCommit failed")
     with pytest.raises(ConsumerFailed) as failure:
         consumer.poll(0.1)
@@ -306,7 +259,7 @@ def test_a_fenced_member_with_no_eviction_seen_is_told_both_causes_and_what_to_d
 def test_an_eviction_long_before_the_fence_does_not_explain_it(monkeypatch: pytest.MonkeyPatch) -> None:
     consumer, inner, _ = make("cooperative", instance_id="svc-3")
     inner.rebalance("assign", parts(0))
-    inner.log_warning("MAXPOLL", MAXPOLL_LINE)
+    inner.log("MAXPOLL", MAXPOLL_LINE)
     consumer.poll(0.1)
     later = _handler.time.monotonic() + 3600.0  # an hour later, well past every limit
     monkeypatch.setattr(_handler.time, "monotonic", lambda: later)
@@ -447,8 +400,9 @@ def test_an_interrupt_in_on_revoked_still_commits_unassigns_and_updates_owned(
     consumer, inner, sink = make(protocol, on_revoked=on_revoked)
     inner.rebalance("assign", parts(0, 1))
     mark(consumer, inner, 1, 3)
+    inner.pending.append(lambda: inner.rebalance("revoke", parts(0, 1)))
     with pytest.raises(interrupt):
-        inner.rebalance("revoke", parts(0, 1))
+        consumer.poll(0)
     assert inner.committed_offsets == {(T, 1): 4}
     assert inner.assigned == {} and consumer.owned == ()
     event = last(sink, "revoked")
@@ -460,8 +414,9 @@ def test_an_interrupt_in_on_assigned_comes_out_after_the_event() -> None:
         raise KeyboardInterrupt
 
     consumer, inner, sink = make(on_assigned=on_assigned)
+    inner.pending.append(lambda: inner.rebalance("assign", parts(0)))
     with pytest.raises(KeyboardInterrupt):
-        inner.rebalance("assign", parts(0))
+        consumer.poll(0)
     assert last(sink, "assigned").owned == tuple(parts(0)) == consumer.owned
 
 
@@ -471,8 +426,9 @@ def test_an_interrupt_in_on_lost_still_unassigns() -> None:
 
     consumer, inner, sink = make("cooperative", on_lost=on_lost)
     inner.rebalance("assign", parts(0))
+    inner.pending.append(lambda: inner.rebalance("lost", parts(0)))
     with pytest.raises(SystemExit):
-        inner.rebalance("lost", parts(0))
+        consumer.poll(0)
     assert consumer.owned == () and inner.assigned == {}
     assert last(sink, "lost").owned == ()
 
@@ -575,13 +531,6 @@ def test_an_assignment_served_during_close_publishes_no_manifest_after_the_tombs
     assert RecordingPublisher.order == ["start", "publish", "close"], RecordingPublisher.order
 
 
-def test_close_takes_no_timeout_it_cannot_honour() -> None:
-    consumer, _, _ = make()
-    with pytest.raises(TypeError):
-        consumer.close(commit_timeout_s=1.0)  # type: ignore[call-arg]
-    consumer.close()
-
-
 # --- listener, logs and errors -------------------------------------------------------------------
 def test_a_listener_subclass_gets_the_hooks_in_their_documented_order() -> None:
     calls: list[str] = []
@@ -644,13 +593,25 @@ def test_an_unreachable_cluster_is_one_sentence_until_it_answers(caplog: pytest.
     assert len(seen) == 4, "the user's own error_cb still sees every error"
 
 
-@pytest.mark.parametrize("key", ["stats_cb", "throttle_cb", "on_commit", "oauth_cb"])
+@pytest.mark.parametrize("key", ["stats_cb", "throttle_cb", "oauth_cb"])
 def test_confluent_kafka_callbacks_in_the_conf_reach_the_client(key: str) -> None:
     def callback(*args: Any) -> None:
         return None
 
     _, inner, _ = make(conf={key: callback})
     assert inner.conf[key] is callback
+
+
+def test_the_users_on_commit_sees_every_commit_kafka_coop_makes() -> None:
+    seen: list[Any] = []
+    consumer, inner, _ = make(conf={"on_commit": lambda err, partitions: seen.append((err, partitions))})
+    inner.rebalance("assign", parts(0))
+    mark(consumer, inner, 0, 4)
+    consumer.commit(asynchronous=False)
+    consumer.poll(0)  # commit callbacks are served inside poll, as librdkafka serves them
+    assert [(err, [(tp.topic, tp.partition, tp.offset) for tp in tps]) for err, tps in seen] == [
+        (None, [(T, 0, 5)])
+    ]
 
 
 def test_callbacks_for_a_settings_object_reach_the_client() -> None:
@@ -660,8 +621,9 @@ def test_callbacks_for_a_settings_object_reach_the_client() -> None:
         return ("token", 0.0)
 
     settings = ConsumerSettings(bootstrap_servers="b:9092", group_id="g")
-    CoopConsumer(settings, callbacks={"oauth_cb": oauth})
-    assert FakeConsumer.last is not None and FakeConsumer.last.conf["oauth_cb"] is oauth
+    group = FakeGroup()
+    CoopConsumer(settings, callbacks={"oauth_cb": oauth}, client=group.client)
+    assert group.consumer is not None and group.consumer.conf["oauth_cb"] is oauth
 
 
 def test_an_unknown_callback_name_is_refused_in_one_sentence() -> None:
@@ -740,8 +702,7 @@ def test_the_revoke_at_close_after_a_pending_assign_names_only_partitions_the_me
     assert last(sink, "closed").owned == ()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 finding 9: subscribe('orders') subscribes to o, r, d, e, s")
 def test_a_topic_given_as_a_string_is_refused_as_confluent_refuses_it() -> None:
-    conf = {"bootstrap.servers": "b:9092", "group.id": "g"}
-    with pytest.raises(TypeError, match="list"):
-        CoopConsumer(conf).subscribe("orders")  # type: ignore[arg-type]
+    consumer, _, _ = make(subscribe=False)
+    with pytest.raises(TypeError, match=r"list of topic names, not 'orders': write \['orders'\]"):
+        consumer.subscribe("orders")  # type: ignore[arg-type]

@@ -1,0 +1,731 @@
+"""The one driver base: everything a kafka-coop consumer does around its client, for both drivers.
+
+`CoopConsumer` calls it from the application's thread; `CoopAIOConsumer` from its pool's workers (and
+gives it a `run_hook` that runs hooks and sinks on the event loop). It owns:
+
+- the **call path**: `poll`/`consume` closures of a fixed signature around the client's own. The fast
+  path is the client call, one attribute store (drop-in: the batch the application now holds) or one
+  `deque.append` (explicit marks: what was handed out), and one attribute read (`CallState.slow`, raised by
+  the watchdog ten times a second and by every callback). The slow path raises a fatal error or a hook's
+  interrupt (seeking the call's records back: nothing it took is lost), applies deferred seeks, runs the
+  freeze check, and makes the interval commit when it is due: on the polling thread, inside
+  `poll`/`consume`, never behind the application's back (the Java consumer's rule);
+- the **committer**: every commit is kafka-coop's, with explicit offsets and the leader epoch (interval,
+  revoke, close, the application's `commit()`); the client itself stores and commits nothing;
+- the **step executor** the handler's rebalance generators run on, on the callback's own thread;
+- **close**: commit what is done, close the client (revoking through the handler), bounded by a timeout
+  if asked.
+
+Locking: `_lock` guards kafka-coop's own bookkeeping and is never held across a client call (the client
+has its own gate, and a rebalance callback holding the gate takes `_lock`).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException, Message
+from confluent_kafka import TopicPartition as ClientPartition
+
+from kafka_coop.consumer._client_callbacks import ClientErrors, ClientLog
+from kafka_coop.consumer._fatal import describe_error, error_code
+from kafka_coop.consumer._freeze import WATCHDOG, CallState, FreezeGuard
+from kafka_coop.consumer._handler import client_partitions
+from kafka_coop.consumer._offsets import Key, Ledger, commit_offset, first_offsets
+from kafka_coop.consumer._setup import LIBRDKAFKA_LOGGER, Prepared
+from kafka_coop.consumer._steps import (
+    Assign,
+    CallHook,
+    Commit,
+    Emit,
+    ReadAssignment,
+    ReadCommitted,
+    ReadMemberId,
+    Release,
+    Step,
+    Steps,
+    Unassign,
+    Wait,
+    run_steps,
+)
+from kafka_coop.errors import ConsumerFailed
+from kafka_coop.events import CommittedOffset, RebalanceEvent
+
+# How long close serves an incremental rebalance under way before it commits again (see close()).
+CLOSE_REBALANCE_WAIT_S = 5.0
+HELD_NOW = object()  # `commit()`'s default: the batch the application holds at the call is done
+RunHook = Callable[[Callable[..., Any], tuple[Any, ...]], Any]
+ClientFactory = Callable[[dict[str, Any]], Any]
+_monotonic = time.monotonic
+
+
+def call_directly(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    """The sync driver's hook runner."""
+    return fn(*args)
+
+
+def commit_partition(key: Key, offset: int, epoch: int | None, metadata: str | None) -> ClientPartition:
+    """One explicit commit offset, with the leader epoch and any `store_offsets` metadata."""
+    leader_epoch = -1 if epoch is None else epoch
+    if metadata is None:
+        return ClientPartition(key[0], key[1], offset, leader_epoch=leader_epoch)
+    return ClientPartition(key[0], key[1], offset, metadata, leader_epoch=leader_epoch)
+
+
+@dataclass
+class CloseReport:
+    """What `close()` committed, and what it could not."""
+
+    committed: list[CommittedOffset] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+class Core:
+    """One consumer's client and everything kafka-coop does around it (see the module docstring)."""
+
+    def __init__(
+        self,
+        prepared: Prepared,
+        factory: ClientFactory,
+        *,
+        run_hook: RunHook = call_directly,
+        error_cb: Callable[[Any], Any] | None = None,
+        on_commit: Callable[[Any, Any], Any] | None = None,
+    ) -> None:
+        self.prepared = prepared
+        self.handler = prepared.handler
+        self.log = prepared.log
+        self.run_hook = run_hook
+        self.state = CallState()
+        self.guard = FreezeGuard(prepared.freeze_limit_s, prepared.log)
+        self.ledger: Ledger | None = Ledger() if prepared.marks else None
+        self.floors: dict[Key, int] = {}  # where kafka-coop sought a partition to: done below it
+        self.confirmed: dict[Key, int] = {}  # what the broker confirmed kafka-coop committed
+        self.sent: dict[Key, int] = {}  # what kafka-coop sent last (an interval commit may be in flight)
+        self.pending_seeks: dict[Key, ClientPartition] = {}
+        self.manual: set[Key] = set()  # partitions the application assigned itself (no group)
+        # Calls whose await was cancelled (asyncio), and the records they took: handed out by the next
+        # call, and not done until then.
+        self.cancelled: deque[concurrent.futures.Future[Any]] = deque()
+        self.carry: list[Any] = []
+        self.fatal_text: str | None = None
+        self.subscribed = False
+        self.closed = False
+        self.next_commit = _monotonic() + prepared.interval_s
+        self._close_done: object = None
+        self._lock = threading.Lock()
+        self._user_on_commit = on_commit
+        self.client_log = ClientLog(
+            prepared.callbacks.get("logger") or logging.getLogger(LIBRDKAFKA_LOGGER),
+            self._on_fatal_log,
+            self.handler.note_eviction,
+        )
+        self.errors = ClientErrors(prepared.log, prepared.settings.bootstrap_servers, error_cb)
+        conf = {
+            **prepared.client_conf(),
+            "logger": self.client_log,
+            "error_cb": self.errors,
+            "on_commit": self._on_commit,
+        }
+        self.inner: Any = factory(conf)
+        WATCHDOG.register(self.state)
+
+    # --- the call path ---------------------------------------------------------------------------
+    def make_poll(self, *, hand_out: bool = True) -> Callable[[float], Message | None]:
+        """`poll(timeout)`: the client's, one attribute read on the fast path (see the module docstring).
+        `hand_out=False` (asyncio): the caller registers what it hands out itself, once it has."""
+        inner_poll, state, slow, broken = self.inner.poll, self.state, self._slow_poll, self.broken_call
+        if self.ledger is None:
+
+            def poll(timeout: float = -1) -> Message | None:
+                try:
+                    msg = inner_poll(timeout)
+                except BaseException:
+                    broken(1)
+                    raise
+                state.held = msg
+                if state.slow:
+                    return slow(msg, hand_out)
+                return msg  # type: ignore[no-any-return]
+
+            return poll
+        handed = self.ledger.handed.append
+        if not hand_out:
+
+            def poll_unregistered(timeout: float = -1) -> Message | None:
+                try:
+                    msg = inner_poll(timeout)
+                except BaseException:
+                    broken(1)
+                    raise
+                if state.slow:
+                    return slow(msg, hand_out)
+                return msg  # type: ignore[no-any-return]
+
+            return poll_unregistered
+
+        def poll_marked(timeout: float = -1) -> Message | None:
+            try:
+                msg = inner_poll(timeout)
+            except BaseException:
+                broken(1)
+                raise
+            if state.slow:
+                return slow(msg, hand_out)
+            if msg is not None:
+                handed(msg)
+            return msg  # type: ignore[no-any-return]
+
+        return poll_marked
+
+    def make_consume(self, *, hand_out: bool = True) -> Callable[[int, float], list[Message]]:
+        inner_consume, state, slow, broken = (
+            self.inner.consume,
+            self.state,
+            self._slow_consume,
+            self.broken_call,
+        )
+        if self.ledger is None:
+
+            def consume(num_messages: int = 1, timeout: float = -1) -> list[Message]:
+                try:
+                    messages = inner_consume(num_messages, timeout)
+                except BaseException:
+                    broken(num_messages)
+                    raise
+                state.held = messages
+                if state.slow:
+                    return slow(messages, hand_out)
+                return messages  # type: ignore[no-any-return]
+
+            return consume
+        handed = self.ledger.handed.append
+        if not hand_out:
+
+            def consume_unregistered(num_messages: int = 1, timeout: float = -1) -> list[Message]:
+                try:
+                    messages = inner_consume(num_messages, timeout)
+                except BaseException:
+                    broken(num_messages)
+                    raise
+                if state.slow:
+                    return slow(messages, hand_out)
+                return messages  # type: ignore[no-any-return]
+
+            return consume_unregistered
+
+        def consume_marked(num_messages: int = 1, timeout: float = -1) -> list[Message]:
+            try:
+                messages = inner_consume(num_messages, timeout)
+            except BaseException:
+                broken(num_messages)
+                raise
+            if state.slow:
+                return slow(messages, hand_out)
+            handed(messages)
+            return messages  # type: ignore[no-any-return]
+
+        return consume_marked
+
+    def _slow_poll(self, msg: Any, hand_out: bool) -> Message | None:
+        out = self._slow([] if msg is None else [msg], hand_out)
+        first: Message | None = out[0] if out else None
+        if self.ledger is None:
+            self.state.held = first
+        return first
+
+    def _slow_consume(self, messages: list[Any], hand_out: bool) -> list[Any]:
+        return self._slow(messages, hand_out)
+
+    def _slow(self, messages: list[Any], hand_out: bool) -> list[Any]:
+        """Everything the fast path leaves out; returns what may be handed out."""
+        state, handler = self.state, self.handler
+        state.slow = False
+        if self.fatal_text is not None and handler.failure is None:
+            self.run(handler.fail(handler.fatal_from_log(self.fatal_text)))
+        if handler.failure is not None:
+            state.slow = True  # every later call raises it too
+            state.held = None
+            raise handler.failure
+        interrupt = handler.take_interrupt()
+        if interrupt is not None:  # a hook's BaseException: the rebalance is done; nothing is lost
+            self.seek_back(messages)
+            state.held = None
+            state.slow = True
+            raise interrupt
+        now = _monotonic()
+        if self.pending_seeks:
+            messages = self._apply_pending_seeks(messages)
+        if not self.guard.verdict(now, handler.rebalances):
+            self.guard.held += sum(1 for m in messages if m.error() is None)
+            self.seek_back(messages)
+            messages = [m for m in messages if m.error() is not None]
+        if self.guard.holding or self.pending_seeks:
+            state.slow = True
+        if self.ledger is None:
+            state.held = messages
+        elif hand_out:
+            self.ledger.handed.append(messages)
+        if self.prepared.auto_commit and now >= self.next_commit:
+            self.next_commit = now + self.prepared.interval_s
+            self.commit_interval()
+        elif self.ledger is not None and len(self.ledger.handed) > 64:
+            with self._lock:  # keep what waits to be folded small between commits
+                self.ledger.fold()
+        return messages
+
+    def broken_call(self, at_most: int) -> None:
+        """The client's `poll`/`consume` raised (Ctrl-C, an exception from a conf callback): confluent-kafka
+        then drops the records the call had taken, after librdkafka moved the position past them. Which
+        ones is unknown, so every partition goes back `at_most` offsets from its position: records may
+        come twice, none is lost (and none is committed unseen: the commit goes by the seek)."""
+        self.state.held = None
+        self.state.slow = True
+        try:
+            positions = self.inner.position(client_partitions(self.keys()))
+        except Exception:  # closed, or the group terminated: nothing to seek
+            return
+        for tp in positions:
+            if tp.error is not None or tp.offset < 0:
+                continue
+            back = max(tp.offset - at_most, 0)
+            try:
+                self.inner.seek(ClientPartition(tp.topic, tp.partition, back))
+            except Exception as exc:
+                self.log.debug("seek back %s-%d: %s", tp.topic, tp.partition, describe_error(exc))
+                continue
+            with self._lock:
+                self.floors[(tp.topic, tp.partition)] = back
+
+    def seek_back(self, messages: Iterable[Any]) -> None:
+        """Records the client handed out but the application will not get: fetch them again (if this
+        member still owns the partition). Everything before them was handed out: done, once the
+        application calls again."""
+        for (topic, partition), offset in first_offsets(messages).items():
+            try:
+                self.inner.seek(ClientPartition(topic, partition, offset))
+            except KafkaException as exc:  # no longer assigned: the new owner reads them
+                self.log.debug("seek back %s-%d: %s", topic, partition, describe_error(exc))
+                continue
+            with self._lock:
+                self.floors[(topic, partition)] = offset
+
+    def settle_cancelled(self) -> None:
+        """Before any other call goes on (asyncio): wait for the calls whose await was cancelled, and carry
+        what they took to the next `consume`/`poll` (it never reached the application). Until then the
+        client's position is past records nobody saw, so nothing may read it for a commit."""
+        taken = []  # those cancelled so far: one cancelled later may be the call running this
+        while self.cancelled:
+            taken.append(self.cancelled.popleft())
+        for future in taken:
+            try:
+                result = future.result()
+            except BaseException as exc:  # cancelled before it ran, or it raised: it handed out nothing
+                self.log.debug("a cancelled call ended without records: %s", describe_error(exc))
+                continue
+            batch = result if isinstance(result, list) else [] if result is None else [result]
+            self.state.held = None
+            with self._lock:
+                self.carry.extend(m for m in batch if m.error() is None)
+
+    def take_carry(self, count: int) -> list[Any]:
+        """Up to `count` carried records, handed out now (the application has them from here on)."""
+        with self._lock:
+            batch, self.carry = self.carry[:count], self.carry[count:]
+        if self.ledger is None:
+            self.state.held = batch
+        return batch
+
+    # --- seeks -------------------------------------------------------------------------------------
+    def seek(self, partition: ClientPartition) -> None:
+        """`seek`, also where librdkafka cannot yet (inside `on_assigned`, fetching not started: `_STATE`):
+        then it is applied as soon as it can be, and nothing fetched before it is handed out."""
+        key = (partition.topic, partition.partition)
+        try:
+            self.inner.seek(partition)
+        except KafkaException as exc:
+            if error_code(exc) != KafkaError._STATE or key not in self.keys():
+                raise
+            with self._lock:
+                self.pending_seeks[key] = partition
+            self.state.slow = True
+            return
+        self._note_seek(key, partition.offset)
+
+    def _note_seek(self, key: Key, offset: int) -> None:
+        with self._lock:
+            if offset >= 0:
+                self.floors[key] = offset
+            else:  # a logical offset (beginning, end): where it lands is the client's to say
+                self.floors.pop(key, None)
+
+    def _apply_pending_seeks(self, messages: list[Any]) -> list[Any]:
+        with self._lock:
+            pending = dict(self.pending_seeks)
+        waiting: set[Key] = set()
+        for key, partition in pending.items():
+            try:
+                self.inner.seek(partition)
+            except KafkaException as exc:
+                if error_code(exc) == KafkaError._STATE and key in self.keys():
+                    waiting.add(key)  # fetching has not started yet
+                    continue
+                self.log.warning("seek %s-%d to %d: %s", *key, partition.offset, describe_error(exc))
+            else:
+                self._note_seek(key, partition.offset)
+            with self._lock:
+                self.pending_seeks.pop(key, None)
+        # Records of a partition sought (or still to be) came from before the seek: not handed out.
+        return [m for m in messages if m.error() is not None or (m.topic(), m.partition()) not in pending]
+
+    # --- the committer -----------------------------------------------------------------------------
+    def keys(self) -> list[Key]:
+        """The partitions kafka-coop commits for: what the group gave, and what the app assigned."""
+        return sorted({*self.handler.owned, *self.manual})
+
+    def offsets(self, keys: Sequence[Key], *, done: object = None) -> list[ClientPartition]:
+        """What is done of `keys`, as explicit offsets with the leader epoch (no client lock taken
+        beyond `position`). Drop-in: the batch the application holds is not done, unless it is `done`
+        (the application said so: `commit()`, a clean `close()`)."""
+        if not keys:
+            return []
+        ledger = self.ledger
+        with self._lock:
+            if ledger is not None:
+                ledger.fold()
+            floors = dict(self.floors)
+            unfinished = {k: ledger.lowest_unfinished(k) for k in keys} if ledger is not None else {}
+            ranges = {k: ledger.range_mark(k) for k in keys} if ledger is not None else {}
+            metadata = {k: ledger.metadata(k) for k in keys} if ledger is not None else {}
+            carried = first_offsets(self.carry)  # taken, never handed out: not done in any mode
+        held = self.state.held
+        holding: dict[Key, int] = {}
+        if ledger is None and held is not None and held is not done:
+            holding = first_offsets(held if isinstance(held, list) else [held])
+        for key, first in carried.items():
+            holding[key] = min(first, holding.get(key, first))
+        positions = {(tp.topic, tp.partition): tp for tp in self.inner.position(client_partitions(keys))}
+        out = []
+        for key in keys:
+            tp = positions.get(key)
+            position = tp.offset if tp is not None and tp.error is None and tp.offset >= 0 else None
+            offset = commit_offset(
+                position,
+                floors.get(key),
+                unfinished=unfinished.get(key),
+                held=holding.get(key),
+                range_mark=ranges.get(key, -1),
+            )
+            if offset is None:
+                continue
+            epoch = tp.leader_epoch if tp is not None and position is not None else None
+            out.append(commit_partition(key, offset, epoch, metadata.get(key)))
+        return out
+
+    def may_commit(self) -> str | None:
+        """Why kafka-coop must not commit now, or None."""
+        if self.prepared.transactional:
+            return "the transaction owns the commit"
+        if self.handler.failure is not None:
+            return f"the consumer failed ({self.handler.failure.code})"
+        if self.handler.evicted:
+            return "this member was evicted (its member id was reset) and has not rejoined"
+        return None
+
+    def commit_interval(self) -> None:
+        """The auto commit: what changed since the last one, asynchronously (on the polling thread)."""
+        if self.may_commit() is not None:
+            return
+        try:
+            offsets = [
+                tp for tp in self.offsets(self.keys()) if self.sent.get((tp.topic, tp.partition)) != tp.offset
+            ]
+            if not offsets:
+                return
+            with self._lock:
+                for tp in offsets:
+                    self.sent[(tp.topic, tp.partition)] = tp.offset
+            self.inner.commit(offsets=offsets, asynchronous=True)
+        except (KafkaException, RuntimeError) as exc:
+            self.log.info("Interval commit not sent: %s", describe_error(exc))
+
+    def commit_now(self, keys: Sequence[Key], *, done: object = None) -> list[ClientPartition]:
+        """A synchronous commit of what is done of `keys`; the result lists, for every key kafka-coop
+        committed now or before, the offset the group holds (per-partition errors included)."""
+        if self.may_commit() is not None:
+            return []
+        offsets = [
+            tp
+            for tp in self.offsets(keys, done=done)
+            if self.confirmed.get((tp.topic, tp.partition)) != tp.offset
+        ]
+        result: list[ClientPartition] = []
+        if offsets:
+            with self._lock:
+                for tp in offsets:
+                    self.sent[(tp.topic, tp.partition)] = tp.offset
+            result = list(self.inner.commit(offsets=offsets, asynchronous=False) or [])
+            self._confirm(result)
+        fresh = {(tp.topic, tp.partition) for tp in result}
+        earlier = [
+            ClientPartition(k[0], k[1], self.confirmed[k])
+            for k in keys
+            if k in self.confirmed and k not in fresh
+        ]
+        return result + earlier
+
+    def commit_before_unassign(self, keys: Iterable[Key]) -> None:
+        """The application unassigns partitions it assigned itself: what is done is committed first."""
+        keys = sorted(keys)
+        if keys and self.may_commit() is None:
+            try:
+                self.commit_now(keys)
+            except KafkaException as exc:
+                self.log.warning("Commit before unassign failed: %s", describe_error(exc))
+
+    def _confirm(self, partitions: Iterable[Any]) -> None:
+        with self._lock:
+            for tp in partitions:
+                key = (tp.topic, tp.partition)
+                if tp.error is None and tp.offset >= 0:
+                    self.confirmed[key] = tp.offset
+                elif self.sent.get(key) == tp.offset:
+                    self.sent.pop(key, None)  # failed: the next commit sends it again
+
+    def release(self, keys: Iterable[Key]) -> None:
+        """The partitions left this member: forget their offsets, marks, seeks and held records."""
+        keys = set(keys)
+        with self._lock:
+            if self.ledger is not None:
+                self.ledger.release(keys)
+            self.carry = [m for m in self.carry if (m.topic(), m.partition()) not in keys]
+            for key in keys:
+                self.floors.pop(key, None)
+                self.confirmed.pop(key, None)
+                self.sent.pop(key, None)
+                self.pending_seeks.pop(key, None)
+
+    def _on_commit(self, err: Any, partitions: Any) -> None:
+        """librdkafka's commit callback (inside poll): the outcome of every commit, interval ones too."""
+        if err is not None and error_code(KafkaException(err)) not in (None, KafkaError._NO_OFFSET):
+            self.log.info("Commit failed: %s", err)
+        self._confirm(partitions or [])
+        if self._user_on_commit is not None:
+            self.run_hook(self._user_on_commit, (err, partitions))
+
+    # --- the application's commit and store_offsets -------------------------------------------------
+    def commit_app(
+        self,
+        message: Any = None,
+        offsets: list[ClientPartition] | None = None,
+        asynchronous: bool = True,
+        *,
+        done: object = HELD_NOW,
+    ) -> list[ClientPartition] | None:
+        """`commit()` as confluent-kafka's: no arguments commits what the application consumed (drop-in)
+        or marked (explicit); a message or offsets commit exactly that."""
+        if message is not None or offsets is not None:
+            kwargs: dict[str, Any] = {"asynchronous": asynchronous}
+            if message is not None:
+                kwargs["message"] = message
+            if offsets is not None:
+                kwargs["offsets"] = offsets
+            result = self.inner.commit(**kwargs)
+            if result is not None:
+                self._confirm(result)
+            return result  # type: ignore[no-any-return]
+        why = self.may_commit()
+        if why is not None and not self.prepared.transactional:
+            raise KafkaException(KafkaError(KafkaError._STATE, f"Nothing was committed: {why}."))
+        if done is HELD_NOW:
+            done = self.state.held
+        todo = [
+            tp
+            for tp in self.offsets(self.keys(), done=done)
+            if self.confirmed.get((tp.topic, tp.partition)) != tp.offset
+        ]
+        if not todo:
+            if asynchronous:
+                return None
+            raise KafkaException(KafkaError(KafkaError._NO_OFFSET, "No offset to commit"))
+        with self._lock:
+            for tp in todo:
+                self.sent[(tp.topic, tp.partition)] = tp.offset
+        result = self.inner.commit(offsets=todo, asynchronous=asynchronous)
+        if result is not None:
+            self._confirm(result)
+        return result  # type: ignore[no-any-return]
+
+    def store_offsets(self, message: Any = None, offsets: list[ClientPartition] | None = None) -> None:
+        """confluent's `store_offsets` under explicit marks: a message is marked done; an offset says
+        every record below it is done."""
+        if self.ledger is None:
+            raise KafkaException(
+                KafkaError(
+                    KafkaError._INVALID_ARG,
+                    "store_offsets() and mark_done() need explicit marks: set enable.auto.offset.store=false "
+                    "(without it, a record is done once the application polls past it).",
+                )
+            )
+        if message is not None:
+            self.ledger.marks.append(message)
+        for tp in offsets or ():
+            self.ledger.marks.append((tp.topic, tp.partition, tp.offset, tp.metadata))
+
+    def committable(self) -> list[ClientPartition]:
+        """What `commit()` would commit now (every partition, changed or not): for transactions."""
+        return self.offsets(self.keys(), done=self.state.held)
+
+    # --- the step executor (on the callback's own thread) -----------------------------------------
+    def run(self, steps: Steps[Any]) -> Any:
+        return run_steps(steps, self.execute)
+
+    def execute(self, step: Step) -> Any:
+        inner = self.inner
+        if isinstance(step, CallHook):
+            return self.run_hook(step.fn, step.args)
+        if isinstance(step, Emit):
+            return self.emit(step.event)
+        if isinstance(step, Assign):
+            return (
+                inner.incremental_assign(step.partitions)
+                if step.incremental
+                else inner.assign(step.partitions)
+            )
+        if isinstance(step, Unassign):
+            return inner.incremental_unassign(step.partitions) if step.incremental else inner.unassign()
+        if isinstance(step, Commit):
+            # Inside poll/consume the application called again: the batch it held is done. Inside close
+            # it is done unless close runs on an exception.
+            return self.commit_now(
+                step.keys, done=self._close_done if self.handler.closing else self.state.held
+            )
+        if isinstance(step, Release):
+            return self.release(step.keys)
+        if isinstance(step, ReadCommitted):
+            return inner.committed(step.partitions, timeout=step.timeout_s)
+        if isinstance(step, ReadAssignment):
+            return inner.assignment()
+        if isinstance(step, ReadMemberId):
+            return inner.memberid()
+        if isinstance(step, Wait):
+            time.sleep(step.seconds)
+            return None
+        raise TypeError(f"not a handler step: {step!r}")
+
+    def emit(self, event: RebalanceEvent) -> None:
+        sink = self.prepared.sink
+        if sink is None or self.closed:
+            return
+        try:
+            self.run_hook(sink.emit, (event,))
+        except Exception:
+            self.log.exception("Rebalance event sink failed; the event is dropped, consumption goes on")
+
+    # --- librdkafka's callbacks (inside poll/consume/close, on that call's thread) --------------------
+    def on_assign(self, _consumer: Any, partitions: list[ClientPartition]) -> None:
+        self.errors.reached()
+        self._callback(self.handler.assign(partitions))
+
+    def on_revoke(self, _consumer: Any, partitions: list[ClientPartition]) -> None:
+        self._callback(self.handler.revoke(partitions))
+
+    def on_lost(self, _consumer: Any, partitions: list[ClientPartition]) -> None:
+        self._callback(self.handler.lose(partitions))
+
+    def _callback(self, steps: Steps[None]) -> None:
+        """Run a rebalance callback's steps; never raise through librdkafka (an interrupt a hook raised
+        is kept by the handler, and raised by the call path once the client call returned)."""
+        try:
+            self.run(steps)
+        except BaseException as exc:  # a bug of ours: keep it for the call path rather than crash librdkafka
+            self.log.exception("Rebalance callback failed")
+            self.handler._keep_interrupt(exc)
+        finally:
+            self.state.slow = True
+
+    def _on_fatal_log(self, text: str) -> None:
+        """librdkafka logged a fatal error (inside poll/consume/close): the handler fails the consumer now,
+        before any callback librdkafka queued after it (its own `lost`); the call path raises it."""
+        if self.fatal_text is None:
+            self.fatal_text = text
+            if self.handler.failure is None:
+                self._callback(self.handler.fail(self.handler.fatal_from_log(text)))
+        self.state.slow = True
+
+    # --- close -------------------------------------------------------------------------------------
+    def _commit_after_rebalance(
+        self, offsets: list[ClientPartition], error: str | None
+    ) -> tuple[list[CommittedOffset], str | None]:
+        """The close commit was refused with a stale generation: an incremental rebalance is under way
+        (e.g. the application stops right after a revoke). Serve it (the records the client hands out
+        meanwhile are sought back: they go to no one), then commit the same offsets once."""
+        todo = [tp for tp in offsets if self.confirmed.get((tp.topic, tp.partition)) != tp.offset]
+        if not todo:
+            return [], error
+        before, deadline = self.handler.rebalances, _monotonic() + CLOSE_REBALANCE_WAIT_S
+        try:
+            while self.handler.rebalances == before and _monotonic() < deadline:
+                msg = self.inner.poll(0.1)
+                if msg is not None:
+                    self.seek_back([msg])
+            result = list(self.inner.commit(offsets=todo, asynchronous=False) or [])
+        except (KafkaException, RuntimeError) as exc:
+            return [], f"{error}; again after the rebalance: {describe_error(exc)}"
+        self._confirm(result)
+        return [(tp.topic, tp.partition, tp.offset) for tp in result if tp.error is None], None
+
+    def close(self, *, batch_done: bool) -> CloseReport:
+        """Commit what is done, close the client (librdkafka revokes through the handler)."""
+        report = CloseReport()
+        self.handler.closing = True
+        self.settle_cancelled()
+        if self.fatal_text is not None and self.handler.failure is None:
+            self.run(self.handler.fail(self.handler.fatal_from_log(self.fatal_text)))
+        keys = self.keys()
+        why = self.may_commit()
+        if (
+            why is None
+            and keys
+            and self.handler.protocol != "consumer"
+            and self.prepared.settings.instance_id
+        ):
+            try:  # a static member whose member id was reset would be fenced (fatal) by a commit
+                if not str(self.inner.memberid() or ""):
+                    why = "this member's member id was reset (max.poll.interval.ms or session ran out)"
+                    self.handler.evicted = True  # the revoke close makes must not commit either
+            except (KafkaException, RuntimeError):
+                pass
+        self._close_done = self.state.held if batch_done else None
+        if why is None and keys:
+            intended = self.offsets(keys, done=self._close_done)
+            try:
+                committed, error, verdict = self.run(self.handler.commit_done(keys))
+            except (KafkaException, RuntimeError) as exc:
+                committed, error, verdict = [], f"commit on close: {describe_error(exc)}", "failed"
+            if verdict == "evicted" and self.handler.protocol != "eager" and self.handler.failure is None:
+                committed, error = self._commit_after_rebalance(intended, error)
+            report.committed.extend(committed)
+            if error:
+                report.errors.append(error)
+        elif why is not None and keys and not self.prepared.transactional:
+            report.errors.append(f"nothing committed on close: {why}")
+        try:
+            self.inner.close()
+        except (KafkaException, ConsumerFailed, RuntimeError) as exc:
+            self.log.warning("Closing the client reported: %s", describe_error(exc))
+        return report
+
+
+def treat_as_done_on_close() -> bool:
+    """Whether the batch the application holds is done when it closes: not while an exception is
+    propagating or being handled (close() called from `finally`/`except` after processing raised)."""
+    return sys.exc_info()[1] is None

@@ -1,0 +1,161 @@
+"""What may be committed: kafka-coop's own record of what the application has finished, per partition.
+
+Pure (no client): the drivers feed it what they handed out and what the application marked, and ask
+it for one partition's commit offset given the client's position. Two rules, one per mode:
+
+- **Drop-in** ("what the application polled past is done", the Java consumer's rule): the commit offset
+  is the client's position (the offset after the last record handed out), except that records the
+  application still holds (the batch of its last `poll`/`consume`, until it calls again or commits)
+  are not done.
+- **Explicit marks** (`mark_done`, `store_offsets`): the commit offset is the lowest record handed out
+  and not marked done (Confluent Parallel Consumer's rule), or the position when every record is done.
+  Contiguity is over the records handed out, never over integers: compaction and transaction markers
+  leave offsets that are never delivered, and a gap must not stall the commit.
+
+Marks come from any thread or task, in any order, and cost one `deque.append` (atomic under the GIL,
+no lock, no client call); they are folded in by the thread that commits, before it commits.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+Key = tuple[str, int]
+# A range mark from `store_offsets(offsets=[...])`: every record of the partition below `offset` is done,
+# and the metadata to commit with it (confluent-kafka commits a stored offset's metadata).
+RangeMark = tuple[str, int, int, str | None]
+
+
+class Progress:
+    """One partition's records handed out under explicit marks: which are still unfinished."""
+
+    __slots__ = ("below", "inflight", "metadata", "order", "ordered")
+
+    def __init__(self) -> None:
+        self.inflight: set[int] = set()
+        self.order: deque[int] = deque()  # offsets in the order they were handed out
+        self.ordered = True  # False after a record came out below an earlier one (a seek back)
+        self.below = -1  # a range mark: every record below it is done
+        self.metadata: str | None = None  # the last range mark's metadata
+
+    def handed_out(self, offset: int) -> None:
+        if self.order and offset <= self.order[-1]:
+            self.ordered = False
+        self.order.append(offset)
+        self.inflight.add(offset)
+
+    def done(self, offset: int) -> None:
+        self.inflight.discard(offset)
+
+    def done_below(self, offset: int, metadata: str | None = None) -> None:
+        self.below = max(self.below, offset)
+        self.metadata = metadata
+
+    def lowest_unfinished(self) -> int | None:
+        below, inflight, order = self.below, self.inflight, self.order
+        if not self.ordered:  # rare: rebuild in offset order
+            live = sorted(o for o in inflight if o >= below)
+            self.inflight, self.order, self.ordered = set(live), deque(live), True
+            return live[0] if live else None
+        while order and (order[0] not in inflight or order[0] < below):
+            inflight.discard(order.popleft())
+        return order[0] if order else None
+
+
+class Ledger:
+    """Explicit marks of one consumer: what was handed out (by the polling side) and what is done (by
+    anyone), folded into per-partition `Progress` on demand by the committing thread."""
+
+    def __init__(self) -> None:
+        # A message, or a list of messages (a `consume` batch): appended as they are handed out.
+        self.handed: deque[Any] = deque()
+        # A message marked done, or a RangeMark: appended by any thread or task.
+        self.marks: deque[Any] = deque()
+        self.parts: dict[Key, Progress] = {}
+
+    def fold(self) -> None:
+        """Take in everything handed out, then every mark (a mark is always for a record handed out
+        before it: the application cannot mark what it was not given)."""
+        handed, marks, parts = self.handed, self.marks, self.parts
+        while handed:
+            item = handed.popleft()
+            for msg in item if type(item) is list else (item,):
+                if msg.error() is not None:
+                    continue
+                key = (msg.topic(), msg.partition())
+                progress = parts.get(key)
+                if progress is None:
+                    progress = parts[key] = Progress()
+                progress.handed_out(msg.offset())
+        while marks:
+            mark = marks.popleft()
+            if type(mark) is tuple:
+                progress = parts.get((mark[0], mark[1]))
+                if progress is None:  # nothing handed out yet: the offset is committed as given
+                    progress = parts[(mark[0], mark[1])] = Progress()
+                progress.done_below(mark[2], mark[3] if len(mark) > 3 else None)
+                continue
+            progress = parts.get((mark.topic(), mark.partition()))
+            if progress is not None:  # else: a partition no longer owned, or never handed out
+                progress.done(mark.offset())
+
+    def lowest_unfinished(self, key: Key) -> int | None:
+        progress = self.parts.get(key)
+        return None if progress is None else progress.lowest_unfinished()
+
+    def range_mark(self, key: Key) -> int:
+        progress = self.parts.get(key)
+        return -1 if progress is None else progress.below
+
+    def metadata(self, key: Key) -> str | None:
+        progress = self.parts.get(key)
+        return None if progress is None else progress.metadata
+
+    def release(self, keys: Iterable[Key]) -> None:
+        """The partitions left: forget them (marks still queued for them are dropped when folded)."""
+        self.fold()
+        for key in keys:
+            self.parts.pop(key, None)
+
+
+def first_offsets(messages: Iterable[Any]) -> dict[Key, int]:
+    """The first offset of each partition among `messages` (error events carry no record)."""
+    first: dict[Key, int] = {}
+    for msg in messages:
+        if msg is None or msg.error() is not None:
+            continue
+        key = (msg.topic(), msg.partition())
+        offset = msg.offset()
+        if key not in first or offset < first[key]:
+            first[key] = offset
+    return first
+
+
+def commit_offset(
+    position: int | None,
+    floor: int | None,
+    *,
+    unfinished: int | None = None,
+    held: int | None = None,
+    range_mark: int = -1,
+) -> int | None:
+    """The offset to commit for one partition (every record below it is done), or None for nothing.
+
+    `position`: the client's position (the offset after the last record handed out; None or negative
+    when it has none, e.g. right after a seek). `floor`: where kafka-coop last sought the partition to
+    (what it handed out before that is done; the position is reset by a seek). `unfinished` (explicit
+    marks): the lowest record handed out and not done. `held` (drop-in): the first record the
+    application still holds. `range_mark`: a `store_offsets` offset, committed as given when no record
+    below it is unfinished.
+    """
+    reached = position if position is not None and position >= 0 else floor
+    if range_mark >= 0:
+        reached = range_mark if reached is None else max(reached, range_mark)
+    if reached is None:
+        return None
+    for limit in (unfinished, held):
+        if limit is not None and limit < reached:
+            reached = limit
+    return reached

@@ -1,0 +1,45 @@
+"""A drop-in CoopConsumer service in its own process, for tests that stop it with Ctrl-C (SIGINT).
+
+`python -m tests.integration.consumer.interrupt_member BOOTSTRAP GROUP TOPIC REBALANCE OUT` processes
+records slowly, appending `<partition> <offset>` to OUT once each is processed, with librdkafka's
+defaults and no marks or commits of its own (what it polled past is done). SIGINT raises
+KeyboardInterrupt wherever the loop is, inside `poll` included; the `with` block closes the consumer.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from tests.integration.consumer.members import REBALANCE_CONF
+
+
+def main(argv: list[str]) -> int:
+    bootstrap, group, topic, rebalance, out = argv
+    from kafka_coop import CoopConsumer
+
+    conf = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "auto.offset.reset": "earliest",
+        **REBALANCE_CONF[rebalance],
+    }
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        with CoopConsumer(conf) as consumer:
+            consumer.subscribe([topic])
+            while True:
+                msg = consumer.poll(1.0)
+                if msg is None or msg.error():
+                    continue
+                time.sleep(0.01)  # processing
+                os.write(fd, f"{msg.partition()} {msg.offset()}\n".encode())
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        os.close(fd)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
