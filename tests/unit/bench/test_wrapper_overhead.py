@@ -59,3 +59,17 @@ def test_the_per_record_poll_pair_has_figures_of_its_own() -> None:
     assert figures["throughput_ratio"] == pytest.approx(0.99)
     assert figures["poll_throughput_ratio"] == pytest.approx(0.9)
     assert not any(name.startswith("aio_") for name in figures)
+
+
+def test_the_marking_pairs_have_figures_of_their_own_and_only_the_per_record_one_a_target() -> None:
+    runs = [
+        _run("poll-mark", "raw", "r0", 400.0),
+        _run("poll-mark", "wrapped", "r0", 392.0),
+        _run("threads-mark", "raw", "r0", 800.0),
+        _run("threads-mark", "wrapped", "r0", 1200.0),
+    ]
+    result = wo._summarize(new_result(wo.NAME, wo.TITLE, {}), runs)
+    assert result.figures["mark_throughput_ratio"].value == pytest.approx(0.98)
+    assert result.figures["mark_throughput_ratio"].target == wo.TARGET_RATIO
+    assert result.figures["threads_throughput_ratio"].value == pytest.approx(1.5)
+    assert result.figures["threads_throughput_ratio"].target is None
