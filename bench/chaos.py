@@ -1,10 +1,13 @@
-"""The chaos run: sequenced records, 10 CoopConsumer members, faults while they consume, every record
+"""The chaos run: sequenced records, 10 kafka-coop members, faults while they consume, every record
 accounted for (Jepsen-style).
 
 For each mode (cooperative static, eager dynamic, KIP-848 static) on a 3-node sandbox (RF 3,
 min.insync.replicas 2): an idempotent acks=all producer writes `records` sequenced records at `rate`/s;
-10 members (bench/_chaos_member.py: consume, log every processed (partition, offset), mark done, commit
-synchronously) consume them while the schedule injects faults: a rolling bounce, SIGKILLs, a member
+10 members (bench/_chaos_member.py; each logs every processed (partition, offset) and every commit)
+consume them: seven `commit` members (explicit marks, a synchronous commit after each batch), two
+`default` members (m6, m7: librdkafka's defaults, a loop that neither marks nor commits: kafka-coop's
+interval, revoke and close commits) and one `pipelined` member (m8: CoopAIOConsumer, a task per record
+marking it done out of order), while the schedule injects faults: a rolling bounce, SIGKILLs, a member
 stalled past max.poll.interval.ms, a member frozen (SIGSTOP) past its session timeout, the group
 coordinator's broker killed and restarted, a broker frozen, and one member cut from the network (and
 slowed) through toxiproxy. A killed, stalled or fenced member is restarted the way an orchestrator would.
@@ -55,6 +58,8 @@ RESTART_AFTER_S = 3.0
 COORDINATOR_DOWN_S = 15.0
 BROKER_FREEZE_S = 10.0
 DRAIN_TIMEOUT_S = 600.0
+# The kind of service each member runs (bench/_chaos_member.py); the others are "commit".
+KIND_OF = {"m6": "default", "m7": "default", "m8": "pipelined"}
 # KIP-848 sessions are the broker's (45 s by default, also the minimum): the same 10 s as the classic
 # members get, so a frozen KIP-848 member is fenced within the run as a classic one is evicted.
 KIP848_SESSION = {
@@ -88,11 +93,11 @@ def full_schedule() -> list[Fault]:
         Fault(40, "kill", "m1"),
         Fault(50, "stall", "m4"),
         Fault(62, "coordinator_kill"),
-        Fault(90, "kill", "m2"),
+        Fault(90, "kill", "m7"),  # a default-config member: its interval commit's window is redelivered
         Fault(100, "net_cut", "m0"),
         Fault(118, "freeze", "m5"),
         Fault(140, "broker_freeze"),
-        Fault(160, "kill", "m3"),
+        Fault(160, "kill", "m8"),  # the pipelined member: its unfinished tasks' records are redelivered
     ]
 
 
@@ -202,6 +207,7 @@ class Members:
             "--topic", self.topic, "--name", name, "--incarnation", str(self.incarnation[name]),
             "--mode", self.mode, "--out", str(self.out), "--session-ms", str(SESSION_MS),
             "--max-poll-ms", str(MAX_POLL_MS), "--stall-s", str(STALL_S),
+            "--kind", KIND_OF.get(name, "commit"),
         ]  # fmt: skip
         if self.command_config:
             cmd += ["--command-config", self.command_config]
@@ -538,6 +544,7 @@ def run(args: BenchArgs) -> BenchResult:
         "schedule": [vars(s) for s in schedule],
         "session_ms": SESSION_MS,
         "max_poll_ms": MAX_POLL_MS,
+        "member_kinds": {f"m{i}": KIND_OF.get(f"m{i}", "commit") for i in range(MEMBERS)},
     }
     result = new_result(
         "chaos", "Chaos run: every record accounted for under faults (3 brokers, 10 members)", parameters
