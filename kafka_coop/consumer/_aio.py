@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Consumer, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
-from kafka_coop.consumer._core import ClientFactory, CloseReport, Core, treat_as_done_on_close
+from kafka_coop.consumer._core import (
+    FOLD_BATCHES,
+    FOLD_RECORDS,
+    ClientFactory,
+    CloseReport,
+    Core,
+    treat_as_done_on_close,
+)
 from kafka_coop.consumer._listener import (
     Hook,
     LegacyCallback,
@@ -291,6 +298,8 @@ class CoopAIOConsumer:
             raise
         if self._handed is not None:
             self._handed(messages)
+            if len(self._core.ledger.handed) > FOLD_BATCHES:  # type: ignore[union-attr]
+                self._core.fold()  # keeps the records handed out short-lived for the GC
         return messages
 
     def _consume_job(self, num_messages: int, timeout: float) -> list[Message]:
@@ -310,6 +319,8 @@ class CoopAIOConsumer:
             raise
         if self._handed is not None and message is not None:
             self._handed(message)
+            if len(self._core.ledger.handed) > FOLD_RECORDS:  # type: ignore[union-attr]
+                self._core.fold()
         return message
 
     def _poll_job(self, timeout: float) -> Message | None:

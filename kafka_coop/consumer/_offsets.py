@@ -76,30 +76,67 @@ class Ledger:
         self.parts: dict[Key, Progress] = {}
 
     def fold(self) -> None:
-        """Take in everything handed out, then every mark (a mark is always for a record handed out
-        before it: the application cannot mark what it was not given)."""
+        """Take in what was handed out and what was marked (a mark is always for a record handed out
+        before it: the application cannot mark what it was not given).
+
+        Marks that come in the order their records were handed out (the sequential loop: poll, process,
+        mark) are matched by identity and dropped together: a record done in order needs no bookkeeping,
+        the client's position covers it. Anything else goes through `Progress`."""
         handed, marks, parts = self.handed, self.marks, self.parts
-        while handed:
-            item = handed.popleft()
-            for msg in item if type(item) is list else (item,):
-                if msg.error() is not None:
-                    continue
-                key = (msg.topic(), msg.partition())
-                progress = parts.get(key)
-                if progress is None:
-                    progress = parts[key] = Progress()
-                progress.handed_out(msg.offset())
         while marks:
-            mark = marks.popleft()
-            if type(mark) is tuple:
+            mark = marks[0]
+            if type(mark) is tuple:  # a range mark: applies whenever its records are taken in
+                marks.popleft()
                 progress = parts.get((mark[0], mark[1]))
                 if progress is None:  # nothing handed out yet: the offset is committed as given
                     progress = parts[(mark[0], mark[1])] = Progress()
                 progress.done_below(mark[2], mark[3] if len(mark) > 3 else None)
                 continue
+            if handed:
+                item = handed[0]
+                if item is mark:
+                    handed.popleft()
+                    marks.popleft()
+                    continue
+                if type(item) is list and item and item[0] is mark and self._take_in_order(item):
+                    handed.popleft()
+                    continue
             progress = parts.get((mark.topic(), mark.partition()))
-            if progress is not None:  # else: a partition no longer owned, or never handed out
+            if progress is not None and mark.offset() in progress.inflight:
+                marks.popleft()
                 progress.done(mark.offset())
+            elif handed:  # its record is further on: take in what comes before it first
+                self._take_in(handed.popleft())
+            else:  # a partition no longer owned, or a record never handed out
+                marks.popleft()
+        while handed:
+            self._take_in(handed.popleft())
+
+    def _take_in(self, item: Any) -> None:
+        parts = self.parts
+        for msg in item if type(item) is list else (item,):
+            if msg.error() is not None:
+                continue
+            key = (msg.topic(), msg.partition())
+            progress = parts.get(key)
+            if progress is None:
+                progress = parts[key] = Progress()
+            progress.handed_out(msg.offset())
+
+    def _take_in_order(self, batch: list[Any]) -> bool:
+        """Pop the marks of `batch`'s records if they come first and in its order; else leave them.
+        (Other threads append meanwhile: the deque is only ever popped and pushed back at its left.)"""
+        marks = self.marks
+        if len(marks) < len(batch):
+            return False
+        taken = []
+        for record in batch:
+            mark = marks.popleft()
+            taken.append(mark)
+            if mark is not record:
+                marks.extendleft(reversed(taken))
+                return False
+        return True
 
     def lowest_unfinished(self, key: Key) -> int | None:
         progress = self.parts.get(key)

@@ -438,3 +438,26 @@ def test_a_signal_ending_the_service_never_commits_the_records_it_never_saw() ->
     with pytest.raises(KeyboardInterrupt), consumer:
         consumer.consume(3, 0)
     assert inner.committed_offsets[(T, 0)] <= 2, "2-4 were taken by the call Ctrl-C ended, never seen"
+
+
+def test_marks_in_the_order_records_were_handed_out_are_taken_without_bookkeeping() -> None:
+    ledger = _offsets.Ledger()
+    batch = [msg(o) for o in range(3)]
+    ledger.handed.append(batch)
+    for record in batch:
+        ledger.marks.append(record)
+    single = msg(3)
+    ledger.handed.append(single)
+    ledger.marks.append(single)
+    ledger.fold()
+    assert not ledger.handed and not ledger.marks and not ledger.parts
+
+
+def test_a_batch_marked_out_of_order_still_goes_through_the_bookkeeping() -> None:
+    ledger = _offsets.Ledger()
+    batch = [msg(o) for o in range(3)]
+    ledger.handed.append(batch)
+    ledger.marks.append(batch[1])
+    ledger.marks.append(batch[0])
+    ledger.fold()
+    assert ledger.lowest_unfinished((T, 0)) == 2
