@@ -27,6 +27,22 @@ REBALANCE_CONF: dict[str, dict[str, str]] = {
 }
 
 
+MARKS = {"enable.auto.offset.store": "false"}
+
+
+def consumer_conf(bootstrap: str, group: str, rebalance: str, *, marks: bool, **extra: Any) -> dict[str, Any]:
+    """A consumer conf with librdkafka's defaults for everything about offsets, or explicit marks
+    (`marks`: `enable.auto.offset.store=false`, the application says which records are done)."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "auto.offset.reset": "earliest",
+        **(MARKS if marks else {}),
+        **REBALANCE_CONF[rebalance],
+        **extra,
+    }
+
+
 class ThreadMember:
     def __init__(
         self,

@@ -15,20 +15,12 @@ from confluent_kafka import TopicPartition
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
 from kafka_coop.events import RebalanceEvent
-from kafka_coop.sandbox import NetworkFaults
-from tests.integration.consumer.members import REBALANCE_CONF, committed_offsets, produce_keyed
+from testbed.faults import NetworkFaults
+from tests.integration.consumer.members import committed_offsets, consumer_conf, produce_keyed
 
 
 def marking_conf(bootstrap: str, group: str, rebalance: str, **extra: Any) -> dict[str, Any]:
-    """Explicit marks: the application says which records are done (`mark_done`)."""
-    return {
-        "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "auto.offset.reset": "earliest",
-        "enable.auto.offset.store": "false",
-        **REBALANCE_CONF[rebalance],
-        **extra,
-    }
+    return consumer_conf(bootstrap, group, rebalance, marks=True, **extra)
 
 
 def consume_and_mark(consumer: CoopConsumer, count: int, timeout_s: float = 60.0) -> int:

@@ -21,9 +21,9 @@ from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopAIOConsumer, CoopConsumer
 from kafka_coop.events import RebalanceEvent
 from tests.integration.consumer.members import (
-    REBALANCE_CONF,
     ThreadMember,
     committed_offsets,
+    consumer_conf,
     produce_keyed,
     wait_for,
 )
@@ -34,15 +34,7 @@ WORK_S = 0.2
 
 
 def marking_conf(bootstrap: str, group: str, rebalance: str, name: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "client.id": name,
-        "auto.offset.reset": "earliest",
-        "enable.auto.offset.store": "false",
-        **REBALANCE_CONF[rebalance],
-        **extra,
-    }
+    return consumer_conf(bootstrap, group, rebalance, marks=True, **{"client.id": name, **extra})
 
 
 def assert_commits_never_pass_unfinished_work(

@@ -21,9 +21,9 @@ from kafka_coop.consumer import CoopConsumer
 from kafka_coop.errors import ConsumerFailed, InstanceIdConflict
 from kafka_coop.events import RebalanceEvent
 from tests.integration.consumer.members import (
-    REBALANCE_CONF,
     ThreadMember,
     committed_offsets,
+    consumer_conf,
     produce_keyed,
     wait_for,
 )
@@ -61,14 +61,7 @@ class Recorder:
 
 def conf_for(bootstrap: str, group: str, rebalance: str, **extra: Any) -> dict[str, Any]:
     """Explicit marks: these tests say which records are done (drop-in: test_dropin.py)."""
-    return {
-        "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "auto.offset.reset": "earliest",
-        "enable.auto.offset.store": "false",
-        **REBALANCE_CONF[rebalance],
-        **extra,
-    }
+    return consumer_conf(bootstrap, group, rebalance, marks=True, **extra)
 
 
 # --- the offset contract, for every protocol and membership ------------------------------------

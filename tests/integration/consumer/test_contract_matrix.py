@@ -30,7 +30,12 @@ from confluent_kafka.aio import AIOConsumer
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopAIOConsumer, CoopConsumer
-from tests.integration.consumer.members import REBALANCE_CONF, committed_offsets, produce_keyed, wait_for
+from tests.integration.consumer.members import (
+    committed_offsets,
+    consumer_conf,
+    produce_keyed,
+    wait_for,
+)
 
 REBALANCES = ["eager-range", "cooperative-sticky", "consumer"]
 DRIVERS = ["sync", "asyncio"]
@@ -44,13 +49,7 @@ class ProcessingError(Exception):
 
 def defaults(bootstrap: str, group: str, rebalance: str, **extra: Any) -> dict[str, Any]:
     """librdkafka's defaults for everything about offsets: only the start and the protocol are set."""
-    return {
-        "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "auto.offset.reset": "earliest",
-        **REBALANCE_CONF[rebalance],
-        **extra,
-    }
+    return consumer_conf(bootstrap, group, rebalance, marks=False, **extra)
 
 
 def run_sync_or_async(driver: str, sync: Callable[[], Any], aio: Callable[[], Awaitable[Any]]) -> Any:

@@ -14,19 +14,14 @@ import pytest
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
-from tests.integration.consumer.members import REBALANCE_CONF, committed_offsets, produce_keyed
+from tests.integration.consumer.members import committed_offsets, consumer_conf, produce_keyed
 
 REBALANCES = ["eager-range", "cooperative-sticky", "consumer"]
 
 
 def default_conf(bootstrap: str, group: str, rebalance: str) -> dict[str, Any]:
     """librdkafka's defaults for everything about offsets; only where to start is set."""
-    return {
-        "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "auto.offset.reset": "earliest",
-        **REBALANCE_CONF[rebalance],
-    }
+    return consumer_conf(bootstrap, group, rebalance, marks=False)
 
 
 def poll_records(consumer: Any, count: int, timeout_s: float = 60.0) -> list[int]:
