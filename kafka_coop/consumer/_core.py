@@ -303,16 +303,23 @@ class Core:
         then drops the records the call had taken, after librdkafka moved the position past them. Which
         ones is unknown, so every partition goes back `at_most` offsets from its position: records may
         come twice, none is lost (and none is committed unseen: the commit goes by the seek)."""
-        self.state.held = None
+        held, self.state.held = self.state.held, None
         self.state.slow = True
         try:
             positions = self.inner.position(client_partitions(self.keys()))
         except Exception:  # closed, or the group terminated: nothing to seek
             return
+        # Not further back than what is known done: the last commit, and the batch the call came after.
+        known = dict(self.confirmed)
+        batch: list[Any] = held if isinstance(held, list) else [] if held is None else [held]
+        for msg in batch:
+            if msg.error() is None:
+                key = (msg.topic(), msg.partition())
+                known[key] = max(known.get(key, 0), msg.offset() + 1)
         for tp in positions:
             if tp.error is not None or tp.offset < 0:
                 continue
-            back = max(tp.offset - at_most, 0)
+            back = max(tp.offset - at_most, known.get((tp.topic, tp.partition), 0))
             try:
                 self.inner.seek(ClientPartition(tp.topic, tp.partition, back))
             except Exception as exc:
