@@ -546,31 +546,16 @@ class CoopAIOConsumer:
         self._handler.closing = True
         loop = asyncio.get_running_loop()
         report = CloseReport()
-        timed_out = False
         try:
             if self._publisher is not None:
                 await loop.run_in_executor(None, self._publisher.close)
-            intended = (
-                []
-                if timeout is None or core.may_commit()
-                else await self._call(core.offsets, core.keys(), done=core.state.held if batch_done else None)
-            )
+            intended = [] if timeout is None else await self._call(core.close_intended, batch_done)
             job = asyncio.wrap_future(self._executor.submit(core.close, batch_done=batch_done))
             try:
                 report = await asyncio.wait_for(asyncio.shield(job), timeout)
             except TimeoutError:
-                timed_out = True
-                missing = [tp for tp in intended if core.confirmed.get((tp.topic, tp.partition)) != tp.offset]
-                what = (
-                    ", ".join(f"{tp.topic}-{tp.partition}@{tp.offset}" for tp in missing) or "nothing pending"
-                )
-                report = CloseReport(
-                    committed=[(tp.topic, tp.partition, tp.offset) for tp in intended if tp not in missing],
-                    errors=[
-                        f"close did not finish within {timeout:g} s (the group coordinator did not answer); "
-                        f"not committed: {what}; the client goes on closing in the background"
-                    ],
-                )
+                assert timeout is not None
+                report = core.close_timed_out(intended, timeout)
         finally:
             error = "; ".join(report.errors) or None
             if error:
@@ -583,8 +568,8 @@ class CoopAIOConsumer:
                     sink.close()
                 except Exception:
                     self._log.exception("Closing the event sink failed")
-            if self._owns_executor:
-                self._executor.shutdown(wait=not timed_out, cancel_futures=True)
+            if self._owns_executor:  # not waiting: a worker may still need the loop (a callback)
+                self._executor.shutdown(wait=False, cancel_futures=True)
         interrupt = self._handler.take_interrupt()
         if interrupt is not None:  # a hook interrupted the revoke close made: closed, then raised
             raise interrupt

@@ -685,6 +685,25 @@ class Core:
         self.state.slow = True
 
     # --- close -------------------------------------------------------------------------------------
+    def close_intended(self, batch_done: bool) -> list[ClientPartition]:
+        """What a close would commit (read before a bounded close starts, to say what it could not)."""
+        if self.may_commit() is not None:
+            return []
+        return self.offsets(self.keys(), done=self.state.held if batch_done else None)
+
+    def close_timed_out(self, intended: list[ClientPartition], timeout: float) -> CloseReport:
+        """The report of a close that did not finish within `timeout`: what of `intended` is confirmed."""
+        confirmed = self.confirmed
+        missing = [tp for tp in intended if confirmed.get((tp.topic, tp.partition)) != tp.offset]
+        what = ", ".join(f"{tp.topic}-{tp.partition}@{tp.offset}" for tp in missing) or "nothing pending"
+        return CloseReport(
+            committed=[(tp.topic, tp.partition, tp.offset) for tp in intended if tp not in missing],
+            errors=[
+                f"close did not finish within {timeout:g} s (the group coordinator did not answer); "
+                f"not committed: {what}; the client goes on closing in the background"
+            ],
+        )
+
     def _commit_after_rebalance(
         self, offsets: list[ClientPartition], error: str | None
     ) -> tuple[list[CommittedOffset], str | None]:

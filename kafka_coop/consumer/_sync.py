@@ -353,11 +353,7 @@ class CoopConsumer:
 
     def _close_within(self, timeout: float, batch_done: bool) -> CloseReport:
         core = self._core
-        intended = (
-            []
-            if core.may_commit()
-            else core.offsets(core.keys(), done=core.state.held if batch_done else None)
-        )
+        intended = core.close_intended(batch_done)
         outcome: list[CloseReport] = []
         failed: list[BaseException] = []
 
@@ -374,16 +370,7 @@ class CoopConsumer:
             return outcome[0]
         if failed:
             raise failed[0]
-        confirmed = core.confirmed
-        missing = [tp for tp in intended if confirmed.get((tp.topic, tp.partition)) != tp.offset]
-        what = ", ".join(f"{tp.topic}-{tp.partition}@{tp.offset}" for tp in missing) or "nothing pending"
-        return CloseReport(
-            committed=[(tp.topic, tp.partition, tp.offset) for tp in intended if tp not in missing],
-            errors=[
-                f"close did not finish within {timeout:g} s (the group coordinator did not answer); "
-                f"not committed: {what}; the client goes on closing in the background"
-            ],
-        )
+        return core.close_timed_out(intended, timeout)
 
     def __enter__(self) -> CoopConsumer:
         return self
