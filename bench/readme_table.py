@@ -43,7 +43,7 @@ HEADLINES: tuple[tuple[str, str, str], ...] = (
         "900 partitions added under 10 members: time to all owned, classic eager / KIP-848",
     ),
     ("chaos", "cooperative_static_lost", "records lost under kills, freezes and network cuts (cooperative)"),
-    ("wrapper-overhead", "throughput_ratio", "CoopConsumer.poll throughput / confluent Consumer.poll"),
+    ("wrapper-overhead", "throughput_ratio", "CoopConsumer.consume throughput / confluent Consumer.consume"),
     ("inspection-scale", "describe_median_s", "describe of a 1,000-member group"),
     ("analytics-scale", "events_per_s", "report with the Spark engine on local[2], 10 M events"),
 )

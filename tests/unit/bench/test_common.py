@@ -159,7 +159,7 @@ def test_replace_section_keeps_everything_outside_the_markers() -> None:
 
 def test_the_readme_headlines_show_value_target_and_verdict_and_link_nowhere() -> None:
     table = render_headlines([make_result(ratio=0.99)])
-    row = next(line for line in table.splitlines() if "CoopConsumer.poll" in line)
+    row = next(line for line in table.splitlines() if "CoopConsumer.consume" in line)
     assert row.split(" | ")[1:] == ["0.990", ">= 0.97", "pass |"]
     assert "](" not in table, "the README is also the package page, where repository links lead nowhere"
 
