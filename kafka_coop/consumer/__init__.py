@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kafka_coop.consumer._handler import RebalanceHandler
 from kafka_coop.consumer._listener import RebalanceListener
 from kafka_coop.consumer._sync import CoopConsumer
 
 if TYPE_CHECKING:
     from kafka_coop.consumer._aio import CoopAIOConsumer
 
-__all__ = ["CoopAIOConsumer", "CoopConsumer", "RebalanceHandler", "RebalanceListener"]
+__all__ = ["CoopAIOConsumer", "CoopConsumer", "RebalanceListener"]
 
 
 def __getattr__(name: str) -> Any:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib.metadata import version
 from typing import Any
 
 import confluent_kafka
 
-from kafka_coop import __version__
 from kafka_coop._vocab import RebalanceProtocol, connection_conf
 from kafka_coop.consumer._client_callbacks import ClientLog
 from kafka_coop.consumer._freeze import freeze_limit_s
@@ -188,7 +188,7 @@ def manifest(prepared: Prepared, member_id: str) -> Manifest | None:
         client_id=prepared.client_id,
         host=local_host(),
         libraries={
-            "kafka-coop": __version__,
+            "kafka-coop": version("kafka-coop"),
             "confluent-kafka": confluent_kafka.__version__,
             "librdkafka": confluent_kafka.libversion()[0],
         },

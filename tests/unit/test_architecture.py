@@ -93,7 +93,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "kafka_coop.sinks.*",
         ),
     ),
-    ("service runtime", ("kafka_coop.consumer", "kafka_coop.consumer.*")),
+    ("service runtime", ("kafka_coop.consumer", "kafka_coop.consumer.*", "kafka_coop.testing")),
     ("package face", ("kafka_coop",)),
     (
         "operator tooling",
@@ -112,15 +112,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("front door", ABOVE_TEST_BED),
     ("benchmarks", ("bench", "bench.*")),
 )
-
-# Arrows the issue-25 branch (the consumer package and its benchmark) removes; each must still exist
-# (a test below fails once one is gone, so the entry is deleted with it).
-AWAITING_CONSUMER_BRANCH = {
-    ("kafka_coop.consumer._setup", "kafka_coop"): "imports __version__ from the package's face",
-    ("bench.wrapper_overhead_ab", "bench.wrapper_overhead"): "takes the benchmark's private _drain",
-    ("bench.wrapper_overhead_ab", "kafka_coop.consumer._handler"): "reaches into the consumer",
-    ("bench.wrapper_overhead_ab", "kafka_coop.consumer._setup"): "reaches into the consumer",
-}
 
 
 def _module_files() -> dict[str, Path]:
@@ -253,11 +244,8 @@ def graph() -> dict[str, frozenset[str]]:
     edges: dict[str, frozenset[str]] = {}
     for name in MODULES:
         targets = {_resolve(i) for i in imports_of(name)} - {None, name}
-        edges[name] = frozenset(t for t in targets if t is not None and (name, t) not in _SUSPENDED)
+        edges[name] = frozenset(t for t in targets if t is not None)
     return edges
-
-
-_SUSPENDED = frozenset(AWAITING_CONSUMER_BRANCH)
 
 
 def _reach(start: str, edges: dict[str, frozenset[str]]) -> dict[str, str]:
@@ -464,9 +452,8 @@ def test_names_taken_from_a_package_face_are_in_its_all() -> None:
     assert sorted(missing) == []
 
 
-# The package root is the documented surface for users (tests/unit/test_public_api.py holds it); the
-# consumer branch (issue 25) settles the consumer's face itself.
-FACES_NOT_TRIMMED = ("kafka_coop", "kafka_coop.consumer")
+# The package root is the documented surface for users (tests/unit/test_public_api.py holds it).
+FACES_NOT_TRIMMED = ("kafka_coop",)
 
 
 def test_every_name_a_package_face_exports_has_a_caller_outside_the_package() -> None:
@@ -553,25 +540,8 @@ def _private_names_taken(name: str) -> Iterator[str]:
 
 
 def test_no_module_takes_a_private_name_of_another() -> None:
-    taken = sorted(
-        line
-        for name in MODULES
-        for line in _private_names_taken(name)
-        if (name, _resolve(line.split(" takes ")[1]) or "") not in AWAITING_CONSUMER_BRANCH
-    )
+    taken = sorted(line for name in MODULES for line in _private_names_taken(name))
     assert taken == []
-
-
-def test_every_arrow_awaiting_the_consumer_branch_still_exists() -> None:
-    """Once the consumer branch removed one, its entry goes too, so the rules apply to it again."""
-    present = {
-        (name, target)
-        for name in MODULES
-        for imported in imports_of(name)
-        for target in [_resolve(imported)]
-        if target is not None
-    }
-    assert set(AWAITING_CONSUMER_BRANCH) - present == set()
 
 
 def _console_calls(name: str) -> Iterator[int]:

@@ -1,4 +1,4 @@
-"""examples/service.py and examples/service_async.py, run as the processes they are, on the sandbox.
+"""The service examples (examples/service*.py), run as the processes they are, on the sandbox.
 
 The committed offsets are read back from the broker and compared with what the service's own database
 holds: a record is committed only once it is in the database, and everything in the database is
@@ -13,17 +13,18 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.events import RebalanceEvent
 from tests.integration.members import wait_for
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 PARTITIONS = 3
 PER_PARTITION = 10
 SERVICES = ["service.py", "service_async.py"]
@@ -142,3 +143,120 @@ def test_a_record_the_service_cannot_process_is_not_committed_and_the_service_ex
     assert committed[0] == 3, "the bad record is redelivered to the next owner"
     for p in (1, 2):  # whatever the service wrote before it stopped is committed, nothing more
         assert committed.get(p) == (max(rows[p]) + 1 if rows.get(p) else None), (p, rows, committed)
+
+
+def test_the_pipelined_service_commits_every_record_its_tasks_finished_and_exits_0_on_sigterm(
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    start_service: Callable[..., subprocess.Popen[str]],
+    tmp_path: Path,
+) -> None:
+    topic, group = topic_factory(PARTITIONS), unique("pipelined")
+    _produce(bootstrap, topic)
+    service = start_service("service_pipelined.py", topic, group)
+    db = tmp_path / "orders.db"
+    wait_for(
+        lambda: sum(map(len, _rows(db).values())) == PARTITIONS * PER_PARTITION or service.poll() is not None,
+        what="the service to write every order",
+    )
+    service.send_signal(signal.SIGTERM)
+    _, stderr = service.communicate(timeout=60)
+    assert service.returncode == 0, stderr
+    assert _rows(db) == {p: list(range(PER_PARTITION)) for p in range(PARTITIONS)}
+    assert {o.partition: o.committed for o in admin.offsets(group)} == {
+        p: PER_PARTITION for p in range(PARTITIONS)
+    }
+
+
+def test_the_pipelined_service_never_commits_past_a_record_that_failed(
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    start_service: Callable[..., subprocess.Popen[str]],
+    tmp_path: Path,
+) -> None:
+    topic, group = topic_factory(PARTITIONS), unique("pipelined-bad")
+    _produce(bootstrap, topic, bad=(0, 3))
+    service = start_service("service_pipelined.py", topic, group)
+    _, stderr = service.communicate(timeout=90)
+    assert service.returncode == 1, stderr
+    assert "Traceback" not in stderr and f"record {topic}/0@3 is not an order" in stderr, stderr
+    rows = _rows(tmp_path / "orders.db")
+    committed = {o.partition: o.committed for o in admin.offsets(group)}
+    assert committed[0] == 3, "records after it may be written (they come again); the commit stops at it"
+    for p in range(PARTITIONS):  # below every commit, every record was written
+        assert set(range(committed.get(p) or 0)) <= set(rows.get(p, [])), (p, rows, committed)
+
+
+def _invoices(bootstrap: str, topic: str, expected: int) -> list[dict[str, object]]:
+    """Every invoice a read_committed reader sees (waits until `expected` or 30 s)."""
+    reader = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"reader-{topic}",
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": "false",
+        }
+    )
+    reader.assign([TopicPartition(topic, 0, 0)])
+    seen: list[dict[str, object]] = []
+    deadline = time.monotonic() + 30
+    while len(seen) < expected and time.monotonic() < deadline:
+        msg = reader.poll(0.5)
+        if msg is not None and not msg.error():
+            seen.append(json.loads(msg.value() or b"{}"))
+    end = time.monotonic() + 2
+    while time.monotonic() < end:  # nothing more than expected arrives
+        msg = reader.poll(0.2)
+        if msg is not None and not msg.error():
+            seen.append(json.loads(msg.value() or b"{}"))
+    reader.close()
+    return seen
+
+
+EOS_PER_PARTITION = 200
+
+
+def test_the_transactional_service_invoices_every_order_exactly_once_across_a_sigkill(
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    start_service: Callable[..., subprocess.Popen[str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    orders, invoices, group = topic_factory(PARTITIONS), topic_factory(1), unique("invoicer")
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for p in range(PARTITIONS):
+        for i in range(EOS_PER_PARTITION):
+            producer.produce(orders, json.dumps({"id": f"o-{p}-{i}", "amount": i}).encode(), partition=p)
+    assert producer.flush(30) == 0
+    monkeypatch.setenv("INVOICES_TOPIC", invoices)
+    monkeypatch.setenv("ORDERS_TRANSACTIONAL_ID", f"{group}-0")
+    monkeypatch.setenv("ORDERS_WORK_MS", "700")
+    first = start_service("service_eos.py", orders, group)
+    # Killed in the middle: after a committed batch, while the next one's transaction is open (700 ms each).
+    wait_for(lambda: bool(admin.offsets(group)), timeout_s=60, what="a first committed batch")
+    time.sleep(0.3)
+    first.kill()
+    first.communicate(timeout=30)
+    monkeypatch.setenv("ORDERS_WORK_MS", "0")
+    second = start_service("service_eos.py", orders, group)
+    total = PARTITIONS * EOS_PER_PARTITION
+
+    def all_committed() -> bool:
+        return sum(o.committed or 0 for o in admin.offsets(group)) == total
+
+    wait_for(all_committed, timeout_s=90, what="every order committed")
+    second.send_signal(signal.SIGTERM)
+    _, stderr = second.communicate(timeout=60)
+    assert second.returncode == 0, stderr
+    seen = _invoices(bootstrap, invoices, total)
+    sources = sorted(tuple(i["source"]) for i in seen)  # type: ignore[arg-type]
+    assert sources == sorted((p, i) for p in range(PARTITIONS) for i in range(EOS_PER_PARTITION)), (
+        f"{len(seen)} invoices for {total} orders"
+    )
