@@ -26,7 +26,7 @@ from tests.integration.consumer.members import (
     produce_keyed,
     wait_for,
 )
-from tests.integration.test_event_topics import _read_all
+from tests.integration.topics import read_all
 
 PROTOCOLS = ["eager-range", "cooperative-sticky", "consumer"]
 MANUAL = {"enable_auto_commit": "false"}
@@ -234,7 +234,7 @@ def test_an_asyncio_member_publishes_its_manifest_on_join_and_a_tombstone_on_clo
             return str(await consumer.memberid())
 
     member_id = asyncio.run(asyncio.wait_for(serve(), 60))
-    records = _read_all(bootstrap, manifests, 2)
+    records = read_all(bootstrap, manifests, 2)
     key, value = records[0]
     manifest = parse_manifest(value)
     assert key == f"{group}/pod-3".encode() and manifest is not None

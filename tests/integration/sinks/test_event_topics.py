@@ -7,7 +7,6 @@ import time
 from collections.abc import Callable
 
 import pytest
-from confluent_kafka import Consumer
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
@@ -15,28 +14,7 @@ from kafka_coop.events import EventStamp
 from kafka_coop.manifest import MANIFEST_TOPIC_CONFIG, parse_manifest
 from kafka_coop.sinks import KafkaTopicSink
 from tests.integration.members import wait_for
-
-
-def _read_all(
-    bootstrap: str, topic: str, expected: int, timeout_s: float = 30
-) -> list[tuple[bytes, bytes | None]]:
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"reader-{time.time_ns()}",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
-    )
-    consumer.subscribe([topic])
-    out: list[tuple[bytes, bytes | None]] = []
-    deadline = time.monotonic() + timeout_s
-    while len(out) < expected and time.monotonic() < deadline:
-        msg = consumer.poll(0.2)
-        if msg is not None and not msg.error():
-            out.append((msg.key(), msg.value()))
-    consumer.close()
-    return out
+from tests.integration.topics import read_all
 
 
 def test_kafka_topic_sink_delivers_every_event_in_order(
@@ -54,7 +32,7 @@ def test_kafka_topic_sink_delivers_every_event_in_order(
         sink.emit(event)
     emit_ms = (time.perf_counter() - started) * 1000 / len(events)
     sink.close()
-    records = _read_all(bootstrap, topic, 20)
+    records = read_all(bootstrap, topic, 20)
     assert [v for _, v in records] == [e.model_dump_json().encode() for e in events]
     assert {k for k, _ in records} == {b"g/pod-0"}
     assert emit_ms < 5, "emit never waits on the broker"
@@ -81,7 +59,7 @@ def test_manifest_is_published_on_join_and_tombstoned_on_close(
     while not consumer.owned and time.monotonic() < deadline:
         consumer.poll(0.2)
     consumer.close()
-    records = _read_all(bootstrap, manifests, 2)
+    records = read_all(bootstrap, manifests, 2)
     key, value = records[0]
     manifest = parse_manifest(value)
     assert key == f"{group}/pod-7".encode()

@@ -1,5 +1,5 @@
 """The asyncio driver over kafka_coop.testing's fake client: where each thing runs, and what survives a
-cancelled await. The same behaviours on the real broker: tests/integration/consumer/test_aio_consumer.py,
+cancelled await. The same behaviours on the real broker: tests/integration/consumer/test_aio.py,
 test_concurrent.py and test_cancellation.py.
 """
 

@@ -3,7 +3,7 @@
 The watchdog thread is the consumer's witness of a freeze (SIGSTOP, a paused VM): a frozen process stops
 it too, and it sees its own gap when it wakes. These tests stand in for it (and for the clock). The same
 behaviour on the real broker, with a SIGSTOPped member process:
-tests/integration/consumer/test_consumer_freeze.py.
+tests/integration/consumer/test_freeze.py.
 """
 
 from __future__ import annotations

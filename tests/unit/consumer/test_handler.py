@@ -1,7 +1,7 @@
 """The rebalance handler under librdkafka's callback sequences, replayed by kafka_coop.testing's fake client.
 
 One behaviour per test. Each suspect of issue 13 has its test here (named in the comments `# suspect N`);
-the same behaviours run on the real broker in tests/integration/consumer/test_consumer_contract.py.
+the same behaviours run on the real broker in tests/integration/consumer/test_contract.py.
 """
 
 from __future__ import annotations
@@ -504,7 +504,7 @@ class RecordingPublisher:
 def test_the_manifest_heartbeat_never_calls_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
     """confluent-kafka 2.16 serializes calls on one client: a memberid() from the heartbeat thread waits
     for the poll in flight, and a service polling back to back starved it (seen on the broker:
-    tests/integration/consumer/test_consumer_close_order.py). The manifest is built from the member id read
+    tests/integration/consumer/test_close_order.py). The manifest is built from the member id read
     on the polling thread."""
     monkeypatch.setattr(_setup, "ManifestPublisher", RecordingPublisher)
     consumer, inner, _ = make(manifests=True)
@@ -687,7 +687,7 @@ def test_the_revoke_at_close_after_a_pending_assign_names_only_partitions_the_me
     protocol: str,
 ) -> None:
     """librdkafka's close revokes the group's assignment, pending partitions included (seen on the broker:
-    tests/integration/consumer/test_consumer_pending_close.py); hooks and events must not name those."""
+    tests/integration/consumer/test_pending_close.py); hooks and events must not name those."""
     revoked: list[list[tuple[str, int]]] = []
     consumer, inner, sink = make(protocol, on_revoked=revoked.append)
     inner.rebalance("assign", parts(0, 1))
