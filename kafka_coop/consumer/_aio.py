@@ -557,17 +557,7 @@ class CoopAIOConsumer:
                 assert timeout is not None
                 report = core.close_timed_out(intended, timeout)
         finally:
-            error = "; ".join(report.errors) or None
-            if error:
-                self._log.warning("Close: %s", error)
-            core.emit(self._handler.lifecycle("closed", "", committed=report.committed, error=error))
-            core.closed = True
-            sink = self._prepared.sink
-            if sink is not None:
-                try:
-                    sink.close()
-                except Exception:
-                    self._log.exception("Closing the event sink failed")
+            core.finish_close(report)
             if self._owns_executor:  # not waiting: a worker may still need the loop (a callback)
                 self._executor.shutdown(wait=False, cancel_futures=True)
         interrupt = self._handler.take_interrupt()

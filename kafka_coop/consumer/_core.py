@@ -704,6 +704,21 @@ class Core:
             ],
         )
 
+    def finish_close(self, report: CloseReport) -> None:
+        """The end of every close, finished or not: say what failed, emit `closed` (with what was
+        committed), close the event sink."""
+        error = "; ".join(report.errors) or None
+        if error:
+            self.log.warning("Close: %s", error)
+        self.emit(self.handler.lifecycle("closed", "", committed=report.committed, error=error))
+        self.closed = True
+        sink = self.prepared.sink
+        if sink is not None:
+            try:
+                sink.close()
+            except Exception:
+                self.log.exception("Closing the event sink failed")
+
     def _commit_after_rebalance(
         self, offsets: list[ClientPartition], error: str | None
     ) -> tuple[list[CommittedOffset], str | None]:

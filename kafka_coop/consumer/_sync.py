@@ -336,17 +336,7 @@ class CoopConsumer:
             else:
                 report = self._close_within(timeout, batch_done)
         finally:
-            error = "; ".join(report.errors) or None
-            if error:
-                self._log.warning("Close: %s", error)
-            core.emit(self._handler.lifecycle("closed", "", committed=report.committed, error=error))
-            core.closed = True
-            sink = self._prepared.sink
-            if sink is not None:
-                try:
-                    sink.close()
-                except Exception:
-                    self._log.exception("Closing the event sink failed")
+            core.finish_close(report)
         interrupt = self._handler.take_interrupt()
         if interrupt is not None:  # a hook interrupted the revoke close made: closed, then raised
             raise interrupt
