@@ -23,18 +23,27 @@ def marking_conf(bootstrap: str, group: str, rebalance: str, **extra: Any) -> di
     return consumer_conf(bootstrap, group, rebalance, marks=True, **extra)
 
 
-def consume_and_mark(consumer: CoopConsumer, count: int, timeout_s: float = 60.0) -> int:
+def consume_and_mark(
+    consumer: CoopConsumer, count: int, timeout_s: float = 60.0, *, mark: bool = True
+) -> int:
+    """Poll `count` records, marking each done (`mark`), or not (drop-in: polled past is done)."""
     seen = 0
     deadline = time.monotonic() + timeout_s
     while seen < count and time.monotonic() < deadline:
         msg = consumer.poll(0.2)
         if msg is None or msg.error():
             continue
-        consumer.mark_done(msg)
+        if mark:
+            consumer.mark_done(msg)
         seen += 1
     return seen
 
 
+# "explicit": marks, librdkafka's auto commit on; "librdkafka-defaults": auto store on too, no marks.
+OFFSETS = ["explicit", "librdkafka-defaults"]
+
+
+@pytest.mark.parametrize("offsets", OFFSETS)
 @pytest.mark.parametrize("rebalance", ["eager-range", "cooperative-sticky"])
 def test_close_after_a_static_members_poll_overrun_mid_rebalance_is_no_fatal_error_and_blames_no_twin(
     bootstrap: str,
@@ -42,6 +51,7 @@ def test_close_after_a_static_members_poll_overrun_mid_rebalance_is_no_fatal_err
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
     rebalance: str,
+    offsets: str,
 ) -> None:
     """A static member is stuck past max.poll.interval.ms while another member joins; then it shuts
     down without polling again. librdkafka reset its member id: a commit with it would be fenced
@@ -51,12 +61,15 @@ def test_close_after_a_static_members_poll_overrun_mid_rebalance_is_no_fatal_err
     produce_keyed(bootstrap, topic, partitions=2, per_partition=10)
     timing = {"session.timeout.ms": "6000", "max.poll.interval.ms": "7000", "heartbeat.interval.ms": "500"}
     events: list[RebalanceEvent] = []
-    conf = marking_conf(bootstrap, group, rebalance, **{"group.instance.id": f"{group}-a", **timing})
+    marks = offsets == "explicit"
+    conf = consumer_conf(
+        bootstrap, group, rebalance, marks=marks, **{"group.instance.id": f"{group}-a", **timing}
+    )
     consumer = CoopConsumer(conf, events=events.append)
     consumer.subscribe([topic])
     joiner = None
     try:
-        assert consume_and_mark(consumer, 20) == 20
+        assert consume_and_mark(consumer, 20, mark=marks) == 20
         consumer.commit(offsets=[TopicPartition(topic, p, 4) for p in range(2)], asynchronous=False)
         stuck_at = time.monotonic()
         joiner = CoopConsumer(
@@ -76,13 +89,20 @@ def test_close_after_a_static_members_poll_overrun_mid_rebalance_is_no_fatal_err
     assert all(broker[(topic, p)] in (4, 10) for p in range(2)), broker
 
 
+@pytest.mark.parametrize("auto_commit", ["off", "default"])
 def test_close_after_a_manual_assign_commits_what_was_marked_done(
-    bootstrap: str, admin: ClusterAdmin, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    auto_commit: str,
 ) -> None:
+    """ "off": only the close can commit; "default": librdkafka's auto commit on, as services run it."""
     topic = topic_factory(1)
     group = unique("close-assigned")
     produce_keyed(bootstrap, topic, partitions=1, per_partition=10)
-    conf = marking_conf(bootstrap, group, "eager-range", **{"enable.auto.commit": "false"})
+    extra = {"enable.auto.commit": "false"} if auto_commit == "off" else {}
+    conf = marking_conf(bootstrap, group, "eager-range", **extra)
     consumer = CoopConsumer(conf)
     try:
         consumer.assign([TopicPartition(topic, 0, 0)])
@@ -110,7 +130,7 @@ def test_close_with_a_timeout_returns_in_time_against_a_silent_coordinator_and_s
         assert consume_and_mark(consumer, 7) == 7
         faults.cut()
         started = time.monotonic()
-        consumer.close(timeout=5.0)  # type: ignore[call-arg]
+        consumer.close(timeout=5.0)
         took = time.monotonic() - started
     finally:
         faults.heal()

@@ -250,9 +250,10 @@ def test_a_member_fenced_by_a_duplicate_instance_id_loses_everything_and_poll_sa
 
 
 # --- suspect 2: a static member past max.poll.interval.ms while a rebalance runs ------------------
-# "default": librdkafka's auto commit (finding 1 of issue 25: its own unassign used to commit with the
-# reset member id, a fatal FENCED_INSTANCE_ID).
-OVERRUN_AUTO_COMMIT = ["off", "default"]
+# "default": librdkafka's auto commit, with explicit marks (finding 1 of issue 25: its own unassign used
+# to commit with the reset member id, a fatal FENCED_INSTANCE_ID); "librdkafka-defaults": auto commit
+# and auto offset store both on, a loop that never marks (the drop-in service).
+OVERRUN_AUTO_COMMIT = ["off", "default", "librdkafka-defaults"]
 
 
 @pytest.mark.parametrize("auto_commit", OVERRUN_AUTO_COMMIT)
@@ -266,7 +267,8 @@ def test_a_static_member_that_overran_its_poll_interval_mid_rebalance_loses_with
     auto_commit: str,
 ) -> None:
     """The issue's sandbox scenario: session 6 s, max.poll 7 s, a static member joins in a 10 s stall.
-    Under librdkafka's default auto commit too (every record marked done)."""
+    Under librdkafka's default auto commit too (every record marked done), and under all of its
+    defaults (no marks: what the loop polled past is done)."""
     topic = topic_factory(4)
     group = unique(f"maxpoll-{rebalance}")
     produce_keyed(bootstrap, topic, partitions=4, per_partition=20)
@@ -278,7 +280,14 @@ def test_a_static_member_that_overran_its_poll_interval_mid_rebalance_loses_with
         **({"enable_auto_commit": "false"} if auto_commit == "off" else {}),
     }
     stalled = ThreadMember(
-        bootstrap, group, [topic], rebalance, "stalls", group_instance_id=f"{group}-a", **timing
+        bootstrap,
+        group,
+        [topic],
+        rebalance,
+        "stalls",
+        group_instance_id=f"{group}-a",
+        marks=auto_commit != "librdkafka-defaults",
+        **timing,
     )
     joiner = None
     try:
