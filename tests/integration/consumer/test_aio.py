@@ -64,8 +64,10 @@ def test_a_record_whose_processing_raised_is_not_committed_and_close_commits_wha
     assert member.processed[(topic, 0)] == [0, 1, 2, 3]
     committed = committed_offsets(admin, group)
     assert committed[(topic, 0)] == 4, "the failed record is redelivered to the next owner"
+    # Partition 1: everything processed is committed, nothing after it. With none processed, the batch
+    # that raised may still have handed out its record 0 (unfinished): then 0 is committed, or nothing.
     done_1 = member.processed.get((topic, 1), [])
-    assert committed.get((topic, 1)) == (max(done_1) + 1 if done_1 else None)
+    assert committed.get((topic, 1)) in ((max(done_1) + 1,) if done_1 else (None, 0)), committed
     assert member.kinds()[0] == "started" and member.kinds()[-1] == "closed"
     assert "lost" not in member.kinds()
     assert member.events[-1].owned == ()
