@@ -17,12 +17,10 @@ from packaging.version import Version
 
 from tests.install.conftest import REPO, Installed, make_install
 
-# The consumer's tests on the broker: what a service runs, on the oldest client library allowed (in
-# their own folder, or as test_coop_* modules beside the other broker tests).
-_INTEGRATION = REPO / "tests" / "integration"
+# The consumer's tests on the broker (tests/integration/consumer): what a service runs, on the oldest
+# client library allowed.
 CONSUMER_BROKER_TESTS = sorted(
-    str(p.relative_to(REPO))
-    for p in [*_INTEGRATION.glob("test_coop_*.py"), *_INTEGRATION.glob("consumer/test_*.py")]
+    str(p.relative_to(REPO)) for p in (REPO / "tests" / "integration" / "consumer").glob("test_*.py")
 )
 TOOLS = ("pytest", "pytest-timeout", "pytest-xdist", "hypothesis", "kubernetes-validate")
 LANE_TIMEOUT_S = 1500.0
