@@ -142,7 +142,9 @@ def test_a_record_the_service_cannot_process_is_not_committed_and_the_service_ex
     committed = {o.partition: o.committed for o in admin.offsets(group)}
     assert committed[0] == 3, "the bad record is redelivered to the next owner"
     for p in (1, 2):  # whatever the service wrote before it stopped is committed, nothing more
-        assert committed.get(p) == (max(rows[p]) + 1 if rows.get(p) else None), (p, rows, committed)
+        # (none written: the batch that raised may have handed out its record 0 unfinished; 0 or nothing)
+        expected = (max(rows[p]) + 1,) if rows.get(p) else (None, 0)
+        assert committed.get(p) in expected, (p, rows, committed)
 
 
 def test_the_pipelined_service_commits_every_record_its_tasks_finished_and_exits_0_on_sigterm(
