@@ -5,11 +5,13 @@ gives it a `run_hook` that runs hooks and sinks on the event loop). It owns:
 
 - the **call path**: `poll`/`consume` closures of a fixed signature around the client's own. The fast
   path is the client call, one attribute store (drop-in: the batch the application now holds) or one
-  `deque.append` (explicit marks: what was handed out), and one attribute read (`CallState.slow`, raised by
-  the watchdog ten times a second and by every callback). The slow path raises a fatal error or a hook's
-  interrupt (seeking the call's records back: nothing it took is lost), applies deferred seeks, runs the
-  freeze check, and makes the interval commit when it is due: on the polling thread, inside
-  `poll`/`consume`, never behind the application's back (the Java consumer's rule);
+  `deque.append` (explicit marks: what was handed out), one attribute read (`CallState.slow`, raised by
+  the watchdog ten times a second and by every callback) and one clock read against the watchdog's last
+  tick (a call that returns after a freeze, before the frozen watchdog thread has run again, must not
+  take the fast path: the SIGSTOP test saw such a batch handed out). The slow path raises a fatal
+  error or a hook's interrupt (seeking the call's records back: nothing it took is lost), applies
+  deferred seeks, runs the freeze check, and makes the interval commit when it is due: on the polling
+  thread, inside `poll`/`consume`, never behind the application's back (the Java consumer's rule);
 - the **committer**: every commit is kafka-coop's, with explicit offsets and the leader epoch (interval,
   revoke, close, the application's `commit()`); the client itself stores and commits nothing;
 - the **step executor** the handler's rebalance generators run on, on the callback's own thread;
@@ -37,7 +39,7 @@ from confluent_kafka import TopicPartition as ClientPartition
 
 from kafka_coop.consumer._client_callbacks import ClientErrors, ClientLog
 from kafka_coop.consumer._fatal import describe_error, error_code
-from kafka_coop.consumer._freeze import WATCHDOG, CallState, FreezeGuard
+from kafka_coop.consumer._freeze import GAP_S, WATCHDOG, CallState, FreezeGuard
 from kafka_coop.consumer._handler import client_partitions
 from kafka_coop.consumer._offsets import Key, Ledger, commit_offset, first_offsets
 from kafka_coop.consumer._setup import LIBRDKAFKA_LOGGER, Prepared
@@ -148,6 +150,7 @@ class Core:
         """`poll(timeout)`: the client's, one attribute read on the fast path (see the module docstring).
         `hand_out=False` (asyncio): the caller registers what it hands out itself, once it has."""
         inner_poll, state, slow, broken = self.inner.poll, self.state, self._slow_poll, self.broken_call
+        clock, dog = time.monotonic, WATCHDOG  # a stale tick: the watchdog has not run since a freeze
         if self.ledger is None:
 
             def poll(timeout: float = -1) -> Message | None:
@@ -157,7 +160,7 @@ class Core:
                     broken(1)
                     raise
                 state.held = msg
-                if state.slow:
+                if state.slow or clock() - dog.last > GAP_S:
                     return slow(msg, hand_out)
                 return msg  # type: ignore[no-any-return]
 
@@ -172,7 +175,7 @@ class Core:
                 except BaseException:
                     broken(1)
                     raise
-                if state.slow:
+                if state.slow or clock() - dog.last > GAP_S:
                     return slow(msg, hand_out)
                 return msg  # type: ignore[no-any-return]
 
@@ -184,7 +187,7 @@ class Core:
             except BaseException:
                 broken(1)
                 raise
-            if state.slow:
+            if state.slow or clock() - dog.last > GAP_S:
                 return slow(msg, hand_out)
             if msg is not None:
                 handed(msg)
@@ -201,6 +204,7 @@ class Core:
             self._slow_consume,
             self.broken_call,
         )
+        clock, dog = time.monotonic, WATCHDOG
         if self.ledger is None:
 
             def consume(num_messages: int = 1, timeout: float = -1) -> list[Message]:
@@ -210,7 +214,7 @@ class Core:
                     broken(num_messages)
                     raise
                 state.held = messages
-                if state.slow:
+                if state.slow or clock() - dog.last > GAP_S:
                     return slow(messages, hand_out)
                 return messages  # type: ignore[no-any-return]
 
@@ -225,7 +229,7 @@ class Core:
                 except BaseException:
                     broken(num_messages)
                     raise
-                if state.slow:
+                if state.slow or clock() - dog.last > GAP_S:
                     return slow(messages, hand_out)
                 return messages  # type: ignore[no-any-return]
 
@@ -237,7 +241,7 @@ class Core:
             except BaseException:
                 broken(num_messages)
                 raise
-            if state.slow:
+            if state.slow or clock() - dog.last > GAP_S:
                 return slow(messages, hand_out)
             handed(messages)
             if len(handed_out) > FOLD_BATCHES:
