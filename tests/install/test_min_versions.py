@@ -22,7 +22,8 @@ from tests.install.conftest import REPO, Installed, make_install
 CONSUMER_BROKER_TESTS = sorted(
     str(p.relative_to(REPO)) for p in (REPO / "tests" / "integration" / "consumer").glob("test_*.py")
 )
-TOOLS = ("pytest", "pytest-timeout", "pytest-xdist", "hypothesis", "kubernetes-validate")
+# mypy: tests/unit/consumer/test_typing.py runs it on the package (the typed surface, issue 25).
+TOOLS = ("pytest", "pytest-timeout", "pytest-xdist", "hypothesis", "kubernetes-validate", "mypy")
 LANE_TIMEOUT_S = 1500.0
 
 
