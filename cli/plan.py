@@ -96,7 +96,7 @@ def render_table(term: Terminal, plan: Plan) -> None:
         out.print(Text(f"path: {plan.title} ({plan.migration})", style="bold"))
         out.print(Text(plan.summary or "", style="dim"))
     for check in plan.preconditions:
-        style = {"pass": "green", "warn": "yellow", "fail": "bold red"}[check.status]
+        style = {"pass": "green", "not-judged": "dim", "warn": "yellow", "fail": "bold red"}[check.status]
         out.print(
             Text.assemble("precondition ", (check.status.upper(), style), f" {check.name}: {check.reason}")
         )

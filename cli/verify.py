@@ -39,7 +39,7 @@ from ._context import (
     pass_terminal,
 )
 
-STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red"}
+STATUS_STYLE = {"pass": "green", "not-judged": "dim", "warn": "yellow", "fail": "bold red"}
 
 
 class LagWindow(click.ParamType):  # type: ignore[type-arg]  # generic only in some click versions
@@ -93,6 +93,7 @@ def render_report(term: Terminal, report: GateReport) -> None:
 
 LAG_STYLE = {
     "OK": "green",
+    "NOT_JUDGED": "dim",
     "WARNING": "yellow",
     "STOPPED": "bold red",
     "STALLED": "bold red",

@@ -29,9 +29,20 @@ from kafka_coop.inspection._model import GroupSnapshot
 # did not move while no member owns the partition is STOPPED (no one can commit it), one that did not
 # move while a member owns it is STALLED (the member is there and not advancing).
 # The group's status is its worst partition's, in Burrow's order OK < WARNING < STOPPED < STALLED < REWIND.
+# A second difference: Burrow's window is the last 10 commits, ours may be shorter than one commit
+# interval (members commit every auto.commit.interval.ms, 5 s by default). An offset that did not move
+# over such a window says nothing, so with `judge_after_s` STOPPED and STALLED need a window that long,
+# and are NOT_JUDGED (below WARNING: a window too short for a verdict is not one) before it.
 
-LagStatus = Literal["OK", "WARNING", "STOPPED", "STALLED", "REWIND"]
-LAG_RANK: Final[dict[str, int]] = {"OK": 0, "WARNING": 1, "STOPPED": 2, "STALLED": 3, "REWIND": 4}
+LagStatus = Literal["OK", "NOT_JUDGED", "WARNING", "STOPPED", "STALLED", "REWIND"]
+LAG_RANK: Final[dict[str, int]] = {
+    "OK": 0,
+    "NOT_JUDGED": 1,
+    "WARNING": 2,
+    "STOPPED": 3,
+    "STALLED": 4,
+    "REWIND": 5,
+}
 LAG_MAX_SAMPLES = 10  # Burrow's default window: the last 10 offsets of each partition
 
 
@@ -99,8 +110,10 @@ def evaluate_partition(
     *,
     owned: bool | None = None,
     allowed_lag: int = 0,
+    judge_after_s: float = 0.0,
 ) -> PartitionLagStatus:
-    """The status of one partition over its samples (oldest first; at least one)."""
+    """The status of one partition over its samples (oldest first; at least one). An offset that did
+    not move is STOPPED or STALLED only over a window of at least `judge_after_s`, else NOT_JUDGED."""
     if not samples:
         raise ValueError("a partition needs at least one sample")
     ordered = sorted(samples, key=lambda s: s.ts_ms)
@@ -116,6 +129,12 @@ def evaluate_partition(
         status, why = "OK", f"caught up {where}: {span}"
     elif len(ordered) < 2:
         status, why = "OK", f"one sample, no trend: lag {last.lag}"
+    elif not moved and min(lags) > allowed_lag and window_s < judge_after_s:
+        status, why = (
+            "NOT_JUDGED",
+            f"its offset did not move {where}, too short a window to judge (members commit every "
+            f"5 s by default; {judge_after_s:g} s judges it): {span}",
+        )
     elif not moved and owned is False and min(lags) > allowed_lag:
         status, why = "STOPPED", f"no member owns it and its offset did not move {where}: {span}"
     elif (at := _rewound(offsets)) is not None:
@@ -150,9 +169,10 @@ def evaluate_group(
     *,
     owned: Iterable[TopicPartition] | None = None,
     allowed_lag: int = 0,
+    judge_after_s: float = 0.0,
 ) -> GroupLagStatus:
     """Every partition's status and the group's (its worst partition's). `owned`: the partitions some
-    member of the group holds now (None when not known)."""
+    member of the group holds now (None when not known); `judge_after_s`: see `evaluate_partition`."""
     owners = None if owned is None else set(owned)
     parts = tuple(
         evaluate_partition(
@@ -161,6 +181,7 @@ def evaluate_group(
             samples,
             owned=None if owners is None else (topic, part) in owners,
             allowed_lag=allowed_lag,
+            judge_after_s=judge_after_s,
         )
         for (topic, part), samples in sorted(series.items())
         if samples

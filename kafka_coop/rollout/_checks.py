@@ -11,13 +11,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-Status = Literal["pass", "warn", "fail"]
-RANK: dict[Status, int] = {"pass": 0, "warn": 1, "fail": 2}
+# "not-judged": the evidence could not decide (a lag window too short): said, and no verdict either way.
+Status = Literal["pass", "not-judged", "warn", "fail"]
+RANK: dict[Status, int] = {"pass": 0, "not-judged": 0, "warn": 1, "fail": 2}
 
 
 def worst(statuses: Iterable[Status]) -> Status:
-    """The verdict of several: any fail fails, else any warn warns."""
-    return max(statuses, key=RANK.__getitem__, default="pass")
+    """The verdict of several: any fail fails, else any warn warns; a check not judged decides nothing."""
+    return max((s for s in statuses if s != "not-judged"), key=RANK.__getitem__, default="pass")
 
 
 class Check(BaseModel):

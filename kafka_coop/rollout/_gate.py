@@ -25,7 +25,8 @@ from kafka_coop.rollout._spec import MigrationSpec
 LAG_GROWTH_TOLERANCE = 0.10  # growth above 10% (and 100 records) between two samples is "growing"
 LAG_GROWTH_FLOOR = 100
 # STALLED and STOPPED say "no commit moved the offset during the window": members commit every
-# auto.commit.interval.ms (5 s by default), so only a window of two intervals is evidence enough to fail.
+# auto.commit.interval.ms (5 s by default), so only a window of two intervals is evidence enough to
+# judge; a shorter one is "not judged" (neither a pass nor a warning).
 LAG_EVIDENCE_S = 10.0
 
 
@@ -54,7 +55,7 @@ class GateReport(BaseModel):
 
     def summary(self) -> str:
         """The checks that did not pass, in one line: `name status (members)`."""
-        bad = [c for c in self.checks if c.status != "pass"]
+        bad = [c for c in self.checks if c.status not in ("pass", "not-judged")]
         if not bad:
             return "all checks pass"
         return "; ".join(f"{c.name} {c.status}" + (f" ({len(c.members)})" if c.members else "") for c in bad)
@@ -152,12 +153,19 @@ def _lag_check(snap: GroupSnapshot, previous: GroupSnapshot | None) -> Check:
         return Check(name="lag-not-growing", status="pass", reason=f"lag {now} (one sample)")
     before = previous.total_lag
     seconds = max(0.001, (snap.taken_ms - previous.taken_ms) / 1000)
-    growing = now - before > max(LAG_GROWTH_FLOOR, before * LAG_GROWTH_TOLERANCE)
+    allowed = max(LAG_GROWTH_FLOOR, int(before * LAG_GROWTH_TOLERANCE))
+    tolerance = f"the tolerance of {allowed} ({LAG_GROWTH_FLOOR} records or {LAG_GROWTH_TOLERANCE:.0%})"
+    growing = now - before > allowed
+    if growing:
+        why = f": grew by {now - before}, more than {tolerance}: consumers are falling behind"
+    elif now > before:
+        why = f": grew by {now - before}, within {tolerance}"
+    else:
+        why = ""
     return Check(
         name="lag-not-growing",
         status="warn" if growing else "pass",
-        reason=f"lag {before} -> {now} in {seconds:.1f} s"
-        + (": consumers are falling behind" if growing else ""),
+        reason=f"lag {before} -> {now} in {seconds:.1f} s{why}",
         hint="Let the consumers catch up before the next bounce." if growing else "",
     )
 
@@ -168,30 +176,33 @@ def _parts(group_lag: GroupLagStatus, status: str) -> str:
 
 
 def lag_status_check(group_lag: GroupLagStatus, *, expect_empty: bool) -> Check:
-    """Burrow's group status as a gate check: REWIND fails; STALLED and STOPPED fail over a window long
-    enough to prove them (else warn); WARNING warns; STOPPED passes where the phase expects no members."""
+    """Burrow's group status as a gate check: REWIND, STALLED and STOPPED fail (the last two are only
+    given over a window of LAG_EVIDENCE_S, else NOT_JUDGED: no verdict); WARNING warns; STOPPED passes
+    where the phase expects no members."""
     status, window = group_lag.status, group_lag.window_s
     samples = max((p.samples for p in group_lag.partitions), default=0)
     where = f"over {window:g} s ({samples} samples)"
     if status == "OK":
         return Check(name="lag-status", status="pass", reason=f"every partition OK {where}")
     worst_part = group_lag.worst(1)[0]
+    if status == "NOT_JUDGED":
+        return Check(
+            name="lag-status",
+            status="not-judged",
+            reason=f"not judged: the offsets of {_parts(group_lag, status)} did not move {where}, "
+            f"too short a window to tell a stall from the members' commit interval",
+            hint=f"--lag-window {LAG_EVIDENCE_S:g} (or --wait) judges it.",
+        )
     reason = f"{status}: {_parts(group_lag, status)} {where}; e.g. {worst_part.evidence}"
     if status == "STOPPED" and expect_empty:
         return Check(name="lag-status", status="pass", reason=f"stopped, as this phase expects: {reason}")
-    proven = window >= LAG_EVIDENCE_S
-    failing = status == "REWIND" or (status in ("STALLED", "STOPPED") and proven)
-    verdict: Status = "fail" if failing else "warn"
+    verdict: Status = "fail" if status in ("REWIND", "STALLED", "STOPPED") else "warn"
     hint = {
         "REWIND": "A committed offset went back: an offset reset or a member committing stale offsets.",
         "STALLED": "A member owns these partitions but does not commit: look for a stuck poll loop.",
         "STOPPED": "No member owns these partitions and nobody commits: start the consumers.",
         "WARNING": "The consumers commit but fall behind: let them catch up before the next bounce.",
     }[status]
-    if verdict == "warn" and status in ("STALLED", "STOPPED"):
-        hint = (
-            f"Not proven over {window:g} s (members commit every 5 s by default): --lag-window 10 proves it."
-        )
     return Check(name="lag-status", status=verdict, reason=reason, hint=hint)
 
 
@@ -215,7 +226,7 @@ def evaluate(
     group_lag: GroupLagStatus | None = None
     if snap.lag:
         owned = {tp for m in snap.members for tp in m.assignment}
-        group_lag = evaluate_group(lag_series([*earlier, snap]), owned=owned)
+        group_lag = evaluate_group(lag_series([*earlier, snap]), owned=owned, judge_after_s=LAG_EVIDENCE_S)
         if group_lag.partitions:
             checks.append(lag_status_check(group_lag, expect_empty=expect_empty))
     if expect_members is not None:

@@ -31,10 +31,15 @@ def test_a_healthy_window_passes_and_the_report_carries_the_partitions() -> None
     assert report.lag is not None and report.lag.partitions[0].status == "OK"
 
 
-def test_a_stall_shorter_than_the_evidence_window_only_warns() -> None:
+def test_an_offset_that_did_not_move_over_a_short_window_is_not_judged() -> None:
+    """Members commit every 5 s: over 2 s an unmoved offset says nothing, so there is no verdict (not a
+    warning that --strict would turn into a failed gate), and the check says what would judge it."""
     report = evaluate(look(3_000, 4, 50), previous=look(1_000, 4, 50))
-    assert (check(report).status, report.status) == ("warn", "warn")
+    assert (check(report).status, report.status) == ("not-judged", "pass")
+    assert check(report).reason.startswith("not judged: the offsets of t-0 did not move over 2 s")
     assert "--lag-window 10" in check(report).hint
+    assert report.lag is not None and report.lag.partitions[0].status == "NOT_JUDGED"
+    assert not report.failed(strict=True)
 
 
 def test_a_stall_over_the_evidence_window_fails_the_gate() -> None:
@@ -64,3 +69,13 @@ def test_the_window_grows_with_the_looks_of_a_wait() -> None:
     assert report.lag is not None
     assert (report.lag.window_s, report.lag.partitions[0].samples) == (6.0, 4)
     assert report.lag.status == "WARNING"
+
+
+def test_lag_growth_within_the_tolerance_passes_and_says_the_tolerance_decided() -> None:
+    """Issue 27: "lag 9 -> 50 ... PASS" read as a contradiction; the reason names what allowed it."""
+    report = evaluate(look(3_000, 10, 60), previous=look(1_000, 10, 19))
+    growth = next(c for c in report.checks if c.name == "lag-not-growing")
+    assert growth.status == "pass"
+    assert (
+        growth.reason == "lag 9 -> 50 in 2.0 s: grew by 41, within the tolerance of 100 (100 records or 10%)"
+    )
