@@ -284,7 +284,7 @@ class ClusterAdmin:
                         MemberMetadata(
                             member_id=m.id,
                             client_id=m.client_id,
-                            host=m.client_host,
+                            host=client_host(m.client_host),
                             subscription=bytes(m.metadata or b""),
                             assignment=bytes(m.assignment or b""),
                         )
@@ -411,6 +411,17 @@ class ClusterAdmin:
             raise _unreachable(self.bootstrap, err) from None
         return True
 
+    def delete_group(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> str | None:
+        """Delete a consumer group (its committed offsets too); None when done or already gone, else
+        Kafka's reason (a group with members is not deleted: NON_EMPTY_GROUP)."""
+        future = self.client.delete_consumer_groups([group], request_timeout=timeout_s)[group]
+        return _outcome(future, {KafkaError.GROUP_ID_NOT_FOUND})
+
+    def delete_topic(self, topic: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> str | None:
+        """Delete a topic; None when done or already gone, else Kafka's reason."""
+        future = self.client.delete_topics([topic], operation_timeout=timeout_s, request_timeout=timeout_s)
+        return _outcome(future[topic], {KafkaError.UNKNOWN_TOPIC_OR_PART})
+
     def topic_config(
         self, topic: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S
     ) -> dict[str, str] | None:
@@ -441,6 +452,18 @@ class ClusterAdmin:
             return None
         first = info.partitions[min(info.partitions)]
         return len(info.partitions), len(first.replicas)
+
+
+def _outcome(future: Any, gone: set[int]) -> str | None:
+    """None when a delete succeeded or there was nothing to delete, else Kafka's error text."""
+    try:
+        future.result()
+    except KafkaException as exc:
+        err = exc.args[0] if exc.args else exc
+        if isinstance(err, KafkaError) and err.code() in gone:
+            return None
+        return _error_text(err)
+    return None
 
 
 def _describe_group(admin: ClusterAdmin, group: str, timeout_s: float) -> GroupDescription:
@@ -610,12 +633,18 @@ def _authentication_failed(bootstrap: str, err: object) -> ClusterUnavailable:
     )
 
 
+def client_host(host: str) -> str:
+    """A member's host as a person writes it: Kafka answers Java's `InetAddress.toString()`, which is
+    `name/address`, or `/address` when the broker did not look the name up ("/127.0.0.1")."""
+    return host.removeprefix("/")
+
+
 def _live_group(desc: Any) -> GroupDescription:
     members = tuple(
         MemberDescription(
             member_id=m.member_id,
             client_id=m.client_id,
-            host=m.host,
+            host=client_host(m.host),
             instance_id=m.group_instance_id or None,
             assignment=_partitions(m.assignment),
             target_assignment=_partitions(m.target_assignment) if m.target_assignment else None,

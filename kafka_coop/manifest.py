@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 import socket
 import threading
 from collections.abc import Callable, Mapping
@@ -43,10 +44,12 @@ class TopicAcl(BaseModel):
     why: str
 
     def kafka_acls_command(self, topic: str, principal: str, bootstrap: str) -> str:
+        """The command line, every value quoted for a POSIX shell (a placeholder such as
+        `User:<service>` pasted unquoted would be a redirect)."""
         ops = " ".join(f"--operation {op.capitalize()}" for op in self.operations)
         return (
-            f"kafka-acls.sh --bootstrap-server {bootstrap} --add --allow-principal {principal} "
-            f"{ops} --topic {topic}"
+            f"kafka-acls.sh --bootstrap-server {shlex.quote(bootstrap)} --add --allow-principal "
+            f"{shlex.quote(principal)} {ops} --topic {shlex.quote(topic)}"
         )
 
 

@@ -165,6 +165,13 @@ def _already_there(state: FleetState, to: Target) -> bool:
     )
 
 
+def _already_there_note(state: FleetState, to: Target) -> str:
+    """Said in the target's words: `--to classic` is reached by eager and cooperative members alike."""
+    if to == "classic":
+        return f"every member already runs the classic protocol ({state} rebalancing): nothing to do"
+    return f"every member already runs {state}: nothing to do"
+
+
 def _wrong_way(state: FleetState, to: Target, group: str) -> Blocker | None:
     if to == "cooperative" and state == "consumer":
         return Blocker(
@@ -343,7 +350,7 @@ def make_plan(
         return Plan(
             **base,
             status="done",
-            warnings=(f"every member already runs {state}: nothing to do",),
+            warnings=(_already_there_note(state, to),),
         )
     wrong = None if forced else _wrong_way(state, to, fleet.group)
     if wrong is not None:

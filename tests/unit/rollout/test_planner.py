@@ -157,6 +157,15 @@ def test_a_group_already_on_the_target_needs_nothing() -> None:
     assert (p.status, p.phases, p.blockers) == ("done", (), ())
 
 
+def test_a_downgrade_to_classic_of_an_eager_group_says_classic_not_eager() -> None:
+    """Issue 27: `--to classic` said "every member already runs eager", which reads as a wrong target."""
+    p = plan(_fleet(rdk("eager")), "downgrade", "classic")
+    assert p.status == "done"
+    assert p.warnings == (
+        "every member already runs the classic protocol (eager rebalancing): nothing to do",
+    )
+
+
 def test_downgrade_of_a_java_cooperative_fleet_takes_the_reverse_two_bounce() -> None:
     fleet = _fleet(java(("cooperative-sticky",), "cooperative"), selected="cooperative-sticky")
     p = plan(fleet, "downgrade", "eager")
