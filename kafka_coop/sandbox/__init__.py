@@ -63,7 +63,11 @@ __all__ += [
     "read_processed",
 ]
 
-from kafka_coop.sandbox._jars import resolve_kafka_jars  # noqa: E402
+from kafka_coop.sandbox._jars import (  # noqa: E402
+    SUPPORTED_KAFKA_TEXT,
+    check_kafka_version,
+    resolve_kafka_jars,
+)
 from kafka_coop.sandbox._java import (  # noqa: E402
     CACHE_SUFFIX,
     JVM_OPTIONS,
@@ -78,9 +82,11 @@ from kafka_coop.sandbox._ports import port_is_free  # noqa: E402
 __all__ += [
     "CACHE_SUFFIX",
     "JVM_OPTIONS",
+    "SUPPORTED_KAFKA_TEXT",
     "CacheKind",
     "cache_options",
     "cache_output_option",
+    "check_kafka_version",
     "java_member_archive",
     "java_member_classpath",
     "port_is_free",

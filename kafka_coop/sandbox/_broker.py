@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 import kafka_coop.sandbox._security as sec
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
-from kafka_coop.sandbox._jars import require_java, resolve_kafka_jars
+from kafka_coop.sandbox._jars import check_kafka_version, require_java, resolve_kafka_jars
 from kafka_coop.sandbox._node_config import (
     PROXIED_LISTENER,
     SECURITY_CHOICES,
@@ -175,6 +175,7 @@ class Sandbox:
         security: Security = "plaintext",
         proxied: bool = False,
         passwords: Mapping[str, str] | None = None,
+        controller_port: int | None = None,
     ) -> None:
         if not 1 <= port <= 65535 - (brokers - 1):
             raise InvalidInput(f"Port {port} is outside 1-65535.", hint="Pass a free TCP port to --port.")
@@ -187,8 +188,14 @@ class Sandbox:
                 f"Unknown sandbox security {security!r}.", hint="Pass --security plaintext or sasl_ssl."
             )
         self.dir = Path(dir).expanduser() if dir is not None else state_dir()
+        if controller_port is not None and not 1 <= controller_port <= 65535 - (brokers - 1):
+            raise InvalidInput(
+                f"Controller port {controller_port} is outside 1-65535.",
+                hint="Pass a free TCP port to --controller-port, or leave it out for a free one.",
+            )
         self.port = port
-        self.kafka_version = kafka_version
+        self.controller_port = controller_port
+        self.kafka_version = check_kafka_version(kafka_version)
         self.overrides = parse_overrides(config)
         self.cache = cache
         self.progress: Progress = progress or _no_progress
@@ -364,6 +371,31 @@ class Sandbox:
         self.progress(f"Starting Kafka {self.kafka_version} ({what}, {self.security}) on {self.bootstrap}")
         now = time.time()
         procs: dict[int, subprocess.Popen[bytes]] = {}
+        try:
+            state = self._launch_all(java, lib, procs, controller_ports, proxied, config, cluster_id, now)
+            self._wait_ready(procs, timeout_s)
+            if self.security == "sasl_ssl":
+                self._grant_restricted_acls(timeout_s)
+        except BaseException:
+            # Ctrl-C (or any error) while starting: the nodes run in sessions of their own and would
+            # outlive this process, so the start ends every node it launched and forgets the state.
+            self._abandon(procs)
+            raise
+        self._started_here = True
+        return state
+
+    def _launch_all(
+        self,
+        java: str,
+        lib: Path,
+        procs: dict[int, subprocess.Popen[bytes]],
+        controller_ports: Mapping[int, int],
+        proxied: Mapping[int, tuple[int, int]],
+        config: dict[str, str],
+        cluster_id: str,
+        now: float,
+    ) -> SandboxState:
+        """Launch every node (recorded in `procs` as it starts) and write the state file."""
         nodes: list[NodeState] = []
         for node in self.node_ids:
             procs[node] = self._launch(java, lib, node)
@@ -403,10 +435,6 @@ class Sandbox:
             proxied_bootstrap=",".join(f"127.0.0.1:{q}" for _, q in proxied.values()) or None,
         )
         self._write_state(state)
-        self._wait_ready(procs, timeout_s)
-        if self.security == "sasl_ssl":
-            self._grant_restricted_acls(timeout_s)
-        self._started_here = True
         return state
 
     def stop(self, node: int | None = None, timeout_s: float = DEFAULT_STOP_TIMEOUT_S) -> bool:
@@ -507,7 +535,19 @@ class Sandbox:
         _reap(pid)
 
     def _controller_ports(self) -> dict[int, int]:
-        """Each node's controller port: the previous one when free (a crashed sandbox), else a new one."""
+        """Each node's KRaft controller port: from `controller_port` on when given (node N: +N-1), else
+        the previous one when free (a restart keeps it), else a free one below the ephemeral range."""
+        if self.controller_port is not None:
+            wanted = {node: self.controller_port + node - 1 for node in self.node_ids}
+            taken = [
+                p for p in wanted.values() if not port_is_free(p) or p in map(self.node_port, self.node_ids)
+            ]
+            if taken:
+                raise InvalidInput(
+                    f"Controller port {taken[0]} on 127.0.0.1 is already in use.",
+                    hint="Pass another --controller-port, or leave it out for a free one.",
+                )
+            return wanted
         previous: dict[int, int] = {}
         state = self._read_state()
         if state is not None:
