@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from kafka_coop.analytics import PhaseWindow, Summary, summarize
+from kafka_coop.errors import KafkaCoopError
 from kafka_coop.events import now_ms
 from kafka_coop.inspection import GroupSnapshot, take_snapshot
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
@@ -36,6 +37,8 @@ REVERSE: dict[str, tuple[Literal["eager", "classic"], str]] = {
 }
 
 EventCallback = Callable[[dict[str, Any]], None]
+CLEANUP_STOP_S = 15.0  # members get this long to close (dynamic ones leave the group) before SIGKILL
+CLEANUP_TIMEOUT_S = 15.0
 
 
 class DemoHooks(BaseModel):
@@ -50,6 +53,7 @@ class DemoHooks(BaseModel):
     on_phase: Callable[[PlanPhase], None] | None = None
     on_gate: Callable[[GateRun], None] | None = None
     on_member: Callable[[MemberProcess], None] | None = None
+    on_note: Callable[[str], None] | None = None
 
 
 class StepResult(BaseModel):
@@ -135,7 +139,66 @@ def run_demo(
     group = f"{DEMO_GROUP}-{int(time.time())}"
     topic = f"{DEMO_TOPIC}-{int(time.time())}"
     processes = MemberProcesses(bootstrap, workdir, command_config=command_config)
-    processes.admin.ensure_topic(topic, partitions)
+    made: list[str] = []  # the demo's topic once created, removed again when it ends
+    try:
+        return _walk(
+            processes, made, bootstrap, workdir, group, topic, members, partitions, rate, target, hooks
+        )
+    finally:
+        for note in _remove_what_it_made(processes, group, made):
+            if hooks.on_note is not None:
+                hooks.on_note(note)
+
+
+def _remove_what_it_made(processes: MemberProcesses, group: str, topics: list[str]) -> list[str]:
+    """However the demo ends (done, failed, Ctrl-C): its members stop (SIGTERM, so dynamic members
+    leave), the static ones are removed (KIP-345, they do not leave on close), then its group and the
+    topics it created are deleted. Returns what could not be removed, one sentence each."""
+    from kafka_coop.membership import LeaveGroupClient
+
+    processes.stop_all(timeout_s=CLEANUP_STOP_S)
+    notes: list[str] = []
+    admin = processes.admin
+    try:
+        static = admin.describe_group(group, timeout_s=CLEANUP_TIMEOUT_S).instance_ids
+        if static:
+            client = LeaveGroupClient(processes.bootstrap, processes.conf, CLEANUP_TIMEOUT_S)
+            try:
+                client.remove(group, static)
+            finally:
+                client.close()
+        why = admin.delete_group(group, timeout_s=CLEANUP_TIMEOUT_S)
+        if why is not None:
+            notes.append(f"demo group {group} was not deleted ({why}).")
+        for topic in topics:
+            why = admin.delete_topic(topic, timeout_s=CLEANUP_TIMEOUT_S)
+            if why is not None:
+                notes.append(f"demo topic {topic} was not deleted ({why}).")
+    except KafkaCoopError as exc:
+        notes.append(
+            f"the demo's group {group} and topics {', '.join(topics)} were not removed: {exc.message}"
+        )
+    return notes
+
+
+def _walk(
+    processes: MemberProcesses,
+    made: list[str],
+    bootstrap: str,
+    workdir: Path,
+    group: str,
+    topic: str,
+    members: int,
+    partitions: int,
+    rate: float,
+    target: DemoTarget,
+    hooks: DemoHooks,
+) -> DemoResult:
+    command_config = processes.command_config
+    if processes.admin.create_topic(topic, partitions):
+        made.append(topic)
+    processes.admin.ensure_topic(topic, partitions)  # waits until its partitions have leaders
+    # the manifest topic is the cluster's, not the demo's (what `kafka-coop manifest-topic` makes): kept
     processes.admin.ensure_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG)
     tail = EventTail(
         lambda: [m.events_path for m in processes.members.values()], hooks.on_event or (lambda _: None)
@@ -193,7 +256,7 @@ def run_demo(
             runner.gate(made.final_gate_spec)
 
     producer = SteadyProducer(bootstrap, topic, partitions, rate=rate, conf=processes.conf).start()
-    with processes:
+    try:
         since = now_ms()
         say("start", f"Starting {members} eager (range) CoopConsumer members under {rate:.0f} records/s")
         started = processes.add_many(
@@ -230,6 +293,9 @@ def run_demo(
         records = audit_when_drained(
             topic, producer.acked, lambda: [m.records_path for m in processes.members.values()]
         )
+        processes.stop_all()  # every member closes (its last events written) before they are read
+    finally:
+        producer.stop()
     tail()
     events = [e for m in processes.members.values() for e in m.events()]
     summary = summarize(events, phases=[w for w, _ in windows])
