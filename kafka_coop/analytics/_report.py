@@ -220,6 +220,12 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
+def _why(exc: OSError) -> str:
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        return "a part of its path is a file, not a directory"
+    return (exc.strerror or str(exc)).lower()
+
+
 def run_report(
     sources: Sequence[str | Path],
     out_dir: str | Path,
@@ -246,9 +252,15 @@ def run_report(
     check_kafka(bootstrap, [kafka_topic(s) for s in texts if is_kafka_source(s)], conf)
     chosen = choose_engine(texts, engine)
     target = Path(out_dir)
-    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()
+    except OSError as exc:  # the report goes next to --out first: name --out, not the staging dir
+        raise InvalidInput(
+            f"Cannot write the report to {str(target)!r}: {_why(exc)}.",
+            hint="Give --out a directory that this user may create (its parent must be a directory).",
+        ) from None
     notes: list[str] = []
     try:
         if chosen == "spark":

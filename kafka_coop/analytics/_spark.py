@@ -7,14 +7,18 @@ collects events to the driver. docs/design/analytics.md has the steps and why.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
 import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 from urllib.parse import unquote, urlparse
 
 from kafka_coop.analytics._engine import (
@@ -112,6 +116,8 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 """
 
 _session: SparkSession | None = None
+JVM_STOP_S = 3.0  # its shutdown hooks may wait on work that will not finish now
+T = TypeVar("T")
 
 
 # --- the session ----------------------------------------------------------------------------------
@@ -170,7 +176,7 @@ def get_session(master: str | None = None, *, kafka: bool = False) -> SparkSessi
     for name, value in WORKER_ENV.items():
         builder = builder.config(f"spark.executorEnv.{name}", value)
     try:
-        session = builder.getOrCreate()
+        session = _outside_the_main_thread(builder.getOrCreate)
     except Exception as exc:  # the JVM did not start: no Java, bad master URL, ...
         raise InvalidInput(
             f"Spark could not start ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}).",
@@ -187,6 +193,60 @@ def stop_session() -> None:
     if _session is not None:
         _session.stop()
         _session = None
+
+
+def _outside_the_main_thread(make: Callable[[], T]) -> T:
+    """`make()` on a thread of its own, waited for here: a SparkContext made in the main thread puts
+    its own SIGINT handler in (it cancels the jobs and raises a bare KeyboardInterrupt from inside the
+    py4j call under way, which then logs its tracebacks), and the command's own handling of Ctrl-C
+    (`interruptible`) would be gone. The wait is interruptible."""
+    if threading.current_thread() is not threading.main_thread():
+        return make()
+    done: Future[T] = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(make())
+        except BaseException as exc:  # handed to the waiting thread
+            done.set_exception(exc)
+
+    threading.Thread(target=run, name="kafka-coop-spark-start", daemon=True).start()
+    return done.result()
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Ctrl-C (any KeyboardInterrupt) during Spark work stops the session: its jobs are cancelled and
+    its JVM ends, instead of a JVM left computing. The interrupt goes on. While the work runs, py4j's
+    report of a call broken by the interrupt is kept off stderr: it logs it on the root logger, with
+    its traceback (`logging.exception`, which configures the root logger if nothing has)."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    root.setLevel(logging.CRITICAL)
+    try:
+        yield
+    except KeyboardInterrupt:
+        from pyspark import SparkContext
+
+        gateway = SparkContext._gateway
+        with contextlib.suppress(Exception):
+            stop_session()
+        # A session stopped mid-call leaves its gateway JVM serving py4j (seen: alive after its
+        # parent exited), so the JVM this process launched is ended too.
+        proc = getattr(gateway, "proc", None)
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(JVM_STOP_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+        raise
+    finally:
+        root.setLevel(level)
+        root.handlers[:] = handlers
 
 
 # --- reading --------------------------------------------------------------------------------------
@@ -297,6 +357,18 @@ def spark_engine(
     kafka_conf: Mapping[str, str] | None = None,
 ) -> EngineOutcome:
     """Summary, malformed lines and plot series; Parquet tables `intervals/` and `pauses/` in out_dir."""
+    with interruptible():
+        return _spark_engine(sources, out_dir, phases, master, bootstrap, kafka_conf)
+
+
+def _spark_engine(
+    sources: Sequence[str],
+    out_dir: Path,
+    phases: Sequence[PhaseWindow] | None,
+    master: str | None,
+    bootstrap: str | None,
+    kafka_conf: Mapping[str, str] | None,
+) -> EngineOutcome:
     kafka_sources = [s for s in sources if is_kafka_source(s)]
     spark = get_session(master, kafka=bool(kafka_sources))
     files = expand_paths([s for s in sources if not is_kafka_source(s)])
