@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from kafka_coop.admin import ClusterAdmin
+    from kafka_coop.errors import InvalidInput
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -80,14 +81,71 @@ def output_option(choices: tuple[str, ...] = OUTPUT_CHOICES) -> Callable[[F], F]
     )
 
 
-def bootstrap_option(required: bool = True) -> Callable[[F], F]:
+class BootstrapServers(click.ParamType):  # type: ignore[type-arg]  # generic only in some click versions
+    """`host:port[,host:port...]`, checked where click parses: a malformed list is a usage error (exit
+    2). Whether the hosts resolve is asked when the command connects (`check_resolves`)."""
+
+    name = "HOST:PORT"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value).strip()
+        try:
+            bootstrap_hosts(text)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        return text
+
+
+def bootstrap_hosts(text: str) -> list[tuple[str, int]]:
+    """(host, port) of each entry of a bootstrap list; ValueError names the first malformed one."""
+    hosts: list[tuple[str, int]] = []
+    for entry in filter(None, (part.strip() for part in text.split(","))):
+        address = entry.split("://", 1)[-1]  # librdkafka takes PLAINTEXT://host:port too
+        host, sep, port = address.rpartition(":")
+        if not sep or "]" in port:  # a bare host (or [v6]): librdkafka's default port
+            host, port = address, "9092"
+        host = host.strip("[]")
+        if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise ValueError(f"{entry!r} is not HOST:PORT (e.g. 127.0.0.1:9092).")
+        hosts.append((host, int(port)))
+    if not hosts:
+        raise ValueError("no HOST:PORT given.")
+    return hosts
+
+
+def check_resolves(bootstrap: str) -> None:
+    """One sentence at once (exit 3) when no bootstrap host resolves: librdkafka would only retry the
+    name until the request times out, which reads as an unreachable cluster after --timeout."""
+    hosts = bootstrap_hosts(bootstrap)
+    if any(_resolves(host, port) for host, port in hosts):
+        return
+    from kafka_coop.errors import ClusterUnavailable
+
+    raise ClusterUnavailable(
+        f"The host of bootstrap server {hosts[0][0]}:{hosts[0][1]} does not resolve to any address.",
+        hint="Check the host names in --bootstrap-server (or KAFKA_BOOTSTRAP_SERVERS).",
+    )
+
+
+def _resolves(host: str, port: int) -> bool:
+    import socket
+
+    try:
+        return bool(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+    except (OSError, UnicodeError):
+        return False
+
+
+def bootstrap_option(
+    required: bool = True, help: str = "Kafka bootstrap servers (env KAFKA_BOOTSTRAP_SERVERS)."
+) -> Callable[[F], F]:
     return click.option(
         "--bootstrap-server",
         "bootstrap",
+        type=BootstrapServers(),
         envvar="KAFKA_BOOTSTRAP_SERVERS",
         required=required,
-        metavar="HOST:PORT",
-        help="Kafka bootstrap servers (env KAFKA_BOOTSTRAP_SERVERS).",
+        help=help,
     )
 
 
@@ -107,6 +165,23 @@ class KeyValue(click.ParamType):  # type: ignore[type-arg]  # generic only in so
         return key.strip(), val.strip()
 
 
+COMMAND_CONFIG_HELP = (
+    "Properties file (key=value) of librdkafka client settings for a secured cluster: security.protocol, "
+    "sasl.mechanism, sasl.username, sasl.password, ssl.ca.location, ... Java-only keys "
+    "(ssl.truststore.*, sasl.jaas.config) are refused with their librdkafka equivalent."
+)
+
+
+def read_command_config(path: Path) -> dict[str, str]:
+    """The client settings of a --command-config file (librdkafka names), read before anything reaches
+    a cluster: a missing or unreadable file or a Java-only key is one sentence (exit 2)."""
+    from kafka_coop.settings import read_properties, refuse_java_only
+
+    conf = read_properties(path)
+    refuse_java_only(conf, source=f"--command-config {path}")
+    return conf
+
+
 def command_config_option() -> Callable[[F], F]:
     return click.option(
         "--command-config",
@@ -114,15 +189,31 @@ def command_config_option() -> Callable[[F], F]:
         type=click.Path(dir_okay=False, path_type=Path),
         default=None,
         metavar="FILE",
-        help="Java-style properties with client settings (security), as Kafka's own tools take.",
+        help=COMMAND_CONFIG_HELP,
+    )
+
+
+def connection_conf_of(command_config: Path | None) -> dict[str, str]:
+    """The connection and security settings of --command-config (none without it)."""
+    from kafka_coop._vocab import connection_conf
+
+    return connection_conf(read_command_config(command_config)) if command_config is not None else {}
+
+
+def missing_group(group: str, bootstrap: str) -> InvalidInput:
+    """The one error of every command for a group the cluster does not know (exit 2)."""
+    from kafka_coop.errors import InvalidInput
+
+    return InvalidInput(
+        f"Group {group!r} does not exist on {bootstrap}.",
+        hint="Check the name: `kafka-coop describe --all` lists the groups this principal can see.",
     )
 
 
 def admin_for(bootstrap: str, command_config: Path | None) -> tuple[ClusterAdmin, dict[str, str]]:
     """An admin client for a command; security settings come from --command-config, never from output."""
-    from kafka_coop._vocab import connection_conf
     from kafka_coop.admin import ClusterAdmin
-    from kafka_coop.settings import read_properties
 
-    conf = connection_conf(read_properties(command_config)) if command_config is not None else {}
+    conf = connection_conf_of(command_config)
+    check_resolves(bootstrap)
     return ClusterAdmin(bootstrap, conf), conf

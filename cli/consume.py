@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import socket
 import time
 from pathlib import Path
 from types import FrameType
@@ -11,11 +13,21 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from kafka_coop._vocab import REBALANCE_MODE_ASSIGNOR, REBALANCE_MODES
+from kafka_coop.errors import Interrupted
 from kafka_coop.events import RebalanceEvent
-from kafka_coop.settings import ConsumerSettings
+from kafka_coop.settings import KNOWN_CONSUMER_KEYS, ConsumerSettings, refuse_java_only
 from kafka_coop.sinks import JsonlSink
 
-from ._context import KeyValue, Terminal, bootstrap_option, pass_terminal
+from ._context import (
+    KeyValue,
+    Terminal,
+    bootstrap_option,
+    check_resolves,
+    command_config_option,
+    pass_terminal,
+    read_command_config,
+)
+from ._edges import LIBRDKAFKA_NAMES_HINT, stdout_reader_gone
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -52,15 +64,21 @@ def _render_event(event: RebalanceEvent) -> Text:
 
 
 class _Stop:
-    """SIGTERM/SIGINT set a flag; the poll loop ends and the consumer closes cleanly."""
+    """SIGTERM/SIGINT set a flag; the poll loop ends and the consumer closes cleanly (SIGTERM is how a
+    member is meant to stop: exit 0; Ctrl-C is an interrupt: exit 130 once closed). So does a reader of
+    --print-records that went away."""
 
     def __init__(self) -> None:
-        self.requested = False
+        self.signum: int | None = None
         signal.signal(signal.SIGTERM, self._handle)
         signal.signal(signal.SIGINT, self._handle)
 
-    def _handle(self, _signum: int, _frame: FrameType | None) -> None:
-        self.requested = True
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        self.signum = signum
+
+    @property
+    def requested(self) -> bool:
+        return self.signum is not None or stdout_reader_gone()
 
 
 @click.command()
@@ -98,12 +116,7 @@ class _Stop:
     help="librdkafka setting key=value; repeatable. Defaults here: reconnect.backoff.ms=20 (a restarted "
     "member reaches its coordinator ~40 ms sooner).",
 )
-@click.option(
-    "--command-config",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Java-style properties file with security settings.",
-)
+@command_config_option()
 @click.option("--print-records", is_flag=True, help="Print each record's topic, partition, offset and value.")
 @click.option(
     "--records",
@@ -166,7 +179,7 @@ def consume(
 
     conf: dict[str, Any] = {"reconnect.backoff.ms": JOIN_RECONNECT_BACKOFF_MS}
     if command_config is not None:
-        conf.update(ConsumerSettings.read_properties(command_config))
+        conf.update(read_command_config(command_config))
     conf.update(
         {
             "bootstrap.servers": bootstrap,
@@ -184,12 +197,19 @@ def consume(
     resolved_id = resolve_instance_id(instance_id, group=group)
     if resolved_id:
         conf["group.instance.id"] = resolved_id
+    # librdkafka's default client id is `rdkafka` for every member: the events, describe and the report
+    # could not tell two members apart. A static member is named by its instance id, others by host+pid.
+    conf.setdefault("client.id", resolved_id or f"kafka-coop-{socket.gethostname()}-{os.getpid()}")
     conf.update(dict(confs))
+    refuse_java_only(dict(confs), source="--conf")
+    refuse_unknown_keys(conf)
     settings = ConsumerSettings.from_conf(conf)
+    check_resolves(bootstrap)
 
     sinks: list[Any] = []
-    if events_path is not None:
-        sinks.append(JsonlSink(events_path))
+    records, events_sink = _open_outputs(records_path, events_path)
+    if events_sink is not None:
+        sinks.append(events_sink)
     server = None
     if metrics_port is not None:
         server = _serve_metrics(term, metrics_port, metrics_addr)
@@ -202,7 +222,6 @@ def consume(
             term.err.print(_render_event(event), highlight=False)
 
     stop = _Stop()
-    records: IO[str] | None = records_path.open("a", encoding="utf-8") if records_path else None
     consumer = CoopConsumer(settings, events=on_event, manifests=manifests, duplicate_check=duplicate_check)  # type: ignore[arg-type]
     client = settings.render().get("client.id", "rdkafka")
     try:
@@ -216,6 +235,53 @@ def consume(
             records.close()
         if server is not None:
             server[0].close()
+    if stop.signum == signal.SIGINT:
+        raise Interrupted(
+            "Interrupted by Ctrl-C (SIGINT): the member closed, its offsets committed.",
+            hint="SIGTERM stops a member with exit 0.",
+        )
+
+
+def refuse_unknown_keys(conf: dict[str, Any]) -> None:
+    """A key kafka-coop does not know is asked of librdkafka itself (a newer one may know it), with no
+    broker involved: one it refuses is one sentence (exit 2) instead of a warning and then an error."""
+    unknown = {k: v for k, v in conf.items() if k not in KNOWN_CONSUMER_KEYS}
+    if not unknown:
+        return
+    import logging
+
+    from confluent_kafka import Consumer, KafkaException
+
+    from kafka_coop.errors import SettingsError
+
+    quiet = logging.getLogger("kafka_coop.cli.probe")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+
+    for key, value in sorted(unknown.items()):
+        try:
+            Consumer({"group.id": "kafka-coop-probe", "logger": quiet, key: value}).close()
+        except KafkaException as exc:
+            why = str(exc.args[0].str() if exc.args else exc).rstrip(".")
+            raise SettingsError(
+                f"librdkafka refused the setting {key}={value!r} from --conf or --command-config: {why}.",
+                hint=LIBRDKAFKA_NAMES_HINT,
+            ) from None
+
+
+def _open_outputs(records_path: Path | None, events_path: Path | None) -> tuple[IO[str] | None, Any]:
+    """The --records file and the --events sink, or neither: a path that cannot be written leaves no
+    file created for the other behind (the error itself is the top level's one sentence, exit 2)."""
+    created = records_path is not None and not records_path.exists()
+    records = records_path.open("a", encoding="utf-8") if records_path is not None else None
+    try:
+        return records, JsonlSink(events_path) if events_path is not None else None
+    except OSError:
+        if records is not None:
+            records.close()
+            if created and records_path is not None:
+                records_path.unlink(missing_ok=True)
+        raise
 
 
 def _serve_metrics(term: Terminal, port: int, addr: str) -> tuple[Any, Any]:

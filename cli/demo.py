@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
-from rich.table import Table
+from pydantic import BaseModel
 from rich.text import Text
 
+from kafka_coop.analytics import Summary
 from kafka_coop.inspection import GroupSnapshot
 from kafka_coop.rollout import Plan, PlanPhase
 from kafka_coop.sandbox import (
@@ -24,7 +26,16 @@ from kafka_coop.sandbox import (
     run_demo,
 )
 
-from ._context import Terminal, command_config_option, output_option, pass_terminal
+from ._context import (
+    BootstrapServers,
+    Terminal,
+    check_resolves,
+    command_config_option,
+    output_option,
+    pass_terminal,
+    read_command_config,
+)
+from ._tables import aligned_table, heading
 from .describe import render_snapshot
 from .plan import render_table
 
@@ -45,24 +56,27 @@ def _event_line(event: dict[str, Any]) -> Text | None:
     return text
 
 
-def _summary(result: DemoResult) -> Table:
-    table = Table(
-        title=f"Rebalance cost per step ({result.members} members, {result.partitions} partitions)",
-        caption="unavailable ms: partition-milliseconds without an owner; pause ms: member-milliseconds "
-        "processing nothing because of a rebalance (kafka-coop report's definitions)",
-    )
-    table.add_column("step", no_wrap=True)
-    for column in ("rebalances", "revoked", "unavailable ms", "pause ms", "secs"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for step in result.steps:
-        table.add_row(
+def _summary(result: DemoResult) -> Text:
+    rows = [
+        [
             step.name,
             str(step.rebalances),
             str(step.partitions_revoked),
             f"{step.partition_unavailable_ms:,}",
             f"{step.pause_ms:,}",
             f"{step.duration_s:.1f}",
-        )
+        ]
+        for step in result.steps
+    ]
+    title = f"Rebalance cost per step ({result.members} members, {result.partitions} partitions)"
+    table = aligned_table(
+        ("step", "rebalances", "revoked", "unavailable ms", "pause ms", "secs"), rows, title=title
+    )
+    table.append(
+        "\nunavailable ms: partition-milliseconds without an owner; pause ms: member-milliseconds "
+        "processing nothing because of a rebalance (kafka-coop report's definitions)",
+        style="dim",
+    )
     return table
 
 
@@ -77,7 +91,7 @@ def narration(term: Terminal, *, table: bool) -> DemoHooks:
             say.print(line, highlight=False)
 
     def on_step(_name: str, text: str) -> None:
-        say.rule(Text(text, style="bold"))
+        say.print(heading(text))
 
     def on_snapshot(snap: GroupSnapshot) -> None:
         if table:
@@ -88,7 +102,7 @@ def narration(term: Terminal, *, table: bool) -> DemoHooks:
             render_table(Terminal(out=say, err=say), plan)
 
     def on_phase(phase: PlanPhase) -> None:
-        say.rule(f"Phase {phase.n}: {phase.title} [{phase.action}]", style="cyan")
+        say.print(heading(f"Phase {phase.n}: {phase.title} [{phase.action}]", "cyan"))
 
     def on_gate(run: GateRun) -> None:
         # the runner reports the steps it runs besides gates (remove-members) the same way
@@ -115,6 +129,7 @@ def narration(term: Terminal, *, table: bool) -> DemoHooks:
         on_phase=on_phase,
         on_gate=on_gate,
         on_member=on_member,
+        on_note=lambda note: say.print(Text(f"note: {note}", style="yellow"), highlight=False),
     )
 
 
@@ -122,8 +137,8 @@ def narration(term: Terminal, *, table: bool) -> DemoHooks:
 @click.option(
     "--bootstrap-server",
     "bootstrap",
+    type=BootstrapServers(),
     default=None,
-    metavar="HOST:PORT",
     help="Use this cluster instead of starting the sandbox.",
 )
 @click.option(
@@ -139,6 +154,20 @@ def narration(term: Terminal, *, table: bool) -> DemoHooks:
 @click.option("--rate", type=click.FloatRange(1, 5000), default=100.0, show_default=True, help="Records/s.")
 @click.option("--report/--no-report", default=True, show_default=True, help="End with kafka-coop report.")
 @click.option("--keep-sandbox", is_flag=True, help="Leave the sandbox broker running afterwards.")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help=f"Client port of the sandbox the demo starts (default {DEFAULT_PORT}, or a free one if taken).",
+)
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Keep the member events, logs, the report and the sandbox's data here (default: a temporary "
+    "directory, removed at the end).",
+)
 @command_config_option()
 @output_option()
 @pass_terminal
@@ -152,25 +181,40 @@ def demo(
     rate: float,
     report: bool,
     keep_sandbox: bool,
+    port: int | None,
+    directory: Path | None,
     output: str,
 ) -> None:
-    """Start a sandbox Kafka, plan and walk a real fleet's protocol upgrade behind gates, and back."""
-    box: Sandbox | None = None
+    """Start a sandbox Kafka, plan and walk a real fleet's protocol upgrade behind gates, and back.
+
+    However it ends (done, failed, Ctrl-C) it stops its members, deletes its group and topic, stops the
+    sandbox it started and removes its files, unless --dir (keep them there) or --keep-sandbox."""
     if command_config is not None and bootstrap is None:
         raise click.UsageError("--command-config is for a cluster given with --bootstrap-server.")
-    if bootstrap is None:
-        existing = Sandbox().status()
-        if existing is not None:
-            bootstrap = existing.bootstrap
-            term.progress(f"Using the running sandbox at {bootstrap}")
-        else:
-            port = DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port()
-            box = Sandbox(port=port, progress=term.progress)
-            with term.err.status("Starting the sandbox broker…"):
-                bootstrap = box.start().bootstrap
-    workdir = Path(tempfile.mkdtemp(prefix="kafka-coop-demo-"))
-    hooks = narration(term, table=output != "json")
+    if port is not None and bootstrap is not None:
+        raise click.UsageError("--port is for the sandbox the demo starts, not a --bootstrap-server.")
+    if bootstrap is not None:
+        if command_config is not None:
+            read_command_config(command_config)  # a bad file is one sentence before anything starts
+        check_resolves(bootstrap)
+    keep_files = directory is not None
+    workdir = (directory or Path(tempfile.mkdtemp(prefix="kafka-coop-demo-"))).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    box: Sandbox | None = None
     try:
+        if bootstrap is None:
+            existing = Sandbox().status() if port is None else None
+            if existing is not None:
+                bootstrap = existing.bootstrap
+                term.progress(f"Using the running sandbox at {bootstrap}")
+            else:
+                chosen = (
+                    port if port is not None else DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port()
+                )
+                box = Sandbox(dir=workdir / "sandbox", port=chosen, progress=term.progress)
+                with term.err.status("Starting the sandbox broker…"):
+                    bootstrap = box.start().bootstrap
+        hooks = narration(term, table=output != "json")
         result = run_demo(
             bootstrap,
             workdir,
@@ -181,22 +225,22 @@ def demo(
             hooks=hooks,
             command_config=command_config,
         )
+        done = _report(term, result) if report else None
     finally:
         if box is not None and not keep_sandbox:
             box.stop()
-    done = _report(term, result) if report else None
+        if box is not None and keep_sandbox:
+            keep_files = True
+            term.err.print(
+                f"The sandbox keeps running at {box.bootstrap}: `kafka-coop sandbox stop --dir {box.dir}`.",
+                highlight=False,
+            )
+        if not keep_files:
+            shutil.rmtree(workdir, ignore_errors=True)
     for note in done.notes if done is not None else ():
         term.err.print(Text(f"note: {note}", style="yellow"), highlight=False)
     if output == "json":
-        data = result.model_dump(mode="json")
-        if done is not None:
-            data["report"] = {
-                "engine": done.engine,
-                "out_dir": str(done.out_dir),
-                "paths": [str(p) for p in done.paths],
-                "summary": done.summary.model_dump(mode="json"),
-            }
-        term.emit_json(data)
+        term.emit_json(demo_output(result, done, kept=keep_files))
         return
     term.out.print(_summary(result))
     audit = result.records
@@ -207,19 +251,53 @@ def demo(
     )
     if done is not None:
         summary = done.summary
+        where = f"; written to {done.out_dir} ({', '.join(p.name for p in done.paths)})" if keep_files else ""
         term.out.print(
             f"Report ({done.engine} engine, {summary.events:,} events, {done.elapsed_s:.1f} s): "
             f"{summary.partition_unavailable_ms_total:,} partition-unavailable ms, "
-            f"{summary.pause_ms_total:,} member pause ms in total; written to {done.out_dir} "
-            f"({', '.join(p.name for p in done.paths)})",
+            f"{summary.pause_ms_total:,} member pause ms in total{where}",
             highlight=False,
         )
+    if keep_files:
         term.out.print(
             f"Re-run: kafka-coop report {result.workdir}/*.events.jsonl "
             f"--phases {result.phases_file} --out DIR",
             highlight=False,
         )
-    term.out.print(f"Member events, logs and phases: {workdir}", highlight=False)
+        term.out.print(f"Member events, logs and phases: {workdir}", highlight=False)
+    else:
+        term.out.print(
+            "Member events, logs and the report were removed; --dir DIR keeps them.", highlight=False
+        )
+
+
+class DemoReport(BaseModel):
+    """The report over the walk's events (`kafka-coop report`'s summary)."""
+
+    engine: str
+    out_dir: str
+    paths: list[str]
+    summary: Summary
+
+
+class DemoOutput(DemoResult):
+    """What `demo --output json` prints: the walk, its report, and whether its files were kept."""
+
+    v: Literal[1] = 1
+    report: DemoReport | None = None
+    files_kept: bool
+
+
+def demo_output(result: DemoResult, done: ReportResult | None, *, kept: bool) -> DemoOutput:
+    report = None
+    if done is not None:
+        report = DemoReport(
+            engine=done.engine,
+            out_dir=str(done.out_dir),
+            paths=[str(p) for p in done.paths],
+            summary=done.summary,
+        )
+    return DemoOutput(**result.model_dump(), report=report, files_kept=kept)
 
 
 def _report(term: Terminal, result: DemoResult) -> ReportResult:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
-from rich.table import Table
-from rich.text import Span, Text
+from pydantic import BaseModel, ConfigDict
+from rich.text import Text
 
 from kafka_coop._vocab import COOPERATIVE_ASSIGNORS, EAGER_ONLY_ASSIGNORS
 from kafka_coop.admin import GroupDescription, ListedGroup
@@ -27,9 +27,11 @@ from ._context import (
     admin_for,
     bootstrap_option,
     command_config_option,
+    missing_group,
     output_option,
     pass_terminal,
 )
+from ._tables import aligned_table, plural
 
 SOURCE_MARK = {"broker": "^", "declared": "", "inferred": "*", "unknown": "?"}
 LEGEND = "no mark = declared by the member's manifest · * = inferred from the wire · ? = unknown"
@@ -91,38 +93,6 @@ def member_row(m: MemberSnapshot, epochs: bool = False) -> list[Text]:
     ]
 
 
-def aligned_table(columns: tuple[str, ...], rows: list[list[Text]], gap: int = 2) -> Text:
-    """Plain aligned columns, one line per row (as Kafka's own tools print), styles kept.
-
-    Not a rich Table: measuring and wrapping every cell costs rich ~3 ms a row, which made a
-    200-member `describe` spend most of its time drawing. Lines are as wide as their content; a
-    narrow terminal wraps them, pipes and files get them whole.
-    """
-    header = [Text(c, style="bold") for c in columns]
-    widths = [max(cell.cell_len for cell in column) for column in zip(header, *rows, strict=True)]
-    lines = [header, [Text("─" * w, style="dim") for w in widths], *rows]
-    parts: list[str] = []
-    spans: list[Span] = []
-    pos = 0
-    for n, line in enumerate(lines):
-        if n:
-            parts.append("\n")
-            pos += 1
-        last = len(line) - 1
-        for i, (cell, width) in enumerate(zip(line, widths, strict=True)):
-            plain = cell.plain
-            if cell.style:
-                spans.append(Span(pos, pos + len(plain), cell.style))
-            spans.extend(Span(pos + s.start, pos + s.end, s.style) for s in cell.spans)
-            parts.append(plain)
-            pos += len(plain)
-            if i < last:
-                pad = " " * (width - cell.cell_len + gap)
-                parts.append(pad)
-                pos += len(pad)
-    return Text("".join(parts), spans=spans)
-
-
 def member_table(snap: GroupSnapshot) -> Text:
     epochs = bool(snap.coordinator_view.api)
     columns = MEMBER_COLUMNS + EPOCH_COLUMNS if epochs else MEMBER_COLUMNS
@@ -130,40 +100,33 @@ def member_table(snap: GroupSnapshot) -> Text:
 
 
 def render_snapshot(term: Terminal, snap: GroupSnapshot) -> None:
-    gen = "?" if snap.generation.value is None else f"{snap.generation.value}*"
     broker = snap.broker
-    head = Table.grid(padding=(0, 2))
-    head.add_row("group", Text(snap.group_id, style="bold"), "type", snap.type, "state", snap.state)
-    head.add_row(
-        "assignor",
-        snap.assignor or "-",
-        "protocol",
-        group_protocol(snap.type, snap.assignor),
-        "generation",
-        gen,
-    )
-    head.add_row(
-        "coordinator",
-        str(snap.coordinator),
-        "broker",
-        f"{broker.kafka_version.value}*" if broker.kafka_version.source == "inferred" else "?",
-        "migration policy",
-        broker.migration_policy or "?",
-    )
+    pairs: list[tuple[str, Text | str]] = [
+        ("group", Text(snap.group_id, style="bold")),
+        ("type", snap.type),
+        ("state", snap.state),
+        ("assignor", snap.assignor or "-"),
+        ("protocol", group_protocol(snap.type, snap.assignor)),
+    ]
+    if snap.generation.value is not None:  # Kafka's describe APIs do not return it; only some members say
+        pairs.append(("generation", f"{snap.generation.value}*"))
+    pairs += [
+        ("coordinator", str(snap.coordinator) if snap.coordinator is not None else "-"),
+        ("broker", f"{broker.kafka_version.value}*" if broker.kafka_version.source == "inferred" else "?"),
+        ("migration policy", broker.migration_policy or "?"),
+    ]
     view = snap.coordinator_view
     if view.api:
-        head.add_row(
-            "described by",
-            view.api,
-            "group epoch",
-            str(view.group_epoch),
-            "assignment epoch",
-            str(view.assignment_epoch),
-        )
+        pairs += [
+            ("described by", view.api),
+            ("group epoch", str(view.group_epoch)),
+            ("assignment epoch", str(view.assignment_epoch)),
+        ]
     if snap.protocol_type not in (None, "consumer"):
-        head.add_row("protocol type", Text(str(snap.protocol_type), style="bold"), "", "", "", "")
-    term.out.print(head)
-    term.out.print(Text(f"{len(snap.members)} members", style="italic"))
+        pairs.append(("protocol type", Text(str(snap.protocol_type), style="bold")))
+    rows = [[cell for pair in pairs[i : i + 3] for cell in pair] for i in range(0, len(pairs), 3)]
+    term.out.print(aligned_table(None, rows))
+    term.out.print(Text(plural(len(snap.members), "member"), style="italic"))
     term.out.print(member_table(snap))
     legend = LEGEND + (f" · {BROKER_LEGEND}" if view.api else "")
     term.out.print(Text(legend, style="dim"))
@@ -173,6 +136,30 @@ def render_snapshot(term: Terminal, snap: GroupSnapshot) -> None:
         term.out.print(Text(f"manifests: {snap.manifests_error}", style="dim"))
     for note in snap.notes:
         term.out.print(Text(f"note: {note}", style="yellow"))
+
+
+class DescribeOutput(GroupSnapshot):
+    """What `describe GROUP --output json` prints: one look at the group (schema `describe`)."""
+
+    v: Literal[1] = 1
+
+
+class ListedGroupRow(ListedGroup):
+    """One group of `describe --all`: what ListGroups says, and its describe answer's counts."""
+
+    assignor: str | None
+    protocol: str
+    members: int | None
+    static_members: int | None
+
+
+class GroupListing(BaseModel):
+    """What `describe --all --output json` prints (schema `describe-all`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    v: Literal[1] = 1
+    groups: tuple[ListedGroupRow, ...]
 
 
 GROUP_COLUMNS = ("group", "type", "state", "assignor", "protocol", "members", "static")
@@ -195,7 +182,7 @@ def render_groups(term: Terminal, rows: list[tuple[ListedGroup, GroupDescription
                 Text(str(len(live.instance_ids)) if live else "-"),
             ]
         )
-    term.out.print(Text(f"{len(rows)} groups", style="italic"))
+    term.out.print(Text(plural(len(rows), "group"), style="italic"))
     term.out.print(aligned_table(GROUP_COLUMNS, lines))
 
 
@@ -238,16 +225,18 @@ def describe(
         rows = list_groups(admin, timeout_s=timeout, conf=conf)
         if output == "json":
             term.emit_json(
-                [
-                    {
-                        **listed.model_dump(),
-                        "assignor": live.assignor if live else None,
-                        "protocol": group_protocol(listed.type, live.assignor if live else ""),
-                        "members": len(live.members) if live else None,
-                        "static_members": len(live.instance_ids) if live else None,
-                    }
-                    for listed, live in rows
-                ]
+                GroupListing(
+                    groups=tuple(
+                        ListedGroupRow(
+                            **listed.model_dump(),
+                            assignor=live.assignor if live else None,
+                            protocol=group_protocol(listed.type, live.assignor if live else ""),
+                            members=len(live.members) if live else None,
+                            static_members=len(live.instance_ids) if live else None,
+                        )
+                        for listed, live in rows
+                    )
+                )
             )
         else:
             render_groups(term, rows)
@@ -262,11 +251,8 @@ def describe(
         timeout_s=timeout,
     )
     if not snap.exists:
-        raise InvalidInput(
-            f"Group {group!r} does not exist on {bootstrap}.",
-            hint="`kafka-coop describe --all` lists the groups this principal can see.",
-        )
+        raise missing_group(group, bootstrap)
     if output == "json":
-        term.emit_json(snap)
+        term.emit_json(DescribeOutput.model_construct(**dict(snap)))
     else:
         render_snapshot(term, snap)

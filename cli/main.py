@@ -9,17 +9,20 @@ one sentence and exit 2.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
 from kafka_coop import __version__
-from kafka_coop.errors import KafkaCoopError
+
+from ._edges import as_error, guarded_stdout, signals_interrupt
 
 # command name -> (module under kafka_coop.cli, attribute); the order is the order of `--help`.
 LAZY_COMMANDS: dict[str, tuple[str, str]] = {
@@ -138,8 +141,9 @@ def _exit(code: int, *, hard: bool = True) -> None:
     gc.freeze()
     if not hard:  # called with argv (tests, embedding): the caller gets SystemExit as usual
         sys.exit(code)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError):  # a reader that went away (EPIPE) has nothing left to get
+            stream.flush()
     logging.shutdown()
     # Not sys.exit: a librdkafka client left in a failed state (a refused SASL login) can crash while
     # the interpreter tears it down, turning a clean "exit 3" into a segfault after the message was
@@ -148,27 +152,60 @@ def _exit(code: int, *, hard: bool = True) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """The program (no argv) ends the process at once after the message; with argv it raises SystemExit."""
-    hard = argv is None
-    try:
-        result = cli.main(args=argv, prog_name="kafka-coop", standalone_mode=False)
-    except KafkaCoopError as exc:
-        from rich.text import Text  # a message quotes user input and hints name extras: "[spark]"
+    """The program (no argv) ends the process at once after the message; with argv it raises SystemExit.
 
-        console = _error_console()
-        console.print(Text.assemble(("Error:", "bold red"), f" {exc.message}"), highlight=False)
-        if exc.hint:
-            console.print(Text.assemble(("Hint:", "yellow"), f" {exc.hint}"), highlight=False)
-        if exc.log_path:
-            console.print(f"Log: {exc.log_path}", highlight=False)
-        _exit(exc.exit_code, hard=hard)
-    except click.exceptions.Abort:
-        _error_console().print("Aborted.")
-        _exit(130, hard=hard)
-    except click.ClickException as exc:
+    The one place where errors become a message and an exit code (cli/_edges.py says which): a
+    KafkaCoopError as it is, an OSError on a path, a setting librdkafka refuses, an interrupt, a closed
+    stdout; anything else is a bug and shows its traceback.
+    """
+    hard = argv is None
+    args = sys.argv[1:] if argv is None else argv
+    with guarded_stdout() as stdout, signals_interrupt():
+        code = _run(args, _command_name(args))
+    if stdout.reader_gone:
+        _print_error(
+            "Note:",
+            "stdout was closed by its reader before the output ended (e.g. `| head`); the rest was dropped.",
+            "Redirect it to a file (`> FILE`) to keep all of it.",
+        )
+    _exit(code, hard=hard)
+
+
+def _run(args: list[str], command: str) -> int:
+    try:
+        result = cli.main(args=args, prog_name="kafka-coop", standalone_mode=False)
+    except click.ClickException as exc:  # usage errors: click's usage line and its one sentence
         exc.show()
-        _exit(exc.exit_code, hard=hard)
-    except KeyboardInterrupt:
-        _exit(130, hard=hard)
+        return exc.exit_code
+    except BaseException as exc:
+        error = as_error(exc, command)
+        if error is None:
+            raise  # a bug: its traceback is the report
+        _print_error("Error:", error.message, error.hint, error.log_path)
+        return error.exit_code
     # click returns ctx.exit(code)'s code when not in standalone mode
-    _exit(result if isinstance(result, int) else 0, hard=hard)
+    return result if isinstance(result, int) else 0
+
+
+def _command_name(args: list[str]) -> str:
+    """`describe`, `sandbox start`: the words of the command line before its first option."""
+    words: list[str] = []
+    for arg in args:
+        if arg.startswith("-") or len(words) == (2 if words[:1] == ["sandbox"] else 1):
+            break
+        words.append(arg)
+    return " ".join(words) or "(no command)"
+
+
+def _print_error(label: str, message: str, hint: str | None, log_path: Path | None = None) -> None:
+    from rich.text import Text  # a message quotes user input and hints name extras: "[spark]"
+
+    try:
+        console = _error_console()
+        console.print(Text.assemble((label, "bold red" if label == "Error:" else "yellow"), f" {message}"))
+        if hint:
+            console.print(Text.assemble(("Hint:", "yellow"), f" {hint}"), highlight=False)
+        if log_path:
+            console.print(f"Log: {log_path}", highlight=False)
+    except OSError:  # stderr is gone too: the exit code is all that is left to say it
+        pass

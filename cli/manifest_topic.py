@@ -7,10 +7,10 @@ infers member protocols from the wire instead of reading what members declare (d
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import click
 from pydantic import BaseModel, ConfigDict
-from rich.table import Table
 
 from kafka_coop.errors import ClusterUnavailable, GateFailed, InvalidInput
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_ACLS, MANIFEST_TOPIC_CONFIG, TopicAcl
@@ -23,13 +23,15 @@ from ._context import (
     output_option,
     pass_terminal,
 )
+from ._tables import aligned_table
 
 
 class ManifestTopicResult(BaseModel):
-    """What `manifest-topic --output json` prints."""
+    """What `manifest-topic --output json` prints (schema `manifest-topic`)."""
 
     model_config = ConfigDict(frozen=True)
 
+    v: Literal[1] = 1
     topic: str
     created: bool
     partitions: int
@@ -121,11 +123,8 @@ def manifest_topic(
         f"{result.replication_factor}), " + ", ".join(f"{k}={v}" for k, v in shown.items()),
         highlight=False,
     )
-    table = Table(title="ACLs on this topic, when the cluster has an authorizer", title_justify="left")
-    for column in ("who", "operations", "why"):
-        table.add_column(column, overflow="fold")
-    for acl in MANIFEST_TOPIC_ACLS:
-        table.add_row(acl.who, ", ".join(acl.operations), acl.why)
-    term.out.print(table)
+    rows = [[", ".join(acl.operations), f"{acl.who}: {acl.why}"] for acl in MANIFEST_TOPIC_ACLS]
+    title = "ACLs on this topic, when the cluster has an authorizer"
+    term.out.print(aligned_table(("operations", "who: why"), rows, title=title))
     for acl in MANIFEST_TOPIC_ACLS:
         click.echo(acl.kafka_acls_command(topic, principal, bootstrap))

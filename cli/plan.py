@@ -26,7 +26,16 @@ from kafka_coop.rollout import (
     make_plan,
 )
 
-from ._context import Terminal, admin_for, command_config_option, output_option, pass_terminal
+from ._context import (
+    Terminal,
+    admin_for,
+    bootstrap_option,
+    command_config_option,
+    missing_group,
+    output_option,
+    pass_terminal,
+)
+from ._tables import heading
 
 STATUS_STYLE = {"ready": "green", "in-progress": "cyan", "done": "green", "blocked": "bold red"}
 PHASE_STYLE = {"done": "dim", "in-progress": "cyan", "todo": ""}
@@ -61,11 +70,8 @@ def _fleet(
     snap = take_snapshot(
         admin, group, conf=conf, manifests_topic=manifests_topic or None, with_lag=False, timeout_s=timeout
     )
-    if not snap.exists and snap.state in ("dead", "unknown"):
-        raise InvalidInput(
-            f"Group {group!r} does not exist on {bootstrap}.",
-            hint="Check the name with `kafka-coop describe --all`, or plan offline with --fleet FILE.",
-        )
+    if not snap.exists:
+        raise missing_group(group, bootstrap)
     return fleet_from_snapshot(snap)
 
 
@@ -106,13 +112,8 @@ def render_table(term: Terminal, plan: Plan) -> None:
             out.print(Text(f"    {check.hint}", style="yellow"), highlight=False)
     for phase in plan.phases:
         out.print()
-        out.rule(
-            Text(
-                f"Phase {phase.n}: {phase.title} [{phase.action}, {phase.status}]",
-                style=PHASE_STYLE[phase.status],
-            ),
-            align="left",
-        )
+        title = f"Phase {phase.n}: {phase.title} [{phase.action}, {phase.status}]"
+        out.print(heading(title, PHASE_STYLE[phase.status] or "bold"))
         if phase.progress:
             out.print(Text(phase.progress, style="cyan"))
         out.print(Text("gate before it:", style="dim"))
@@ -136,7 +137,7 @@ def render_table(term: Terminal, plan: Plan) -> None:
             out.print(Text.assemble(("note: ", "dim"), note))
     if plan.final_gate:
         out.print()
-        out.rule(Text("After the last phase", style="bold"), align="left")
+        out.print(heading("After the last phase"))
         out.print(Text(f"  {plan.final_gate}", style="bold"), soft_wrap=True)
     if plan.warnings or plan.blockers or plan.alternatives:
         out.print()
@@ -215,13 +216,7 @@ def _plan_command(direction: Direction) -> click.Command:
     @click.command(verb)
     @click.argument("group", required=False)
     @click.option("--to", "to", type=click.Choice(targets), required=True, help="The protocol to end on.")
-    @click.option(
-        "--bootstrap-server",
-        "bootstrap",
-        envvar="KAFKA_BOOTSTRAP_SERVERS",
-        metavar="HOST:PORT",
-        help="Inspect the live group here (env KAFKA_BOOTSTRAP_SERVERS).",
-    )
+    @bootstrap_option(required=False, help="Inspect the live group here (env KAFKA_BOOTSTRAP_SERVERS).")
     @command_config_option()
     @click.option(
         "--fleet",

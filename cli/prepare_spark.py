@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import click
 
+from kafka_coop.analytics import SparkPrepared
+
 from ._context import Terminal, output_option, pass_terminal
+
+
+class PrepareSparkOutput(SparkPrepared):
+    """What `prepare-spark --output json` prints: what is cached, and what was made now."""
+
+    v: Literal[1] = 1
 
 
 @click.command("prepare-spark")
@@ -23,7 +33,7 @@ def prepare_spark(term: Terminal, no_kafka_connector: bool, output: str) -> None
 
     prepared = prepare(kafka_connector=not no_kafka_connector, progress=term.progress)
     if output == "json":
-        term.emit_json(prepared)
+        term.emit_json(PrepareSparkOutput.model_construct(**dict(prepared)))
         return
 
     def state(made: bool) -> str:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import click
 from pydantic import BaseModel, ConfigDict
-from rich.table import Table
 
 from kafka_coop.errors import GateFailed
 from kafka_coop.events import now_ms
@@ -23,18 +22,21 @@ from ._context import (
     admin_for,
     bootstrap_option,
     command_config_option,
+    missing_group,
     output_option,
     pass_terminal,
 )
+from ._tables import aligned_table
 
 WAIT_POLL_S = 0.1
 
 
 class RemovalReport(BaseModel):
-    """What `remove-members --output json` prints."""
+    """What `remove-members --output json` prints (schema `remove-members`)."""
 
     model_config = ConfigDict(frozen=True)
 
+    v: Literal[1] = 1
     group: str
     removed: tuple[str, ...]
     already_gone: tuple[str, ...]
@@ -93,7 +95,8 @@ def remove_members(
     admin, conf = admin_for(bootstrap, command_config)
     watch: ManifestWatch | None = None
     # The reads wait on librdkafka's threads while this one imports kafka-python and bootstraps it.
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    pool = ThreadPoolExecutor(max_workers=2)
+    try:
         live_f = pool.submit(admin.describe_group, group, timeout_s=timeout)
         watch_f = (
             pool.submit(ManifestWatch, bootstrap, conf, manifests_topic, timeout_s=timeout)
@@ -106,8 +109,14 @@ def remove_members(
             else None
         )
         client = LeaveGroupClient(bootstrap, conf, timeout)
+    except BaseException:  # an error or Ctrl-C does not wait for the reads in flight
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     try:
         live = live_f.result()
+        if live.state == "dead" and not live.members:
+            raise missing_group(group, bootstrap)
         if watch_f is not None:
             watch = watch_f.result()
             ages, closed = _observe(group, watch.latest, watch.error)
@@ -193,16 +202,10 @@ def _render(term: Terminal, report: RemovalReport) -> None:
     if not (report.removed or report.already_gone or report.failed):
         term.out.print(f"Group {report.group} has no static members to remove.", highlight=False)
         return
-    table = Table(title=f"remove-members {report.group}", title_justify="left")
-    table.add_column("instance id")
-    table.add_column("result")
-    for instance_id in report.removed:
-        table.add_row(instance_id, "removed")
-    for instance_id in report.already_gone:
-        table.add_row(instance_id, "already gone")
-    for instance_id, error in report.failed.items():
-        table.add_row(instance_id, f"refused by the broker: {error}")
-    term.out.print(table)
+    rows = [[instance_id, "removed"] for instance_id in report.removed]
+    rows += [[instance_id, "already gone"] for instance_id in report.already_gone]
+    rows += [[instance_id, f"refused by the broker: {error}"] for instance_id, error in report.failed.items()]
+    term.out.print(aligned_table(("instance id", "result"), rows, title=f"remove-members {report.group}"))
     for note in report.notes:
         term.out.print(f"note: {note}", highlight=False)
     term.out.print(

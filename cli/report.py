@@ -5,12 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from kafka_coop.analytics import ENGINES, ReportResult
 
-from ._context import Terminal, bootstrap_option, command_config_option, output_option, pass_terminal
+from ._context import (
+    Terminal,
+    bootstrap_option,
+    check_resolves,
+    command_config_option,
+    connection_conf_of,
+    output_option,
+    pass_terminal,
+)
+from ._tables import aligned_table
 
 TOP_MEMBERS = 15
 TOP_PARTITIONS = 10
@@ -23,23 +31,21 @@ def _ms(value: int) -> str:
 
 def render_report(term: Terminal, result: ReportResult) -> None:
     s = result.summary
-    head = Table.grid(padding=(0, 2))
-    head.add_row("events", f"{s.events:,}", "malformed", f"{s.malformed:,}", "engine", result.engine)
-    head.add_row(
-        "unavailable",
-        f"{_ms(s.partition_unavailable_ms_total)} partition-ms in {s.intervals:,} intervals",
-        "paused",
-        f"{_ms(s.pause_ms_total)} member-ms in {s.pauses:,} pauses",
-        "took",
-        f"{result.elapsed_s:.1f} s",
-    )
-    term.out.print(head)
-
-    protocols = Table(title="rebalances by protocol", title_justify="left")
-    for column in ("protocol", "members", "callbacks", "rebalances", "revoked", "revoked partitions", "lost"):
-        protocols.add_column(column, justify="left" if column == "protocol" else "right")
-    for name, p in s.rebalances.items():
-        protocols.add_row(
+    head = [
+        ["events", f"{s.events:,}", "malformed", f"{s.malformed:,}", "engine", result.engine],
+        [
+            "unavailable",
+            f"{_ms(s.partition_unavailable_ms_total)} partition-ms in {s.intervals:,} intervals",
+            "paused",
+            f"{_ms(s.pause_ms_total)} member-ms in {s.pauses:,} pauses",
+            "took",
+            f"{result.elapsed_s:.1f} s",
+        ],
+    ]
+    out = term.out
+    out.print(aligned_table(None, head))
+    protocols = [
+        [
             name,
             str(p.members),
             f"{p.events:,}",
@@ -47,22 +53,13 @@ def render_report(term: Terminal, result: ReportResult) -> None:
             f"{p.revoked:,}",
             f"{p.revoked_partitions:,}",
             f"{p.lost:,}",
-        )
-    term.out.print(protocols)
-
-    phases = Table(title="phases", title_justify="left")
-    for column in (
-        "phase",
-        "secs",
-        "events",
-        "rebalances",
-        "revoked partitions",
-        "unavailable ms",
-        "pause ms",
-    ):
-        phases.add_column(column, justify="left" if column == "phase" else "right")
-    for ph in s.phases:
-        phases.add_row(
+        ]
+        for name, p in s.rebalances.items()
+    ]
+    columns = ("protocol", "members", "callbacks", "rebalances", "revoked", "revoked partitions", "lost")
+    out.print(aligned_table(columns, protocols, title="rebalances by protocol"))
+    phases = [
+        [
             ph.name,
             f"{(ph.end_ms - ph.start_ms) / 1000:,.1f}",
             f"{ph.events:,}",
@@ -70,27 +67,13 @@ def render_report(term: Terminal, result: ReportResult) -> None:
             f"{ph.revoked_partitions:,}",
             _ms(ph.partition_unavailable_ms),
             _ms(ph.pause_ms),
-        )
-    term.out.print(phases)
-
-    members = Table(
-        title=f"members by pause (top {min(TOP_MEMBERS, len(s.members))} of {len(s.members)})",
-        title_justify="left",
-    )
-    for column in (
-        "group",
-        "member",
-        "pause ms",
-        "pauses",
-        "rebalances",
-        "revoked",
-        "lost",
-        "callback ms",
-        "max cb",
-    ):
-        members.add_column(column, justify="left" if column in ("group", "member") else "right")
-    for m in sorted(s.members, key=lambda m: (-m.pause_ms, m.group, m.name))[:TOP_MEMBERS]:
-        members.add_row(
+        ]
+        for ph in s.phases
+    ]
+    columns = ("phase", "secs", "events", "rebalances", "revoked partitions", "unavailable ms", "pause ms")
+    out.print(aligned_table(columns, phases, title="phases"))
+    members = [
+        [
             m.group,
             m.name,
             _ms(m.pause_ms),
@@ -100,23 +83,32 @@ def render_report(term: Terminal, result: ReportResult) -> None:
             str(m.lost_partitions),
             f"{m.callback_ms_total:,.1f}",
             f"{m.callback_ms_max:,.1f}",
-        )
-    term.out.print(members)
-
+        ]
+        for m in sorted(s.members, key=lambda m: (-m.pause_ms, m.group, m.name))[:TOP_MEMBERS]
+    ]
+    member_columns = (
+        "group",
+        "member",
+        "pause ms",
+        "pauses",
+        "rebalances",
+        "revoked",
+        "lost",
+        "callback ms",
+        "max cb",
+    )
+    title = f"members by pause (top {min(TOP_MEMBERS, len(s.members))} of {len(s.members)})"
+    out.print(aligned_table(member_columns, members, title=title))
     worst = sorted((p for p in s.partitions if p.unavailable_ms), key=lambda p: -p.unavailable_ms)
     if worst:
         shown = min(TOP_PARTITIONS, len(worst))
-        parts = Table(
-            title=f"partitions by unavailability (top {shown} of {len(s.partitions)})", title_justify="left"
-        )
-        for column in ("group", "partition", "unavailable ms", "intervals"):
-            parts.add_column(column, justify="left" if column in ("group", "partition") else "right")
-        for part in worst[:TOP_PARTITIONS]:
-            parts.add_row(
-                part.group, f"{part.topic}-{part.partition}", _ms(part.unavailable_ms), str(part.intervals)
-            )
-        term.out.print(parts)
-    term.out.print(Text(f"wrote {', '.join(p.name for p in result.paths)} in {result.out_dir}", style="dim"))
+        rows = [
+            [part.group, f"{part.topic}-{part.partition}", _ms(part.unavailable_ms), str(part.intervals)]
+            for part in worst[:TOP_PARTITIONS]
+        ]
+        title = f"partitions by unavailability (top {shown} of {len(s.partitions)})"
+        out.print(aligned_table(("group", "partition", "unavailable ms", "intervals"), rows, title=title))
+    out.print(Text(f"wrote {', '.join(p.name for p in result.paths)} in {result.out_dir}", style="dim"))
 
 
 def report_malformed(term: Terminal, result: ReportResult) -> None:
@@ -180,11 +172,11 @@ def report(
 ) -> None:
     """Rebalance analytics over RebalanceEvent JSON lines (files, directories, globs) or kafka://TOPIC:
     per-partition unavailability, pause per member and phase, rebalances by protocol."""
-    from kafka_coop._vocab import connection_conf
     from kafka_coop.analytics import run_report
-    from kafka_coop.settings import read_properties
 
-    conf = connection_conf(read_properties(command_config)) if command_config is not None else None
+    conf = connection_conf_of(command_config) if command_config is not None else None
+    if bootstrap is not None and any(e.startswith("kafka://") for e in events):
+        check_resolves(bootstrap)
     term.progress(f"Reading {len(events)} source(s)…")
     result = run_report(
         list(events),

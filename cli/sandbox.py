@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Literal
 
 import click
-from rich.table import Table
+from pydantic import BaseModel, RootModel
 from rich.text import Text
 
 from kafka_coop.sandbox import (
@@ -15,14 +16,17 @@ from kafka_coop.sandbox import (
     DEFAULT_PORT,
     MAX_BROKERS,
     SECURITY_CHOICES,
+    SUPPORTED_KAFKA_TEXT,
     Sandbox,
     SandboxState,
+    check_kafka_version,
     java_member_archive,
     java_member_classpath,
     resolve_kafka_jars,
 )
 
 from ._context import KeyValue, Terminal, output_option, pass_terminal
+from ._tables import aligned_table
 
 _dir_option = click.option(
     "--dir",
@@ -56,62 +60,96 @@ class TopicArg(click.ParamType):  # type: ignore[type-arg]  # generic only in so
         return name, int(count)
 
 
-def _state_table(state: SandboxState) -> Table:
-    table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_column(style="bold")
-    table.add_column()
-    rows = [
-        ("bootstrap", state.bootstrap),
-        ("kafka", state.kafka_version),
-        ("brokers", str(state.brokers)),
-        ("security", state.security),
-        ("uptime", f"{state.uptime_s:.0f}s"),
-        ("dir", state.dir),
+def _state_table(state: SandboxState) -> Text:
+    rows: list[list[str]] = [
+        ["bootstrap", state.bootstrap],
+        ["kafka", state.kafka_version],
+        ["brokers", str(state.brokers)],
+        ["security", state.security],
+        ["uptime", f"{state.uptime_s:.0f}s"],
+        ["dir", state.dir],
     ]
-    rows += [(f"{user} config", path) for user, path in state.client_properties.items()]
+    rows += [[f"{user} config", path] for user, path in state.client_properties.items()]
     if state.proxied_bootstrap:
-        rows.append(("proxied bootstrap", state.proxied_bootstrap))
-    for key, value in rows:
-        table.add_row(key, value)
-    return table
+        rows.append(["proxied bootstrap", state.proxied_bootstrap])
+    return aligned_table(None, rows)
 
 
-def _nodes_table(state: SandboxState) -> Table:
-    table = Table(title="nodes (KRaft broker + controller each)", title_justify="left")
-    for column in ("node", "status", "pid", "address", "controller", "uptime", "log"):
-        table.add_column(column)
+def _nodes_table(state: SandboxState) -> Text:
     now = time.time()
+    rows: list[list[Text | str]] = []
     for node in state.nodes:
         style = {"running": "green", "frozen": "yellow", "stopped": "red"}[node.status]
-        table.add_row(
-            str(node.node_id),
-            Text(node.status, style=style),
-            str(node.pid) if node.status != "stopped" else "-",
-            node.bootstrap,
-            f"127.0.0.1:{node.controller_port}",
-            f"{max(0.0, now - node.started_at):.0f}s" if node.status != "stopped" else "-",
-            node.log,
+        rows.append(
+            [
+                str(node.node_id),
+                Text(node.status, style=style),
+                str(node.pid) if node.status != "stopped" else "-",
+                node.bootstrap,
+                f"127.0.0.1:{node.controller_port}",
+                f"{max(0.0, now - node.started_at):.0f}s" if node.status != "stopped" else "-",
+                node.log,
+            ]
         )
-    return table
+    columns = ("node", "status", "pid", "address", "controller", "uptime", "log")
+    return aligned_table(columns, rows, title="nodes (KRaft broker + controller each)")
 
 
-def _state_json(state: SandboxState) -> dict[str, object]:
-    return {**state.model_dump(), "uptime_s": round(state.uptime_s, 1), "running": True}
+class SandboxRunning(SandboxState):
+    """`sandbox status --output json` while the sandbox runs: its state, every node's status."""
+
+    v: Literal[1] = 1
+    running: Literal[True] = True
+    uptime_seconds: float
+
+
+class SandboxNotRunning(BaseModel):
+    """`sandbox status --output json` when no node of this --dir runs (exit 1)."""
+
+    v: Literal[1] = 1
+    running: Literal[False] = False
+
+
+class SandboxStatus(RootModel[SandboxRunning | SandboxNotRunning]):
+    """What `sandbox status --output json` prints (schema `sandbox-status`)."""
+
+
+class SandboxStarted(SandboxRunning):
+    """What `sandbox start --output json` prints (schema `sandbox-start`): the state, and how long the
+    start took."""
+
+    start_s: float
+
+
+def _running(state: SandboxState) -> SandboxRunning:
+    return SandboxRunning(**state.model_dump(), uptime_seconds=round(state.uptime_s, 1))
 
 
 @click.group()
 def sandbox() -> None:
-    """A local Apache Kafka 4.x (KRaft) from Maven Central jars; no Docker needed."""
+    """A local Apache Kafka (3.7-3.9 or 4.x, KRaft) from Maven Central jars; no Docker needed."""
 
 
 @sandbox.command()
-@click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True, help="Apache Kafka 4.x.")
+@click.option(
+    "--kafka-version",
+    default=DEFAULT_KAFKA_VERSION,
+    show_default=True,
+    help=f"Apache Kafka release: {SUPPORTED_KAFKA_TEXT}.",
+)
 @click.option(
     "--port",
     type=click.IntRange(1, 65535),
     default=DEFAULT_PORT,
     show_default=True,
     help="Client port of node 1; a cluster's node N listens on port+N-1.",
+)
+@click.option(
+    "--controller-port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help="KRaft controller port of node 1 (node N: +N-1), on 127.0.0.1 only; default: a free port below "
+    "the ephemeral range, kept across restarts, shown by `sandbox status`.",
 )
 @click.option(
     "--brokers",
@@ -148,6 +186,7 @@ def start(
     term: Terminal,
     kafka_version: str,
     port: int,
+    controller_port: int | None,
     brokers: int,
     security: str,
     directory: Path | None,
@@ -165,6 +204,7 @@ def start(
         progress=term.progress,
         brokers=brokers,
         security=security,  # type: ignore[arg-type]  # click.Choice
+        controller_port=controller_port,
     )
     began = time.monotonic()
     with term.err.status("Starting the sandbox…"):
@@ -175,10 +215,15 @@ def start(
             admin.ensure_topic(name, partitions, timeout_s=timeout)
             term.progress(f"Topic {name} ({partitions} partition{'s' if partitions != 1 else ''}) is ready.")
     if output == "json":
-        term.emit_json({**_state_json(state), "start_s": round(time.monotonic() - began, 2)})
+        started = _running(state).model_dump()
+        term.emit_json(SandboxStarted(**started, start_s=round(time.monotonic() - began, 2)))
         return
     what = f"{state.brokers} nodes" if state.brokers > 1 else f"pid {state.pid}"
-    term.err.print(f"Kafka {state.kafka_version} ready in {time.monotonic() - began:.1f}s ({what}).")
+    term.err.print(
+        f"Kafka {state.kafka_version} ready in {time.monotonic() - began:.1f}s ({what}; KRaft controller "
+        f"on 127.0.0.1:{state.controller_port}).",
+        highlight=False,
+    )
     for user, path in state.client_properties.items():
         role = "super user" if user == "admin" else "restricted user (ACLs on app* topics and groups)"
         term.err.print(f"SASL_SSL {role} {user!r}: --command-config {path}", highlight=False)
@@ -186,10 +231,16 @@ def start(
 
 
 @sandbox.command()
-@click.option("--kafka-version", default=DEFAULT_KAFKA_VERSION, show_default=True, help="Apache Kafka 4.x.")
+@click.option(
+    "--kafka-version",
+    default=DEFAULT_KAFKA_VERSION,
+    show_default=True,
+    help=f"Apache Kafka release: {SUPPORTED_KAFKA_TEXT}.",
+)
 @pass_terminal
 def prepare(term: Terminal, kafka_version: str) -> None:
     """Resolve the Kafka jars and compile the Java test-bed member into the cache (later runs are offline)."""
+    kafka_version = check_kafka_version(kafka_version)
     began = time.monotonic()
     with term.err.status(f"Resolving Apache Kafka {kafka_version} from Maven Central (first time only)…"):
         lib = resolve_kafka_jars(kafka_version)
@@ -212,14 +263,14 @@ def status(term: Terminal, directory: Path | None, output: str) -> None:
     state = Sandbox(dir=directory).status()
     if state is None:
         if output == "json":
-            term.emit_json({"running": False})
+            term.emit_json(SandboxStatus(SandboxNotRunning()))
         else:
             term.err.print(
                 "No sandbox broker is running for this --dir. Start one with `kafka-coop sandbox start`."
             )
         raise click.exceptions.Exit(1)
     if output == "json":
-        term.emit_json(_state_json(state))
+        term.emit_json(SandboxStatus(_running(state)))
     else:
         term.out.print(_state_table(state))
         term.out.print(_nodes_table(state))

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from kafka_coop.coordinator import open_client
@@ -35,9 +34,18 @@ from ._context import (
     admin_for,
     bootstrap_option,
     command_config_option,
+    missing_group,
     output_option,
     pass_terminal,
 )
+from ._tables import aligned_table
+
+
+class VerifyOutput(GateReport):
+    """What `verify-group --output json` prints: the gate's checks and verdict (schema `verify-group`)."""
+
+    v: Literal[1] = 1
+
 
 STATUS_STYLE = {"pass": "green", "not-judged": "dim", "warn": "yellow", "fail": "bold red"}
 
@@ -62,9 +70,15 @@ class LagWindow(click.ParamType):  # type: ignore[type-arg]  # generic only in s
         return seconds
 
 
-def migration_from_plan(path: Path) -> MigrationSpec:
-    """A plan file (upgrade-plan --output json) names its migration; the spec is the source of truth."""
+def migration_from_plan(path: Path, group: str) -> MigrationSpec:
+    """A plan file (upgrade-plan --output json) names its group and migration; the spec is the source
+    of truth. A plan made for another group is refused: its phases say nothing about this one."""
     plan = load_plan(path)
+    if plan.group != group:
+        raise InvalidInput(
+            f"Plan file {str(path)!r} is the plan of group {plan.group!r}, not of {group!r}.",
+            hint=f"Check the group name, or make its own plan: `kafka-coop upgrade-plan {group} ...`.",
+        )
     if not plan.migration:
         raise InvalidInput(
             f"Plan file {str(path)!r} names no migration (its status is {plan.status}: "
@@ -75,17 +89,19 @@ def migration_from_plan(path: Path) -> MigrationSpec:
 
 
 def render_report(term: Terminal, report: GateReport) -> None:
-    table = Table(title_justify="left", title=_title(report))
-    for column in ("check", "status", "reason", "members"):
-        table.add_column(column, overflow="fold")
+    rows: list[list[Text | str]] = []
     for check in report.checks:
         members = ", ".join(check.members[:8]) + (
             f" (+{len(check.members) - 8})" if len(check.members) > 8 else ""
         )
-        table.add_row(
-            check.name, Text(check.status.upper(), style=STATUS_STYLE[check.status]), check.reason, members
+        rows.append(
+            [
+                check.name,
+                Text(check.status.upper(), style=STATUS_STYLE[check.status]),
+                check.reason + (f" [{members}]" if members else ""),
+            ]
         )
-    term.out.print(table)
+    term.out.print(aligned_table(("check", "status", "reason [members]"), rows, title=_title(report)))
     if report.lag is not None and report.lag.partitions:
         term.out.print(_lag_table(report.lag))
     term.out.print(Text(f"gate {report.status.upper()}", style=STATUS_STYLE[report.status]))
@@ -102,18 +118,15 @@ LAG_STYLE = {
 LAG_ROWS = 12
 
 
-def _lag_table(lag: GroupLagStatus) -> Table:
+def _lag_table(lag: GroupLagStatus) -> Text:
     """Per partition, worst first: Burrow's status, the window and the evidence."""
     ranked = sorted(lag.partitions, key=lambda p: (-LAG_RANK[p.status], -p.lag_last, p.topic, p.partition))
     shown = ranked[:LAG_ROWS]
     title = f"lag-status {lag.status} (Burrow's rules over {lag.window_s:g} s, the group takes its worst)"
     if len(ranked) > len(shown):
         title += f"; {len(ranked) - len(shown)} more partitions in -o json"
-    table = Table(title=title, title_justify="left")
-    for column in ("partition", "status", "committed", "lag", "owned", "window", "evidence"):
-        table.add_column(column, overflow="fold")
-    for p in shown:
-        table.add_row(
+    rows: list[list[Text | str]] = [
+        [
             f"{p.topic}-{p.partition}",
             Text(p.status, style=LAG_STYLE[p.status]),
             f"{p.committed_first} -> {p.committed_last}",
@@ -121,8 +134,11 @@ def _lag_table(lag: GroupLagStatus) -> Table:
             {True: "yes", False: "no", None: "?"}[p.owned],
             f"{p.window_s:g} s / {p.samples}",
             p.evidence,
-        )
-    return table
+        ]
+        for p in shown
+    ]
+    columns = ("partition", "status", "committed", "lag", "owned", "window", "evidence")
+    return aligned_table(columns, rows, title=title)
 
 
 def _title(report: GateReport) -> str:
@@ -198,7 +214,7 @@ def verify_group(
     """Named pass/warn/fail checks on GROUP; exit 0 when the gate passes, 1 when it fails."""
     if plan_file is not None and migration is not None:
         raise InvalidInput("Give --plan or --migration, not both.")
-    spec = migration_from_plan(plan_file) if plan_file is not None else None
+    spec = migration_from_plan(plan_file, group) if plan_file is not None else None
     spec = load_migration(migration) if migration is not None else spec
     if (spec is None) != (phase is None):
         raise InvalidInput(
@@ -267,8 +283,11 @@ def verify_group(
     finally:
         if coordinator is not None:
             coordinator.close()
+    expect_empty = spec is not None and phase is not None and spec.expect_at(phase).empty
+    if not snap.exists and not expect_empty:
+        raise missing_group(group, bootstrap)
     if output == "json":
-        term.emit_json(report)
+        term.emit_json(VerifyOutput.model_construct(**dict(report)))
     else:
         render_report(term, report)
     if report.failed(strict):

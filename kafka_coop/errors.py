@@ -8,10 +8,14 @@ hint that says what to do, plus the exit code the CLI uses for it::
     ├── InvalidInput                exit 2  bad flags, files, settings; missing prerequisites
     │   └── SettingsError           exit 2  a consumer setting that cannot work
     ├── ClusterUnavailable          exit 3  broker unreachable, not authorized, failed to start
+    ├── Interrupted                 exit 130 Ctrl-C (128 + the signal's number for SIGTERM, SIGHUP)
     └── ConsumerFailed              exit 1  librdkafka raised a fatal error: this consumer cannot go on
         └── InstanceIdConflict      exit 1  another member holds this group.instance.id (fenced)
 
-The CLI catches only `KafkaCoopError` at its top level; anything else is a bug and shows a traceback.
+The CLI's top level (cli/main.py) is the one place that turns errors into messages and exit codes: a
+`KafkaCoopError` as it is, and what the system or a client library raises for bad input (a path that
+cannot be used, a setting librdkafka refuses), an interrupt or a closed pipe through cli/_edges.py;
+anything else is a bug and shows a traceback.
 """
 
 from __future__ import annotations
@@ -51,6 +55,16 @@ class SettingsError(InvalidInput):
 
 class ClusterUnavailable(KafkaCoopError):
     exit_code = 3
+
+
+class Interrupted(KafkaCoopError):
+    """The user (Ctrl-C) or the system (SIGTERM, SIGHUP) stopped a command; what it started is stopped."""
+
+    exit_code = 130
+
+    def __init__(self, message: str, *, hint: str | None = None, signum: int = 2) -> None:
+        super().__init__(message, hint=hint)
+        self.exit_code = 128 + signum
 
 
 class ConsumerFailed(KafkaCoopError):

@@ -305,12 +305,14 @@ def test_describe_of_an_unknown_group_is_one_sentence_and_exit_2(
     assert "does not exist" in result.stderr
 
 
-def test_verify_of_an_unknown_group_fails_the_gate_with_exit_1(
+def test_verify_of_an_unknown_group_is_the_same_error_as_describe(
     bootstrap: str, unique: Callable[[str], str], run_cli: Callable[..., CliResult]
 ) -> None:
+    """A missing group is bad input (exit 2) everywhere, not a gate verdict (exit 1): a pipeline must
+    not read a typo in a group name as "the group is not ready yet"."""
     result = run_cli("verify-group", unique("nope"), "--bootstrap-server", bootstrap, "-o", "json")
-    assert result.code == 1
-    assert [c["name"] for c in result.json()["checks"] if c["status"] == "fail"] == ["group-exists"]
+    assert result.code == 2
+    assert "does not exist" in result.stderr and result.stdout == ""
 
 
 @pytest.mark.parametrize("command", ["describe", "verify-group"])
