@@ -37,6 +37,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "manifest-topic": ("manifest_topic", "manifest_topic"),
     "remove-members": ("remove_members", "remove_members"),
     "demo": ("demo", "demo"),
+    "schema": ("schema", "schema"),
 }
 
 

@@ -55,6 +55,7 @@ ABOVE_TEST_BED = (
     "kafka_coop.cli.main",
     "kafka_coop.cli.sandbox",
     "kafka_coop.cli.demo",
+    "kafka_coop.cli.schema",
 )
 REPOSITORY_ONLY = ("testbed", "testbed.*", "bench", "bench.*")
 
@@ -68,6 +69,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "kafka_coop._extras",
             "kafka_coop._jvm",
             "kafka_coop._lazy",
+            "kafka_coop.schemas",
         ),
     ),
     (
