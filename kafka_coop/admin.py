@@ -246,7 +246,7 @@ class ClusterAdmin:
             self,
             None,
             timeout_s,
-            lambda client, left: client.list_consumer_groups(request_timeout=left).result(),
+            lambda client, left: _complete(client.list_consumer_groups(request_timeout=left).result()),
         )
         return sorted(
             (
@@ -452,6 +452,14 @@ class ClusterAdmin:
             return None
         first = info.partitions[min(info.partitions)]
         return len(info.partitions), len(first.replicas)
+
+
+def _complete(listing: Any) -> Any:
+    """A ListGroups answer with no errors: librdkafka answers an unreachable cluster or a refused login
+    with an empty `valid` list and the reason in `errors`, which read as "0 groups" (exit 0)."""
+    if listing.errors:
+        raise KafkaException(listing.errors[0])
+    return listing
 
 
 def _outcome(future: Any, gone: set[int]) -> str | None:
