@@ -16,6 +16,7 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop._vocab import SeenMemberType
+from kafka_coop._waiting import interruptible_call
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
 from kafka_coop.events import TopicPartition
 
@@ -444,7 +445,8 @@ class ClusterAdmin:
     ) -> tuple[int, int] | None:
         """(partitions, replicas of partition 0) of an existing topic; None if it is not there."""
         try:
-            md = self.client.list_topics(timeout=timeout_s)  # all topics: naming one may auto-create it
+            # all topics: naming one may auto-create it; the wait is interruptible (Ctrl-C at once)
+            md = interruptible_call(lambda: self.client.list_topics(timeout=timeout_s))
         except KafkaException as exc:
             raise _unreachable(self.bootstrap, exc.args[0] if exc.args else exc) from None
         info = md.topics.get(topic)

@@ -14,13 +14,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 from urllib.parse import unquote, urlparse
 
+from kafka_coop._waiting import interruptible_call
 from kafka_coop.analytics._engine import (
     INTERVALS_TABLE,
     MAX_MALFORMED_KEPT,
@@ -117,7 +116,6 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 
 _session: SparkSession | None = None
 JVM_STOP_S = 3.0  # its shutdown hooks may wait on work that will not finish now
-T = TypeVar("T")
 
 
 # --- the session ----------------------------------------------------------------------------------
@@ -176,7 +174,10 @@ def get_session(master: str | None = None, *, kafka: bool = False) -> SparkSessi
     for name, value in WORKER_ENV.items():
         builder = builder.config(f"spark.executorEnv.{name}", value)
     try:
-        session = _outside_the_main_thread(builder.getOrCreate)
+        # Made off the main thread: a SparkContext made in the main thread puts its own SIGINT handler in
+        # (it cancels the jobs and raises a bare KeyboardInterrupt inside the py4j call under way, which
+        # then logs its tracebacks), and the command's own handling of Ctrl-C would be gone.
+        session = interruptible_call(builder.getOrCreate, name="kafka-coop-spark-start")
     except Exception as exc:  # the JVM did not start: no Java, bad master URL, ...
         raise InvalidInput(
             f"Spark could not start ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}).",
@@ -193,25 +194,6 @@ def stop_session() -> None:
     if _session is not None:
         _session.stop()
         _session = None
-
-
-def _outside_the_main_thread(make: Callable[[], T]) -> T:
-    """`make()` on a thread of its own, waited for here: a SparkContext made in the main thread puts
-    its own SIGINT handler in (it cancels the jobs and raises a bare KeyboardInterrupt from inside the
-    py4j call under way, which then logs its tracebacks), and the command's own handling of Ctrl-C
-    (`interruptible`) would be gone. The wait is interruptible."""
-    if threading.current_thread() is not threading.main_thread():
-        return make()
-    done: Future[T] = Future()
-
-    def run() -> None:
-        try:
-            done.set_result(make())
-        except BaseException as exc:  # handed to the waiting thread
-            done.set_exception(exc)
-
-    threading.Thread(target=run, name="kafka-coop-spark-start", daemon=True).start()
-    return done.result()
 
 
 @contextlib.contextmanager

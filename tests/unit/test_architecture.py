@@ -69,6 +69,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "kafka_coop._extras",
             "kafka_coop._jvm",
             "kafka_coop._lazy",
+            "kafka_coop._waiting",
             "kafka_coop.schemas",
         ),
     ),
