@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 import click
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop.errors import GateFailed
+from kafka_coop.errors import GateFailed, KafkaCoopError
 from kafka_coop.events import now_ms
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, Manifest
 from kafka_coop.membership import choose_members, refuse_unobservable, still_running
@@ -108,7 +108,13 @@ def remove_members(
             if manifests_topic and wait_stopped == 0
             else None
         )
-        client = LeaveGroupClient(bootstrap, conf, timeout)
+        try:
+            client = LeaveGroupClient(bootstrap, conf, timeout)
+        except KafkaCoopError:
+            # kafka-python says only "Unable to bootstrap" for a refused login too; librdkafka's answer
+            # to the same request says why (authentication failed, not authorized), so it goes first.
+            live_f.result()
+            raise
     except BaseException:  # an error or Ctrl-C does not wait for the reads in flight
         pool.shutdown(wait=False, cancel_futures=True)
         raise
