@@ -164,10 +164,11 @@ def main(argv: list[str] | None = None) -> None:
     with guarded_stdout() as stdout, signals_interrupt():
         code = _run(args, _command_name(args))
     if stdout.reader_gone:
-        _print_error(
+        _print_error(  # no "Hint:" line of its own: the command's own error keeps the only one
             "Note:",
-            "stdout was closed by its reader before the output ended (e.g. `| head`); the rest was dropped.",
-            "Redirect it to a file (`> FILE`) to keep all of it.",
+            "stdout was closed by its reader before the output ended (e.g. `| head`); the rest was "
+            "dropped (redirect it to a file to keep all of it).",
+            None,
         )
     _exit(code, hard=hard)
 
