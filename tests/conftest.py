@@ -63,6 +63,29 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
         box.stop()
 
 
+# The SASL_SSL sandbox's passwords are canaries: no output, JSON, plan, event, manifest or log of any
+# command may contain them (tests/integration/sandbox/test_security.py).
+SECURE_CANARIES = {"admin": "CANARY-admin-5f1c9e7a", "app": "CANARY-app-0b7d3a62"}
+SASL_GROUP = "sasl"  # the xdist group of every test on the SASL_SSL sandbox: one worker starts it
+
+
+@pytest.fixture(scope="session")
+def secure_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    """A SASL_SSL (SCRAM-SHA-512 over TLS) sandbox with ACLs: `admin` a super user, `app` restricted to
+    `app*` topics and groups. Tests on it are in the xdist group SASL_GROUP."""
+    box = Sandbox(
+        dir=tmp_path_factory.mktemp("secure"),
+        port=free_port(),
+        security="sasl_ssl",
+        passwords=SECURE_CANARIES,
+    )
+    box.start()
+    try:
+        yield box
+    finally:
+        box.stop()
+
+
 @pytest.fixture(scope="session")
 def bootstrap(sandbox: Sandbox) -> str:
     return sandbox.bootstrap

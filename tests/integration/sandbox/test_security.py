@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
-from kafka_coop.sandbox import Sandbox, free_ports, read_events
+from kafka_coop.sandbox import Sandbox, read_events
+from tests.conftest import SASL_GROUP, SECURE_CANARIES
 
-CANARIES = {"admin": "CANARY-admin-5f1c9e7a", "app": "CANARY-app-0b7d3a62"}
+CANARIES = SECURE_CANARIES
 TOPIC, GROUP = "app-orders", "app-billing"
 
 
@@ -45,12 +46,12 @@ def _run(*args: str, timeout: float = 180) -> tuple[subprocess.CompletedProcess[
     return proc, time.monotonic() - began
 
 
+pytestmark = pytest.mark.xdist_group(SASL_GROUP)
+
+
 @pytest.fixture(scope="module")
-def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    box = Sandbox(
-        dir=tmp_path_factory.mktemp("secure"), port=free_ports(), security="sasl_ssl", passwords=CANARIES
-    )
-    box.start()
+def secure(secure_sandbox: Sandbox) -> Iterator[Sandbox]:
+    box = secure_sandbox
     admin = box.admin()
     admin.ensure_topic(TOPIC, 3)
     admin.ensure_topic("restricted-elsewhere", 1)
@@ -58,7 +59,6 @@ def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     try:
         yield box
     finally:
-        box.stop()
         Seen.files += [Path(box.log_path)]
 
 
