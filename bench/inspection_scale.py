@@ -177,7 +177,7 @@ def cli_sample(name: str, rnd: int, bootstrap: str) -> dict[str, JsonValue]:
         if len(snap["members"]) == 0:
             raise RuntimeError("describe -o json returned no members")
     if name == "describe_all_json":
-        rows = json.loads(proc.stdout)
+        rows = json.loads(proc.stdout)["groups"]  # {"v": 1, "groups": [...]} since the schemas
         if not any(r["group_id"] == GROUP and r["members"] for r in rows):
             raise RuntimeError("describe --all -o json did not list the big group with its members")
     return {

@@ -236,7 +236,7 @@ def test_describe_all_lists_groups_with_type_state_and_protocol(
     processes.wait_stable(group, members=1)
     rows = {
         r["group_id"]: r
-        for r in run_cli("describe", "--all", "--bootstrap-server", bootstrap, "-o", "json").json()
+        for r in run_cli("describe", "--all", "--bootstrap-server", bootstrap, "-o", "json").json()["groups"]
     }
     assert rows[group] | {"static_members": 0} == {
         "group_id": group,
