@@ -285,6 +285,12 @@ def verify_group(
             coordinator.close()
     expect_empty = spec is not None and phase is not None and spec.expect_at(phase).empty
     if not snap.exists and not expect_empty:
+        if wait:  # a deploy's first gate runs before its members have created the group: a verdict
+            raise GateFailed(
+                f"Group {group!r} did not appear on {bootstrap} within the {timeout:g} s wait.",
+                hint="Check that the members started and the name is right: "
+                "`kafka-coop describe --all` lists the groups this principal can see.",
+            )
         raise missing_group(group, bootstrap)
     if output == "json":
         term.emit_json(VerifyOutput.model_construct(**dict(report)))

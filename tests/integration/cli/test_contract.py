@@ -222,6 +222,7 @@ UNREACHABLE = _rows(
 VERDICTS = _rows(
     Row("verify-pass", "verify-group {group} --bootstrap-server {bootstrap} --expect-members 2", 0),
     Row("verify-fail-is-1", "verify-group {group} --bootstrap-server {bootstrap} --expect-members 5", 1, "gate on group {group} did not pass"),
+    Row("verify-wait-for-no-group-is-1", "verify-group {nogroup} --bootstrap-server {bootstrap} --wait --timeout 1 --interval 0.5", 1, "Group '{nogroup}' did not appear"),
     Row("plan-blocked-is-1", "upgrade-plan --fleet {fleet_3x} --to consumer", 1, "blocked"),
     Row("plan-ready-is-0", "upgrade-plan --fleet {fleet_b} --to cooperative", 0),
 )
