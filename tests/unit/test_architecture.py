@@ -40,6 +40,7 @@ PURE = (
     "kafka_coop.analytics._model",
     "kafka_coop.analytics._engine",
     "kafka_coop.analytics._intervals",
+    "kafka_coop.analytics._ledger",
     "kafka_coop.analytics._summary",
     "kafka_coop.analytics._timeline",
     "kafka_coop.analytics._phases",
