@@ -50,10 +50,10 @@ def replay(ordered: Iterable[Mapping[str, Any]]) -> tuple[list[Interval], list[P
         group, member = member_key(event)
         parts = [(str(t), int(p)) for t, p in event.get("partitions") or ()]
         owns = bool(event.get("owned"))
-        step = ledger.apply(group, member, int(event["ts_ms"]), event["kind"], parts, owns)
-        intervals.extend(step.intervals)
-        if step.pause is not None:
-            closed.append(step.pause)
+        gaps, pause, _, _ = ledger.apply(group, member, int(event["ts_ms"]), event["kind"], parts, owns)
+        intervals.extend(Interval(*gap) for gap in gaps)
+        if pause is not None:
+            closed.append(Pause(*pause))
     intervals.sort(key=lambda i: (i.start_ms, i.group, i.topic, i.partition))
     closed.sort(key=lambda p: (p.start_ms, p.group, p.member))
     return intervals, closed

@@ -9,7 +9,7 @@ and pause. What the definitions mean: docs/report.md; why they are kept as state
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -52,13 +52,15 @@ class Pause:
         return self.end_ms - self.start_ms
 
 
-@dataclass(slots=True)
-class Step:
-    """What one event changed: the intervals and the pause it ended, the partitions it released."""
-
-    intervals: list[Interval]
-    pause: Pause | None
-    released: list[GroupPartition]
+# Plain tuples in the hot path (the live pipeline applies every event through here): an interval is
+# (group, topic, partition, start_ms, end_ms, from_member, to_member, cause), a pause (group, member,
+# start_ms, end_ms, cause); `Interval(*t)` and `Pause(*t)` are the same values as objects.
+IntervalTuple = tuple[str, str, int, int, int, str, str, str]
+PauseTuple = tuple[str, str, int, int, str]
+# What one event changed: the intervals and the pause it ended, the partitions it released, and
+# whether it opened a pause.
+Step = tuple[Sequence[IntervalTuple], PauseTuple | None, Sequence[GroupPartition], bool]
+NOTHING: Final[tuple[()]] = ()
 
 
 class Ledger:
@@ -89,17 +91,10 @@ class Ledger:
         owns: bool,
     ) -> Step:
         """One event: `partitions` is its delta, `owns` whether its `owned` is non-empty."""
-        intervals: list[Interval] = []
-        released: list[GroupPartition] = []
+        intervals: list[IntervalTuple] | tuple[()] = NOTHING
+        released: list[GroupPartition] | tuple[()] = NOTHING
         owner, gaps = self.owner, self.released
-        if kind in RELEASE_KINDS:
-            for topic, number in partitions:
-                part = (group, topic, number)
-                if owner.get(part) == member:
-                    del owner[part]
-                    gaps[part] = (ts, member, kind)
-                    released.append(part)
-        elif kind == "assigned":
+        if kind == "assigned":
             for topic, number in partitions:
                 part = (group, topic, number)
                 gap = gaps.pop(part, None)
@@ -107,21 +102,35 @@ class Ledger:
                 if gap is None and previous is not None and previous != member:
                     gap = (self.last_seen.get((group, previous), ts), previous, "vanished")
                 if gap is not None:
+                    if not intervals:
+                        intervals = []
                     since, source, cause = gap
-                    intervals.append(Interval(group, topic, number, since, ts, source, member, cause))
+                    intervals.append((group, topic, number, since, ts, source, member, cause))
                 owner[part] = member
+        elif kind in RELEASE_KINDS:
+            for topic, number in partitions:
+                part = (group, topic, number)
+                if owner.get(part) == member:
+                    del owner[part]
+                    gaps[part] = (ts, member, kind)
+                    if not released:
+                        released = []
+                    released.append(part)
         elif kind == "closed":
-            for part in [p for p, m in owner.items() if m == member and p[0] == group]:
+            released = [p for p, m in owner.items() if m == member and p[0] == group]
+            for part in released:
                 del owner[part]
                 gaps[part] = (ts, member, "revoked")
-                released.append(part)
         key = (group, member)
         self.last_seen[key] = ts
         pause = None
-        if kind == "assigned" and owns:
-            began = self.paused.pop(key, None)
-            if began is not None:
-                pause = Pause(group, member, began[0], ts, began[1])
-        elif kind == "started" or (kind in RELEASE_KINDS and not owns):
-            self.paused.setdefault(key, (ts, kind))
-        return Step(intervals, pause, released)
+        opened = False
+        if kind == "assigned":
+            if owns:
+                began = self.paused.pop(key, None)
+                if began is not None:
+                    pause = (group, member, began[0], ts, began[1])
+        elif (kind == "started" or (not owns and kind in RELEASE_KINDS)) and key not in self.paused:
+            self.paused[key] = (ts, kind)
+            opened = True
+        return intervals, pause, released, opened

@@ -41,6 +41,8 @@ PURE = (
     "kafka_coop.analytics._engine",
     "kafka_coop.analytics._intervals",
     "kafka_coop.analytics._ledger",
+    "kafka_coop.analytics._markers",
+    "kafka_coop.analytics._stream",
     "kafka_coop.analytics._summary",
     "kafka_coop.analytics._timeline",
     "kafka_coop.analytics._phases",
