@@ -380,7 +380,8 @@ def run(
     except Exception as exc:  # Spark refused the query or the checkpoint
         raise _spark_error(exc, config) from None
     seen = 0
-    last: int | None = None
+    resumed = committed_batch(config.checkpoint)  # a restart's earlier batches are not this run's
+    last: int | None = resumed[0] if resumed is not None else None
     reason = "stop"
     with _Stop() as signals:
         try:
