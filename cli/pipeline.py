@@ -77,8 +77,7 @@ def run(
 ) -> None:
     """Run the pipeline until Ctrl-C or SIGTERM (exit 130 / 0); the checkpoint stays consistent."""
     from kafka_coop._vocab import connection_conf
-    from kafka_coop.analytics._pipeline import PipelineConfig
-    from kafka_coop.analytics._pipeline import run as run_pipeline
+    from kafka_coop.analytics import PipelineConfig, run_pipeline
     from kafka_coop.settings import read_properties
 
     config = PipelineConfig(

@@ -99,7 +99,7 @@ def committed_files(out_dir: str | Path) -> list[Path]:
     return sorted(set(files))
 
 
-def read_rows(
+def read_pipeline_rows(
     out_dir: str | Path, *, groups: Sequence[str] | None = None, kinds: Sequence[str] | None = None
 ) -> pa.Table:
     """The committed rows, optionally of some groups and kinds only."""

@@ -215,7 +215,8 @@ def step(
 
 
 # --- the query -------------------------------------------------------------------------------------
-def _source(spark: SparkSession, config: PipelineConfig) -> DataFrame:
+def pipeline_records(spark: SparkSession, config: PipelineConfig) -> DataFrame:
+    """The events topic and the markers topic as one stream of Kafka records (new partitions join)."""
     pattern = "|".join(f"\\Q{t}\\E" for t in (config.topic, config.markers_topic))
     return (
         spark.readStream.format("kafka")
@@ -228,7 +229,7 @@ def _source(spark: SparkSession, config: PipelineConfig) -> DataFrame:
     )
 
 
-def input_rows(records: DataFrame, markers_topic: str) -> DataFrame:
+def pipeline_input(records: DataFrame, markers_topic: str) -> DataFrame:
     """Kafka records as the step's input columns, keyed by `group` (null: records with no group)."""
     is_marker = F.col("topic") == F.lit(markers_topic)
     d = F.col("d")
@@ -276,11 +277,11 @@ def output_rows(rows: DataFrame, config: StreamConfig) -> DataFrame:
     return stepped.withColumn("date", F.date_format(F.timestamp_millis(F.col("ts")), "yyyy-MM-dd"))
 
 
-def start_query(spark: SparkSession, config: PipelineConfig) -> StreamingQuery:
+def start_pipeline(spark: SparkSession, config: PipelineConfig) -> StreamingQuery:
     """Start the job (preflight done); the checkpoint record is written once Spark accepted it."""
     partitions = config.state_partitions or max(2, spark.sparkContext.defaultParallelism)
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))  # a new checkpoint keeps it
-    rows = output_rows(input_rows(_source(spark, config), config.markers_topic), config.stream)
+    rows = output_rows(pipeline_input(pipeline_records(spark, config), config.markers_topic), config.stream)
     query = (
         rows.writeStream.format("parquet")
         .option("path", str(config.out.absolute()))
@@ -364,7 +365,7 @@ class RunResult:
     stopped_by: str  # "interrupt" | "terminate" | "stop" (the caller's event) | "idle"
 
 
-def run(
+def run_pipeline(
     config: PipelineConfig,
     *,
     stop: threading.Event | None = None,
@@ -376,7 +377,7 @@ def run(
     preflight(config)
     session = spark or get_session(config.master, kafka=True, app=APP_NAME)
     try:
-        query = start_query(session, config)
+        query = start_pipeline(session, config)
     except Exception as exc:  # Spark refused the query or the checkpoint
         raise _spark_error(exc, config) from None
     seen = 0

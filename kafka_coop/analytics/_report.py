@@ -285,9 +285,9 @@ def run_report(
     notes: list[str] = []
     try:
         if pipeline_out is not None:
-            from kafka_coop.analytics._figures import Range, outcome_from_rows, read_rows
+            from kafka_coop.analytics._figures import Range, outcome_from_rows, read_pipeline_rows
 
-            table = read_rows(pipeline_out, groups=groups)
+            table = read_pipeline_rows(pipeline_out, groups=groups)
             outcome = outcome_from_rows(table, phases=windows, span=Range(since_ms, until_ms))
         elif chosen == "spark":
             from kafka_coop.analytics._spark import spark_engine
