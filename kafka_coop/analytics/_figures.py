@@ -36,7 +36,7 @@ from kafka_coop.analytics._model import (
     ProtocolStat,
     Summary,
 )
-from kafka_coop.analytics._stream import DUPLICATE, FUTURE, LATE, OUTPUT_FIELDS
+from kafka_coop.analytics._stream import DUPLICATE, FUTURE, KIND_FIELDS, LATE, OUTPUT_FIELDS
 from kafka_coop.analytics._summary import default_phases, member_stat
 from kafka_coop.analytics._timeline import deltas, levels
 from kafka_coop.errors import InvalidInput
@@ -46,6 +46,8 @@ PROGRESS_FILE: Final = "_kafka_coop_progress.json"  # the driver's last committe
 SINK_LOG: Final = "_spark_metadata"
 PARTITION_COLUMNS: Final = ("group", "date")
 NOT_MALFORMED: Final = frozenset({LATE, DUPLICATE, FUTURE})
+# A callbacks row's figures: every column it fills but where its window sits
+CALLBACK_FIGURES: Final = tuple(f for f in KIND_FIELDS["callbacks"] if f not in ("ts", "window_end", "phase"))
 
 _TYPES: Final = {"string": pa.string(), "long": pa.int64(), "binary": pa.binary()}
 OUTPUT_SCHEMA: Final = pa.schema([(name, _TYPES[kind]) for name, kind in OUTPUT_FIELDS])
@@ -214,23 +216,7 @@ def outcome_from_rows(
     first: int | None = None
     last: int | None = None
     events = 0
-    for row in callbacks.select(
-        [
-            "group",
-            "member",
-            "protocol",
-            "events",
-            "rebalances",
-            "revoked",
-            "lost",
-            "revoked_partitions",
-            "lost_partitions",
-            "callback_us_total",
-            "callback_us_max",
-            "first_ts",
-            "last_ts",
-        ]
-    ).to_pylist():
+    for row in callbacks.select(["group", *CALLBACK_FIGURES]).to_pylist():
         key = (row["group"], row["member"])
         acc = members[key]
         acc["events"] += row["events"]

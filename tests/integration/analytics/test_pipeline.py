@@ -31,9 +31,8 @@ from kafka_coop.analytics._pipeline import PipelineConfig, run_pipeline
 from kafka_coop.analytics._spark import get_session, stop_session
 from kafka_coop.analytics._stream import DUPLICATE
 from tests.conftest import CliResult
-from tests.unit.analytics.test_engine import STREAMS
+from tests.unit.analytics.test_engine import STREAMS, prefixed
 from tests.unit.analytics.test_read import BAD_LINES
-from tests.unit.analytics.test_stream import prefixed
 
 pytestmark = pytest.mark.spark
 

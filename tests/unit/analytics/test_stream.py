@@ -20,29 +20,7 @@ from kafka_coop.analytics._figures import Range, latest_state, marker_phases, ou
 from kafka_coop.analytics._markers import PhaseMarker
 from kafka_coop.analytics._stream import GroupStream, StreamConfig, percentile
 from tests.unit.analytics.stream_feed import Feed, columns, concat, raw_rows
-from tests.unit.analytics.test_engine import COOPERATIVE, EAGER, KILLED, LOST, STREAMS, ev
-
-
-def prefixed(events: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
-    """The same stream with its own group, members and topic, so streams can share a run."""
-
-    def name(value: Any) -> Any:
-        return None if value is None else f"{prefix}{value}"
-
-    return [
-        {
-            **e,
-            "group": name(e["group"]),
-            "member_id": name(e["member_id"]),
-            "instance_id": name(e["instance_id"]),
-            "client_id": name(e["client_id"]),
-            "partitions": [[name(t), p] for t, p in e["partitions"]],
-            "owned": [[name(t), p] for t, p in e["owned"]],
-            "committed": None if e["committed"] is None else [[name(t), p, o] for t, p, o in e["committed"]],
-        }
-        for e in events
-    ]
-
+from tests.unit.analytics.test_engine import COOPERATIVE, EAGER, KILLED, LOST, STREAMS, ev, prefixed
 
 ALL = [e for name, events in STREAMS.items() for e in prefixed(events, f"{name}/")]
 LAST = max(int(e["ts_ms"]) for e in ALL)
