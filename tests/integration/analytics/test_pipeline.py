@@ -72,7 +72,7 @@ def spark() -> Iterator[Any]:
     stop_session()
 
 
-def run_until(config: PipelineConfig, spark: Any, done: Callable[[], bool], timeout_s: float = 90.0) -> None:
+def run_until(config: PipelineConfig, spark: Any, done: Callable[[], bool], timeout_s: float = 240.0) -> None:
     """Run the job in this thread until `done()` holds after a committed batch (or the timeout)."""
     stop = threading.Event()
     timer = threading.Timer(timeout_s, stop.set)
@@ -165,7 +165,7 @@ def start_cli(out: Path, topic: str, bootstrap: str, log: Path) -> subprocess.Po
 
 
 def wait_for(
-    what: str, done: Callable[[], bool], proc: subprocess.Popen[bytes], log: Path, timeout_s: float = 90.0
+    what: str, done: Callable[[], bool], proc: subprocess.Popen[bytes], log: Path, timeout_s: float = 240.0
 ) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
