@@ -1,5 +1,6 @@
 """Kafka 3.x brokers keep their own answers: no coordinator view (3.7 lists no ConsumerGroupDescribe, 3.8
-and 3.9 answer it UNSUPPORTED_VERSION), describe as before, and no KIP-848 path offered."""
+and 3.9 answer it UNSUPPORTED_VERSION), describe as before, verify-group and both plans routed on what
+the broker can do, and no KIP-848 path offered."""
 
 from __future__ import annotations
 
@@ -65,3 +66,26 @@ def test_no_kip848_path_is_offered(kafka3: Sandbox, run_cli: Callable[..., CliRe
     cutover = Plan.model_validate(to_cooperative.json())
     assert cutover.migration == "eager-to-cooperative-cutover"
     assert "classic-to-consumer" not in {a.migration for a in cutover.alternatives}
+
+
+def test_verify_group_judges_a_live_classic_group(kafka3: Sandbox, run_cli: Callable[..., CliResult]) -> None:
+    base = ("verify-group", GROUP, "--bootstrap-server", kafka3.bootstrap, "-o", "json")
+    passing = run_cli(*base, "--expect-members", "2")
+    assert passing.code == 0, passing.stderr
+    assert passing.json()["status"] in ("pass", "warn") and passing.json()["v"] == 1
+    failing = run_cli(*base, "--expect-members", "3")
+    assert failing.code == 1, failing.stderr
+    assert "did not pass" in failing.stderr and "Traceback" not in failing.stderr
+
+
+def test_downgrade_plans_route_on_the_classic_group(
+    kafka3: Sandbox, run_cli: Callable[..., CliResult]
+) -> None:
+    """The eager group is where a downgrade ends: both targets say so, with nothing to do, exit 0."""
+    base = ("downgrade-plan", GROUP, "--bootstrap-server", kafka3.bootstrap, "-o", "json")
+    for target in ("eager", "classic"):
+        result = run_cli(*base, "--to", target)
+        assert result.code == 0, result.stderr
+        plan = Plan.model_validate(result.json())
+        assert (plan.status, plan.from_, plan.phases) == ("done", "eager", ()), plan
+        assert "nothing to do" in " ".join(plan.warnings), plan
