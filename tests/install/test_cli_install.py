@@ -10,6 +10,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from kafka_coop.admin import ClusterAdmin
@@ -176,6 +177,7 @@ def test_the_demo_plans_and_walks_the_upgrade_and_the_way_back_losing_nothing_an
     no_traceback(proc)
     assert proc.returncode == 0, proc.stderr[-3000:]
     demo = json.loads(proc.stdout)
+    jsonschema.validate(demo, json.loads(cli_install.run("kafka-coop", "schema", "demo").stdout))
     assert [p["migration"] for p in demo["plans"]] == [
         "eager-to-cooperative-cutover",
         "cooperative-to-eager-cutover",
@@ -227,8 +229,9 @@ def test_the_readmes_quick_start_runs_as_written_on_a_free_port(
             argv = shlex.split(line.rstrip("&").replace("127.0.0.1:9092", address))
             if argv[0] == "export":
                 continue  # given to every command through `env`
-            if argv[:3] == ["kafka-coop", "sandbox", "start"]:
-                argv += ["--port", str(port)]
+            starts = argv[:3] == ["kafka-coop", "sandbox", "start"]
+            if starts:
+                argv += ["--port", str(port), "-o", "json"]
             if line.endswith("&"):
                 member = cli_install.popen(*argv, **env)
                 continue
@@ -241,6 +244,9 @@ def test_the_readmes_quick_start_runs_as_written_on_a_free_port(
             proc = cli_install.run(*argv, timeout=300, **env)
             no_traceback(proc)
             assert proc.returncode == 0, (line, proc.stdout[-2000:], proc.stderr[-2000:])
+            if starts:
+                published = cli_install.run("kafka-coop", "schema", "sandbox-start").stdout
+                jsonschema.validate(json.loads(proc.stdout), json.loads(published))
     finally:
         if member is not None:
             member.send_signal(signal.SIGTERM)

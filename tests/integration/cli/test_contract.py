@@ -580,6 +580,7 @@ JSON_OUTPUTS = (
     ("plan", "downgrade-plan --fleet {fleet_3x} --to eager -o json"),
     ("manifest-topic", "manifest-topic --bootstrap-server {bootstrap} -o json"),
     ("report", "report {events} --out {tmp}/json-report -o json"),
+    ("prepare-spark", "prepare-spark -o json"),
 )
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
+from importlib.resources import files
+
+import jsonschema
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.sandbox import MemberProcesses, MemberSpec
@@ -47,6 +51,8 @@ def test_stopped_static_members_are_removed_and_the_group_is_empty_at_once(
     )
     assert result.code == 0, result.stderr
     body = result.json()
+    published = json.loads((files("kafka_coop") / "schemas" / "remove-members.v1.json").read_text())
+    jsonschema.validate(body, published)  # what a pipeline parses is what `kafka-coop schema` publishes
     assert sorted(body["removed"]) == ["svc-0", "svc-1"]
     assert (body["state_after"], body["members_after"]) == ("empty", 0)
     assert admin.describe_group(group).state == "empty", "read back from the broker"
