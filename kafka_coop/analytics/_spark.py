@@ -132,9 +132,7 @@ def java_options() -> str:
     return f"-Dlog4j2.configurationFile=file:{log} -Dlog4j.configurationFile=file:{log} -XX:+UseParallelGC"
 
 
-def get_session(
-    master: str | None = None, *, kafka: bool = False, app: str = "kafka-coop report"
-) -> SparkSession:
+def get_session(master: str | None = None, *, kafka: bool = False) -> SparkSession:
     """One quiet SparkSession per process (tests share it), with our decoder registered and the Kafka
     connector on its classpath whenever it is cached (fetched first when a `kafka://` source needs it).
     Python workers run this interpreter, so they import the same kafka_coop, numpy and pyarrow."""
@@ -159,7 +157,7 @@ def get_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.master(master or DEFAULT_MASTER)
-        .appName(app)
+        .appName("kafka-coop report")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", DRIVER_MEMORY)

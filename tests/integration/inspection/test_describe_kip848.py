@@ -178,7 +178,7 @@ def test_describe_all_shows_each_group_kind(
     _share_group(bootstrap, share, topic)
     result = run_cli("describe", "--all", "--bootstrap-server", bootstrap, "-o", "json")
     assert result.code == 0, result.stderr
-    rows: dict[str, Any] = {row["group_id"]: row for row in result.json()}
+    rows: dict[str, Any] = {row["group_id"]: row for row in result.json()["groups"]}
     assert (rows[classic]["type"], rows[classic]["protocol_type"]) == ("classic", "consumer")
     assert (rows[consumer]["type"], rows[consumer]["protocol"]) == ("consumer", "consumer")
     assert (rows[connect_group]["kind"], rows[connect_group]["protocol_type"]) == ("connect", "connect")
