@@ -61,7 +61,9 @@ class Terminal:
 
     def emit_json(self, value: BaseModel | dict[str, Any] | list[Any]) -> None:
         text = (
-            value.model_dump_json(indent=2) if isinstance(value, BaseModel) else json.dumps(value, indent=2)
+            value.model_dump_json(indent=2, by_alias=True)
+            if isinstance(value, BaseModel)
+            else json.dumps(value, indent=2)
         )
         # plain write: rich would wrap or colour the JSON and break parsers
         click.echo(text)
