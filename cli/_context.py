@@ -202,13 +202,16 @@ def connection_conf_of(command_config: Path | None) -> dict[str, str]:
     return connection_conf(read_command_config(command_config)) if command_config is not None else {}
 
 
+LIST_GROUPS = "`kafka-coop describe --all` lists the groups this principal can see."
+
+
 def missing_group(group: str, bootstrap: str) -> InvalidInput:
     """The one error of every command for a group the cluster does not know (exit 2)."""
     from kafka_coop.errors import InvalidInput
 
     return InvalidInput(
         f"Group {group!r} does not exist on {bootstrap}.",
-        hint="Check the name: `kafka-coop describe --all` lists the groups this principal can see.",
+        hint=f"Check the name: {LIST_GROUPS}",
     )
 
 

@@ -30,6 +30,7 @@ from kafka_coop.rollout import (
 )
 
 from ._context import (
+    LIST_GROUPS,
     Terminal,
     admin_for,
     bootstrap_option,
@@ -288,8 +289,7 @@ def verify_group(
         if wait:  # a deploy's first gate runs before its members have created the group: a verdict
             raise GateFailed(
                 f"Group {group!r} did not appear on {bootstrap} within the {timeout:g} s wait.",
-                hint="Check that the members started and the name is right: "
-                "`kafka-coop describe --all` lists the groups this principal can see.",
+                hint=f"Check that the members started and the name is right: {LIST_GROUPS}",
             )
         raise missing_group(group, bootstrap)
     if output == "json":
