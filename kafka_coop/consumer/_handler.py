@@ -411,10 +411,13 @@ class RebalanceHandler:
                 if code in EVICTED:
                     return None, f"commit: {describe_error(exc)}; not committed", "evicted"
                 read_back = yield from self._read_back(keys)
+                if read_back is None:
+                    note = "the group's offsets could not be read back, so what it holds is unknown"
+                    return [], f"commit failed: {describe_error(exc)}; {note}", "failed"
                 note = "committed lists the offsets read back from the broker"
                 return read_back, f"commit failed: {describe_error(exc)}; {note}", "failed"
             except RuntimeError as exc:  # the consumer is closed underneath us
-                return None, f"commit: {describe_error(exc)}", "failed"
+                return [], f"commit: {describe_error(exc)}; not committed", "failed"
             committed: list[CommittedOffset] = []
             failed: list[str] = []
             for tp in result or []:
