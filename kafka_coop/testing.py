@@ -31,6 +31,8 @@ rules the consumers depend on (librdkafka 2.16 / confluent-kafka 2.16):
   is an unassign; close revokes the *group's* assignment (pending partitions included);
 - fetching starts after the assignment is served: a `seek` before that is `_STATE`; a seek resets the
   position; `position()` is the offset after the last record handed out, with its leader epoch;
+  `FakeConsumer.seek_undone_by_offset_reset = True` adds librdkafka's race: a partition with no
+  committed offset waits one call for its offset reset, and a seek made meanwhile is undone;
 - offsets: with `enable.auto.offset.store` (default true) handing out a record stores it and
   `store_offsets` is refused; with `enable.auto.commit` (default true) the stored offsets of removed
   partitions are committed on unassign, with the member id of that moment (a static member whose id was
@@ -143,6 +145,13 @@ class FakeConsumer:
         self.pending: list[Callable[[], Any]] = []
         self.callback_raised: list[BaseException] = []
         self.seeks: list[tuple[str, int, int]] = []
+        # librdkafka's offset-reset race (off unless set): a seek made while a started partition still
+        # waits for its offset reset (no committed offset: ListOffsets in flight, fetch state offset-wait)
+        # is undone when the reset's now outdated reply comes back, which restarts the reset
+        # (rdkafka_partition.c, "outdated offset response"; librdkafka issue 2256). Set it to see it.
+        self.seek_undone_by_offset_reset = False
+        self._resetting: set[Key] = set()  # ListOffsets in flight (with the race on): one call long
+        self._reset_asked: set[Key] = set()
         self.on_poll: list[Callable[[], Any]] = []  # run inside the next poll/consume, before it returns
         self._assign_calls = 0
         self._rr = 0
@@ -232,6 +241,11 @@ class FakeConsumer:
         position = self.assigned[key]
         if position == OFFSET_INVALID:
             committed = self.group.committed_offsets.get(key)
+            if self.seek_undone_by_offset_reset and committed is None and key not in self._reset_asked:
+                self._reset_asked.add(key)
+                self._resetting.add(key)
+                return None  # the reset's ListOffsets request is in flight until the next call
+            self._resetting.discard(key)
             reset = str(self.conf.get("auto.offset.reset", "latest"))
             end = max(records, default=-1) + 1
             position = (
@@ -284,6 +298,8 @@ class FakeConsumer:
         if key not in self.assigned or key not in self.started:
             raise kafka_error(KafkaError._STATE)  # fetching has not started (rd_kafka_toppar_op_seek)
         self.seeks.append((partition.topic, partition.partition, partition.offset))
+        if key in self._resetting:
+            return  # the seek "succeeded"; the reset's outdated reply puts the partition back where it was
         self.assigned[key] = partition.offset
         self.app_pos.pop(key, None)  # "seek()ing is analogue to a (re)assign()" (#3567)
 

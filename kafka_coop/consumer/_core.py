@@ -64,6 +64,8 @@ from kafka_coop.events import CommittedOffset, RebalanceEvent
 # How long close serves an incremental rebalance under way before it commits again (see close()).
 CLOSE_REBALANCE_WAIT_S = 5.0
 HELD_NOW = object()
+# A seek librdkafka could not apply because fetching had not started where the seek could land.
+NOT_FETCHING_YET = (KafkaError._STATE, KafkaError._OUTDATED)
 # Explicit marks keep every record handed out alive until the next fold; folding every few hundred
 # records keeps that short-lived for the garbage collector (measured: holding a tick's worth, ~50,000
 # records, cost ~0.3 µs per record in gen-2 collections; bench/wrapper_overhead.py, poll-mark).
@@ -118,6 +120,8 @@ class Core:
         self.confirmed: dict[Key, int] = {}  # what the broker confirmed kafka-coop committed
         self.sent: dict[Key, int] = {}  # what kafka-coop sent last (an interval commit may be in flight)
         self.pending_seeks: dict[Key, ClientPartition] = {}
+        # Seeks made but not yet seen to hold: partition -> [offset sought, seeks made again]
+        self.unconfirmed_seeks: dict[Key, list[int]] = {}
         self.manual: set[Key] = set()  # partitions the application assigned itself (no group)
         # Calls whose await was cancelled (asyncio), and the records they took: handed out by the next
         # call, and not done until then.
@@ -279,11 +283,13 @@ class Core:
         now = _monotonic()
         if self.pending_seeks:
             messages = self._apply_pending_seeks(messages)
+        if self.unconfirmed_seeks:
+            messages = self._confirm_seeks(messages)
         if not self.guard.verdict(now, handler.rebalances):
             self.guard.held += sum(1 for m in messages if m.error() is None)
             self.seek_back(messages)
             messages = [m for m in messages if m.error() is not None]
-        if self.guard.holding or self.pending_seeks:
+        if self.guard.holding or self.pending_seeks or self.unconfirmed_seeks:
             state.slow = True
         if self.ledger is None:
             state.held = messages
@@ -373,13 +379,14 @@ class Core:
 
     # --- seeks -------------------------------------------------------------------------------------
     def seek(self, partition: ClientPartition) -> None:
-        """`seek`, also where librdkafka cannot yet (inside `on_assigned`, fetching not started: `_STATE`):
-        then it is applied as soon as it can be, and nothing fetched before it is handed out."""
+        """`seek`, also where librdkafka cannot yet (inside `on_assigned`, fetching not started: `_STATE`;
+        or the assignment's fetch start, queued after the seek, was served first: `_OUTDATED`): then it
+        is applied as soon as it can be, and nothing fetched before it is handed out."""
         key = (partition.topic, partition.partition)
         try:
             self.inner.seek(partition)
         except KafkaException as exc:
-            if error_code(exc) != KafkaError._STATE or key not in self.keys():
+            if error_code(exc) not in NOT_FETCHING_YET or key not in self.keys():
                 raise
             with self._lock:
                 self.pending_seeks[key] = partition
@@ -391,8 +398,53 @@ class Core:
         with self._lock:
             if offset >= 0:
                 self.floors[key] = offset
+                self.unconfirmed_seeks[key] = [offset, 0]
             else:  # a logical offset (beginning, end): where it lands is the client's to say
                 self.floors.pop(key, None)
+                self.unconfirmed_seeks.pop(key, None)
+        self.state.slow = True
+
+    def _confirm_seeks(self, messages: list[Any]) -> list[Any]:
+        """The first record of a partition sought says whether the seek held. librdkafka undoes a seek
+        made while the partition's offset reset is in flight (no committed offset: its outdated
+        ListOffsets reply restarts the reset, rdkafka_partition.c), so fetching starts where the reset
+        says. A first record elsewhere than the offset sought: seek again, once (a gap in the log there,
+        compaction or a transaction marker, gives the same record again), and hand out nothing of the
+        partition fetched before it."""
+        out: list[Any] = []
+        again: set[Key] = set()
+        for m in messages:
+            if m.error() is not None:
+                out.append(m)
+                continue
+            key = (m.topic(), m.partition())
+            if key in again:
+                continue
+            with self._lock:
+                sought = self.unconfirmed_seeks.get(key)
+                if sought is not None and (m.offset() == sought[0] or sought[1] > 0):
+                    del self.unconfirmed_seeks[key]
+                    sought = None
+            if sought is None:
+                out.append(m)
+                continue
+            sought[1] += 1
+            try:
+                self.inner.seek(ClientPartition(key[0], key[1], sought[0]))
+            except KafkaException as exc:  # (not assigned any more) these records are handed out
+                self.log.warning("seek %s-%d to %d again: %s", *key, sought[0], describe_error(exc))
+                with self._lock:
+                    self.unconfirmed_seeks.pop(key, None)
+                out.append(m)
+                continue
+            self.log.info(
+                "%s-%d: the first record after a seek to %d was %d; sought again",
+                *key,
+                *sought[:1],
+                m.offset(),
+            )
+            again.add(key)
+        return out
 
     def _apply_pending_seeks(self, messages: list[Any]) -> list[Any]:
         with self._lock:
@@ -402,7 +454,7 @@ class Core:
             try:
                 self.inner.seek(partition)
             except KafkaException as exc:
-                if error_code(exc) == KafkaError._STATE and key in self.keys():
+                if error_code(exc) in NOT_FETCHING_YET and key in self.keys():
                     waiting.add(key)  # fetching has not started yet
                     continue
                 self.log.warning("seek %s-%d to %d: %s", *key, partition.offset, describe_error(exc))
@@ -539,6 +591,7 @@ class Core:
                 self.confirmed.pop(key, None)
                 self.sent.pop(key, None)
                 self.pending_seeks.pop(key, None)
+                self.unconfirmed_seeks.pop(key, None)
 
     def _on_commit(self, err: Any, partitions: Any) -> None:
         """librdkafka's commit callback (inside poll): the outcome of every commit, interval ones too."""

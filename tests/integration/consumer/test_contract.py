@@ -389,7 +389,7 @@ def test_a_seek_in_on_assigned_is_where_fetching_starts(
                 first.setdefault(msg.partition(), msg.offset())
     finally:
         consumer.close()
-    assert first == {0: 6, 1: 7}
+    assert first == {0: 6, 1: 7}, [(e.kind, e.partitions, e.error) for e in recorder.events]
     assert not any(e.error for e in recorder.events), [e.error for e in recorder.events]
 
 

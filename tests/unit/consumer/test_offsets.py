@@ -374,6 +374,73 @@ def test_a_seek_in_on_assigned_is_where_fetching_starts(protocol: str) -> None:
     assert last(sink, "assigned").error is None
 
 
+@pytest.mark.parametrize("protocol", ["eager", "cooperative", "consumer"])
+def test_a_seek_librdkafkas_offset_reset_undid_is_made_again_before_a_record_is_handed_out(
+    protocol: str,
+) -> None:
+    """A seek that lands while the partition's offset reset is in flight is undone by librdkafka (seen
+    under load: the partition started at 0, not at the offset sought); the first record tells."""
+    consumer: CoopConsumer
+
+    def on_assigned(partitions: list[tuple[str, int]]) -> None:
+        for t, p in partitions:
+            consumer.seek(TopicPartition(t, p, 6))
+
+    consumer, inner, sink = make(protocol, on_assigned=on_assigned)
+    inner.seek_undone_by_offset_reset = True
+    inner.group.produce(T, 0, *[b"x"] * 10)
+    inner.pending.append(lambda: inner.rebalance("assign", parts(0)))
+    got: list[int] = []
+    for _ in range(4):
+        got += [m.offset() for m in consumer.consume(10, 0)]
+    assert got == [6, 7, 8, 9]
+    assert last(sink, "assigned").error is None
+
+
+def test_a_seek_in_on_assigned_that_librdkafkas_fetch_start_overtook_is_applied_later() -> None:
+    """librdkafka answers `_OUTDATED` when the assignment's fetch start was served before the seek it
+    queued first (seen under load); like `_STATE`, fetching was not where the seek could apply."""
+    consumer: CoopConsumer
+
+    def on_assigned(partitions: list[tuple[str, int]]) -> None:
+        for t, p in partitions:
+            consumer.seek(TopicPartition(t, p, 6))
+
+    consumer, inner, sink = make("cooperative", on_assigned=on_assigned)
+    real_seek = inner.seek
+    answers = [KafkaException(KafkaError(KafkaError._OUTDATED))]
+
+    def seek(partition: TopicPartition) -> None:
+        if answers:
+            raise answers.pop()
+        real_seek(partition)
+
+    inner.seek = seek  # type: ignore[method-assign]
+    inner.group.produce(T, 0, *[b"x"] * 10)
+    inner.pending.append(lambda: inner.rebalance("assign", parts(0)))
+    got: list[int] = []
+    for _ in range(3):
+        got += [m.offset() for m in consumer.consume(10, 0)]
+    assert got == [6, 7, 8, 9]
+    assert last(sink, "assigned").error is None
+
+
+def test_a_seek_to_an_offset_the_log_does_not_have_is_made_again_once_only() -> None:
+    """A first record past the offset sought is a gap in the log (compaction, a transaction marker) or
+    an undone seek: one more seek tells them apart, and the second answer stands."""
+    consumer, inner, _ = make("cooperative")
+    inner.rebalance("assign", parts(0))
+    inner.group.produce(T, 0, *[b"x"] * 10)
+    del inner.group.records[(T, 0)][3]  # compacted away
+    consumer.consume(10, 0)
+    consumer.seek(TopicPartition(T, 0, 3))
+    got: list[int] = []
+    for _ in range(3):
+        got += [m.offset() for m in consumer.consume(10, 0)]
+    assert got == [4, 5, 6, 7, 8, 9]
+    assert inner.seeks == [(T, 0, 3), (T, 0, 3)]
+
+
 def test_an_interrupt_from_a_hook_loses_none_of_the_records_its_call_took() -> None:
     """Finding 3's other half: the call's records are fetched again, not dropped with the call."""
 
