@@ -26,7 +26,7 @@ prereqs:
 prereqs-jdk:
 	@bash scripts/prereqs.sh jdk
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt setup.py kafka_coop/consumer/_fastcall.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'

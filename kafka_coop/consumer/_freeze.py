@@ -1,10 +1,10 @@
 """The watchdog: one daemon thread per process that wakes every `TICK_S`, and what it is for.
 
-It raises a flag on every live consumer at each tick (`CallState.slow`), so a `poll`/`consume` reads one
-attribute and compares the clock with the last tick (`Watchdog.last`): the call takes its slow path at
-most ten times a second, or when the watchdog has not ticked for `GAP_S` (a freeze it has not woken
-from yet), and there it does what needs time (an interval commit that is due, folding marks, the
-freeze check).
+It raises a flag on every live consumer at each tick (`CallState.slow`) and stamps the tick's time on it
+(`CallState.tick`), so a `poll`/`consume` reads one attribute and compares the clock with the last tick:
+the call takes its slow path at most ten times a second, or when the watchdog has not ticked for
+`GAP_S` (a freeze it has not woken from yet), and there it does what needs time (an interval commit that
+is due, folding marks, the freeze check).
 
 **Frozen processes.** A member whose whole process stopped (SIGSTOP, a frozen VM or container, a
 stop-the-world pause) for longer than its group waits has, for the broker, left: its session ran out and
@@ -50,15 +50,26 @@ LIBRDKAFKA_SESSION_S = 45.0
 LIBRDKAFKA_MAX_POLL_S = 300.0
 
 
-class CallState:
-    """The per-consumer state the hot path reads: `slow` (take the slow path) and `held` (drop-in: the
-    batch the application holds now, not done until it calls again or commits)."""
+class PyCallState:
+    """The per-consumer state the hot path reads: `slow` (take the slow path), `tick` (the watchdog's
+    last tick, stamped on every live consumer's state) and `held` (drop-in: the batch the application
+    holds now, not done until it calls again or commits). The C extension `_fastcall` has the same type
+    with the same fields, which its `FastPoll` reads as struct fields."""
 
-    __slots__ = ("__weakref__", "held", "slow")
+    __slots__ = ("__weakref__", "held", "slow", "tick")
 
     def __init__(self) -> None:
         self.slow = True
+        self.tick = time.monotonic()
         self.held: object = None
+
+
+try:
+    from kafka_coop.consumer._fastcall import CallState as _CCallState  # built with the wheel
+
+    CallState: type[PyCallState] = _CCallState  # type: ignore[assignment]
+except ImportError:  # pragma: no cover - a build without a C compiler
+    CallState = PyCallState
 
 
 class Witness(Protocol):
@@ -74,12 +85,12 @@ class Watchdog:
         self.tick_s = tick_s
         self.last = time.monotonic()
         self._gaps: deque[tuple[float, float]] = deque(maxlen=64)  # (noted at, gap)
-        self._states: weakref.WeakSet[CallState] = weakref.WeakSet()
+        self._states: weakref.WeakSet[PyCallState] = weakref.WeakSet()
         self._pid: int | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
-    def register(self, state: CallState) -> None:
+    def register(self, state: PyCallState) -> None:
         with self._lock:
             self._states.add(state)
         self.ensure_running()
@@ -98,8 +109,10 @@ class Watchdog:
 
     def _run(self) -> None:
         while not self._stop.wait(self.tick_s):
-            self.record(time.monotonic())
+            now = time.monotonic()
+            self.record(now)
             for state in list(self._states):
+                state.tick = now
                 state.slow = True
 
     def record(self, now: float) -> None:

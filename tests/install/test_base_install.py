@@ -25,6 +25,19 @@ def test_every_public_name_imports_from_the_installed_package(base_install: Inst
     assert out["names"] >= 18
 
 
+def test_the_installed_consumer_polls_through_the_compiled_fast_path(base_install: Installed) -> None:
+    """The wheel pip builds carries the C extension the per-record `poll` runs on (bench
+    wrapper-overhead, driver sync-poll); a wheel without it would still work, a tenth slower."""
+    proc = base_install.run(
+        "python",
+        "-c",
+        "from kafka_coop.consumer import _core, _fastcall\n"
+        "print(_fastcall.__file__.rsplit('.', 1)[-1], _core.FastPoll is _fastcall.FastPoll)",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["so", "True"]
+
+
 def test_importing_the_consumer_loads_no_library_of_an_extra(base_install: Installed) -> None:
     proc = base_install.run(
         "python",

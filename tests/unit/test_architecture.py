@@ -121,7 +121,10 @@ def _module_files() -> dict[str, Path]:
     files: dict[str, Path] = {}
     for folder, dotted in SOURCES.items():
         base = ROOT / folder
-        for path in base.rglob("*.py"):
+        # a compiled extension is a module too, known by its stub (it imports none of ours)
+        for path in [*base.rglob("*.py"), *base.rglob("*.pyi")]:
+            if path.suffix == ".pyi" and path.with_suffix(".py").exists():
+                continue
             parts = list(path.relative_to(base).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts = parts[:-1]

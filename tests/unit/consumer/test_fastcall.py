@@ -1,0 +1,118 @@
+"""The per-record `poll` path: in C (`_fastcall.FastPoll`, built with the package, for speed) and in
+Python (the fallback where no C compiler built it). The same behaviour, each test run on both; the
+broker tests run the C one, which is what a built package uses."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kafka_coop.consumer import CoopConsumer, _core, _freeze
+from kafka_coop.consumer._fastcall import FastPoll
+from kafka_coop.testing import FakeConsumer
+from tests.unit.consumer.helpers import T, make, parts
+
+
+@pytest.fixture(params=["c", "python"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "python":
+        monkeypatch.setattr(_core, "FastPoll", None)
+    return str(request.param)
+
+
+@pytest.fixture
+def slow_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """Counts the calls that took the slow path."""
+    calls: list[int] = []
+    real = _core.Core._slow
+
+    def slow(self: _core.Core, messages: list[Any], hand_out: bool) -> list[Any]:
+        calls.append(len(messages))
+        return real(self, messages, hand_out)
+
+    monkeypatch.setattr(_core.Core, "_slow", slow)
+    yield calls
+
+
+def drop_in(path: str) -> tuple[CoopConsumer, FakeConsumer]:
+    """A drop-in consumer (librdkafka's defaults: no explicit marks) with a record to poll, its call
+    state out of the watchdog's reach so the test alone says when it ticked."""
+    consumer, inner, _ = make(marks=False)
+    inner.rebalance("assign", parts(0))
+    inner.group.produce(T, 0, *[b"x"] * 5)
+    _freeze.WATCHDOG._states.discard(consumer._core.state)
+    consumer.poll(0)  # the first call is a slow one (a new consumer's state starts flagged)
+    assert isinstance(consumer.__dict__["poll"], FastPoll) == (path == "c")
+    return consumer, inner
+
+
+def test_the_c_path_is_built_where_the_tests_run() -> None:
+    """`make test` builds the package as a user's pip does, with the extension; a missing compiler is a
+    failure here, not a silent fallback."""
+    assert _core.FastPoll is not None
+    assert isinstance(_freeze.CallState(), _core.FastCallState)
+
+
+def test_the_record_polled_is_what_the_application_holds(path: str) -> None:
+    consumer, _ = drop_in(path)
+    msg = consumer.poll(0)
+    assert msg is not None and consumer._core.state.held is msg
+
+
+def test_a_call_between_two_ticks_takes_the_fast_path(path: str, slow_calls: list[int]) -> None:
+    consumer, _ = drop_in(path)
+    slow_calls.clear()
+    state = consumer._core.state
+    state.slow, state.tick = False, time.monotonic()
+    assert consumer.poll(0) is not None
+    assert slow_calls == []
+
+
+def test_a_tick_takes_the_slow_path_once(path: str, slow_calls: list[int]) -> None:
+    consumer, _ = drop_in(path)
+    slow_calls.clear()
+    state = consumer._core.state
+    state.slow, state.tick = True, time.monotonic()
+    consumer.poll(0)
+    consumer.poll(0)
+    assert slow_calls == [1]
+
+
+def test_a_call_returning_after_the_watchdog_stopped_ticking_takes_the_slow_path(
+    path: str, slow_calls: list[int]
+) -> None:
+    """A freeze stops the watchdog too: a call that returns after the thaw, before the watchdog thread
+    has run again, sees a tick older than GAP_S (the SIGSTOP broker test once handed out such a batch)."""
+    consumer, _ = drop_in(path)
+    slow_calls.clear()
+    state = consumer._core.state
+    state.slow, state.tick = False, time.monotonic() - 2 * _freeze.GAP_S
+    consumer.poll(0)
+    assert slow_calls == [1]
+
+
+def test_a_call_that_raised_seeks_back_and_raises_the_same_exception(
+    path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken: list[int] = []
+    monkeypatch.setattr(_core.Core, "broken_call", lambda self, at_most: broken.append(at_most))
+    consumer, _ = drop_in(path)
+    interrupt = KeyboardInterrupt()
+
+    def poll(timeout: float = -1) -> Any:
+        raise interrupt
+
+    # the fast path holds the client's bound poll: swap it underneath, as a Ctrl-C inside it would
+    monkeypatch.setattr(FakeConsumer, "poll", lambda self, timeout=-1: poll(timeout))
+    consumer.__dict__["poll"] = consumer._core.make_poll()
+    with pytest.raises(KeyboardInterrupt) as raised:
+        consumer.poll(0)
+    assert raised.value is interrupt and broken == [1]
+
+
+def test_the_timeout_is_passed_by_keyword_as_well(path: str) -> None:
+    consumer, _ = drop_in(path)
+    assert consumer.poll(timeout=0) is not None
