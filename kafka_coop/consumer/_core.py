@@ -810,6 +810,21 @@ class Core:
         self._confirm(result)
         return [(tp.topic, tp.partition, tp.offset) for tp in result if tp.error is None], None
 
+    def _serve_pending_callbacks(self) -> None:
+        """Before closing a member the group already dropped: serve the rebalance librdkafka queued for
+        it (the revoke of a member whose poll overran) while its group handler still runs. Left to the
+        client's close, that callback can come after the group handler terminated, and confluent-kafka's
+        callback then waits for good on a question to it (`rd_kafka_rebalance_protocol`, librdkafka
+        issue 4041; seen in the min-version lane, eager: close() never returned). Records the client hands
+        out meanwhile go to no one and are not committed: the partitions' next owner reads them. Eager
+        only: a cooperative static member served this way rejoined and was fenced (FENCED_INSTANCE_ID)."""
+        deadline = _monotonic() + CLOSE_REBALANCE_WAIT_S
+        try:
+            while _monotonic() < deadline and self.inner.consume(1000, 0):
+                pass
+        except (KafkaException, RuntimeError) as exc:
+            self.log.debug("serving callbacks before close: %s", describe_error(exc))
+
     def close(self, *, batch_done: bool) -> CloseReport:
         """Commit what is done, close the client (librdkafka revokes through the handler)."""
         report = CloseReport()
@@ -845,6 +860,8 @@ class Core:
                 report.errors.append(error)
         elif why is not None and keys and not self.prepared.transactional:
             report.errors.append(f"nothing committed on close: {why}")
+        if self.handler.evicted and self.handler.protocol == "eager":
+            self._serve_pending_callbacks()
         try:
             self.inner.close()
         except (KafkaException, ConsumerFailed, RuntimeError) as exc:

@@ -528,3 +528,22 @@ def test_a_batch_marked_out_of_order_still_goes_through_the_bookkeeping() -> Non
     ledger.marks.append(batch[0])
     ledger.fold()
     assert ledger.lowest_unfinished((T, 0)) == 2
+
+
+def test_closing_a_member_its_group_dropped_serves_the_queued_revoke_before_the_client_closes() -> None:
+    """Left to the client's close, that callback can come after the group handler terminated, and
+    confluent-kafka's callback then waits for good (librdkafka issue 4041; close() hung in the
+    min-version lane after a static member's poll overrun)."""
+    consumer, inner, _ = make("eager", instance_id="svc-1")
+    inner.rebalance("assign", parts(0))
+    inner.member_id = ""  # the poll overran: librdkafka reset the member id and queued the revoke
+    served_while_terminating: list[bool] = []
+
+    def revoke() -> None:
+        served_while_terminating.append(inner.terminating)
+        inner.rebalance("revoke", parts(0))
+
+    inner.pending.append(revoke)
+    consumer.close()
+    assert served_while_terminating == [False]
+    assert inner.group.commits == []
