@@ -17,12 +17,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
 from kafka_coop.sandbox import MemberProcesses, Sandbox, free_port
 from testbed.faults import NetworkFaults, Toxiproxy
 from testbed.interop import member_command
+
+# Property tests judge what the code computes, not how fast a loaded two-core CI box runs it: Hypothesis'
+# default 200 ms deadline per example failed a codec round trip while the suite ran on both cores.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 _counter = itertools.count()
 
