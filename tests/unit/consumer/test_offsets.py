@@ -19,6 +19,7 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from kafka_coop.consumer import CoopConsumer, _core, _offsets
 from kafka_coop.errors import InvalidInput
+from kafka_coop.sinks import MemorySink
 from kafka_coop.testing import FakeConsumer, FakeGroup, FakeMessage
 from tests.unit.consumer.helpers import T, conf_for, hand_out, last, make, mark, parts
 
@@ -357,9 +358,8 @@ def test_close_with_a_timeout_returns_in_time_against_a_coordinator_that_never_a
     assert closed.owned == () and "not committed: t-0@7" in (closed.error or "")
 
 
-@pytest.mark.parametrize("protocol", ["eager", "cooperative", "consumer"])
-def test_a_seek_in_on_assigned_is_where_fetching_starts(protocol: str) -> None:
-    """Finding 6: librdkafka refuses it (_STATE, fetching not started); it is applied once it can be."""
+def seeking_in_on_assigned(protocol: str) -> tuple[CoopConsumer, FakeConsumer, MemorySink]:
+    """A consumer whose `on_assigned` seeks each partition to 6, over ten records, its assign queued."""
     consumer: CoopConsumer
 
     def on_assigned(partitions: list[tuple[str, int]]) -> None:
@@ -369,8 +369,18 @@ def test_a_seek_in_on_assigned_is_where_fetching_starts(protocol: str) -> None:
     consumer, inner, sink = make(protocol, on_assigned=on_assigned)
     inner.group.produce(T, 0, *[b"x"] * 10)
     inner.pending.append(lambda: inner.rebalance("assign", parts(0)))
-    got = [m.offset() for m in consumer.consume(10, 0)] + [m.offset() for m in consumer.consume(10, 0)]
-    assert got == [6, 7, 8, 9]
+    return consumer, inner, sink
+
+
+def offsets_of_calls(consumer: CoopConsumer, calls: int) -> list[int]:
+    return [m.offset() for _ in range(calls) for m in consumer.consume(10, 0)]
+
+
+@pytest.mark.parametrize("protocol", ["eager", "cooperative", "consumer"])
+def test_a_seek_in_on_assigned_is_where_fetching_starts(protocol: str) -> None:
+    """Finding 6: librdkafka refuses it (_STATE, fetching not started); it is applied once it can be."""
+    consumer, _, sink = seeking_in_on_assigned(protocol)
+    assert offsets_of_calls(consumer, 2) == [6, 7, 8, 9]
     assert last(sink, "assigned").error is None
 
 
@@ -380,33 +390,16 @@ def test_a_seek_librdkafkas_offset_reset_undid_is_made_again_before_a_record_is_
 ) -> None:
     """A seek that lands while the partition's offset reset is in flight is undone by librdkafka (seen
     under load: the partition started at 0, not at the offset sought); the first record tells."""
-    consumer: CoopConsumer
-
-    def on_assigned(partitions: list[tuple[str, int]]) -> None:
-        for t, p in partitions:
-            consumer.seek(TopicPartition(t, p, 6))
-
-    consumer, inner, sink = make(protocol, on_assigned=on_assigned)
+    consumer, inner, sink = seeking_in_on_assigned(protocol)
     inner.seek_undone_by_offset_reset = True
-    inner.group.produce(T, 0, *[b"x"] * 10)
-    inner.pending.append(lambda: inner.rebalance("assign", parts(0)))
-    got: list[int] = []
-    for _ in range(4):
-        got += [m.offset() for m in consumer.consume(10, 0)]
-    assert got == [6, 7, 8, 9]
+    assert offsets_of_calls(consumer, 4) == [6, 7, 8, 9]
     assert last(sink, "assigned").error is None
 
 
 def test_a_seek_in_on_assigned_that_librdkafkas_fetch_start_overtook_is_applied_later() -> None:
     """librdkafka answers `_OUTDATED` when the assignment's fetch start was served before the seek it
     queued first (seen under load); like `_STATE`, fetching was not where the seek could apply."""
-    consumer: CoopConsumer
-
-    def on_assigned(partitions: list[tuple[str, int]]) -> None:
-        for t, p in partitions:
-            consumer.seek(TopicPartition(t, p, 6))
-
-    consumer, inner, sink = make("cooperative", on_assigned=on_assigned)
+    consumer, inner, sink = seeking_in_on_assigned("cooperative")
     real_seek = inner.seek
     answers = [KafkaException(KafkaError(KafkaError._OUTDATED))]
 
@@ -416,12 +409,7 @@ def test_a_seek_in_on_assigned_that_librdkafkas_fetch_start_overtook_is_applied_
         real_seek(partition)
 
     inner.seek = seek  # type: ignore[method-assign]
-    inner.group.produce(T, 0, *[b"x"] * 10)
-    inner.pending.append(lambda: inner.rebalance("assign", parts(0)))
-    got: list[int] = []
-    for _ in range(3):
-        got += [m.offset() for m in consumer.consume(10, 0)]
-    assert got == [6, 7, 8, 9]
+    assert offsets_of_calls(consumer, 3) == [6, 7, 8, 9]
     assert last(sink, "assigned").error is None
 
 
