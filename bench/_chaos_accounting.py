@@ -93,7 +93,8 @@ def account(acked: Mapping[int, int], incarnations: Sequence[Incarnation]) -> Ac
     explained by a member fault when A was killed, evicted or fenced and A had not committed past that
     offset when it came again (the record was inside A's uncommitted window); by a refused commit when A
     logged a commit the broker refused between the two (a rebalance, or a coordinator moving: a member
-    whose commits fail past its session is evicted and rejoins from the last commit); by a zombie when
+    whose commits fail past its session is evicted and rejoins from the last commit); by a loss when A
+    logged a `lost` of that partition between the two (its session ran out); by a zombie when
     the later processor was frozen or cut off before it and has had no rebalance event since (it is
     handing over records fetched under its old assignment); otherwise it is unexplained.
     """
@@ -136,6 +137,8 @@ def account(acked: Mapping[int, int], incarnations: Sequence[Incarnation]) -> Ac
             by_cause[f"zombie after {inc.fault}"] += 1
         elif inside_window and any(prev_ms <= r <= ms for r in prev.refused_ms):
             by_cause["commit refused"] += 1
+        elif inside_window and _lost_between(prev, p, prev_ms, ms):
+            by_cause["partition lost"] += 1
         else:
             by_cause["unexplained"] += 1
             if len(unexplained) < 20:
@@ -163,6 +166,17 @@ def account(acked: Mapping[int, int], incarnations: Sequence[Incarnation]) -> Ac
         unexplained_examples=unexplained,
         largest_uncommitted_window=widest.max_window if widest else 0,
         largest_window_member=widest.key if widest else None,
+    )
+
+
+def _lost_between(inc: Incarnation, partition: int, start_ms: int, end_ms: int) -> bool:
+    """`inc` logged a `lost` naming `partition` between the two processings: its session ran out (on
+    the client's side too, while the coordinator moved), so nothing it had not committed was."""
+    return any(
+        e.get("kind") == "lost"
+        and start_ms <= int(e.get("ts_ms", -1)) <= end_ms
+        and any(int(tp[1]) == partition for tp in e.get("partitions", []))
+        for e in inc.events
     )
 
 

@@ -129,3 +129,25 @@ def test_a_thawed_member_reading_a_partition_it_was_given_again_is_not_a_zombie(
     heir = _inc("m0.1", "R 0 1 600\nC 0 2 601\n")
     result = account({0: 2}, [frozen, heir])
     assert result.duplicates_unexplained == 1
+
+
+def test_a_duplicate_after_the_earlier_processor_lost_the_partition_is_explained_by_the_loss() -> None:
+    """Seen in CI: the coordinator's broker killed, a member's session ran out on the client side
+    ("revoking assignment and rejoining group"), its `lost` event came before its commit, and the same
+    member got the partition back from the last commit."""
+    member = _inc("m8.1", "C 0 0 5\nR 0 0 10\n")
+    member.events = [
+        {"kind": "lost", "ts_ms": 15, "partitions": [["t", 0]]},
+        {"kind": "assigned", "ts_ms": 16, "partitions": [["t", 0]]},
+    ]
+    member.records.append((0, 0, 20))
+    result = account({0: 1}, [member])
+    assert result.duplicates_by_cause == {"partition lost": 1}
+    assert result.duplicates_unexplained == 0
+
+
+def test_a_loss_of_another_partition_explains_no_duplicate() -> None:
+    member = _inc("m8.1", "C 0 0 5\nR 0 0 10\n")
+    member.events = [{"kind": "lost", "ts_ms": 15, "partitions": [["t", 1]]}]
+    member.records.append((0, 0, 20))
+    assert account({0: 1}, [member]).duplicates_unexplained == 1
