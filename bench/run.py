@@ -24,6 +24,7 @@ BENCHMARKS: tuple[str, ...] = (
     "wrapper_overhead",
     "inspection_scale",
     "analytics_scale",
+    "pipeline_throughput",
     "rolling_bounce",
     "service_bounce",
     "restart_floor",

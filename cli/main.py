@@ -33,6 +33,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "upgrade-plan": ("plan", "upgrade_plan"),
     "downgrade-plan": ("plan", "downgrade_plan"),
     "report": ("report", "report"),
+    "pipeline": ("pipeline", "pipeline"),
     "prepare-spark": ("prepare_spark", "prepare_spark"),
     "manifest-topic": ("manifest_topic", "manifest_topic"),
     "remove-members": ("remove_members", "remove_members"),

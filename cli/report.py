@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 from rich.text import Text
 
 from kafka_coop.analytics import ENGINES, ReportResult
+from kafka_coop.errors import InvalidInput
 
 from ._context import (
     Terminal,
@@ -129,6 +131,24 @@ def report_malformed(term: Terminal, result: ReportResult) -> None:
         term.err.print(f"  … and {count - MALFORMED_SHOWN:,} more", highlight=False)
 
 
+def epoch_ms(value: str | None, what: str) -> int | None:
+    """ISO 8601 (UTC unless it says otherwise) or epoch milliseconds; anything else is exit 2."""
+    if value is None:
+        return None
+    if value.strip().isdigit():
+        return int(value)
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise InvalidInput(
+            f"{what} {value!r} is not a time.",
+            hint="Write it as 2026-11-26T10:00:00 (UTC) or epoch milliseconds.",
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
 @click.command()
 @click.argument("events", nargs=-1, required=True, metavar="EVENTS...")
 @click.option(
@@ -153,6 +173,18 @@ def report_malformed(term: Terminal, result: ReportResult) -> None:
     metavar="FILE",
     help='JSON [{"name", "start_ms", "end_ms"}, ...]; default: the whole stream is one phase "all".',
 )
+@click.option(
+    "--group", "groups", multiple=True, metavar="GROUP", help="Live pipeline output only: these groups."
+)
+@click.option(
+    "--since",
+    default=None,
+    metavar="TIME",
+    help="Live pipeline output only: from TIME (ISO 8601 or epoch ms).",
+)
+@click.option(
+    "--until", default=None, metavar="TIME", help="Live pipeline output only: until TIME, exclusive."
+)
 @bootstrap_option(required=False)
 @command_config_option()
 @click.option("--no-plot", is_flag=True, help="Skip the PNG.")
@@ -165,6 +197,9 @@ def report(
     engine: str,
     master: str | None,
     phases: Path | None,
+    groups: tuple[str, ...],
+    since: str | None,
+    until: str | None,
     bootstrap: str | None,
     command_config: Path | None,
     no_plot: bool,
@@ -187,6 +222,9 @@ def report(
         master=master,
         plot=not no_plot,
         conf=conf,
+        groups=list(groups) or None,
+        since_ms=epoch_ms(since, "--since"),
+        until_ms=epoch_ms(until, "--until"),
     )
     report_malformed(term, result)
     for note in result.notes:  # stderr, so `-o json` stays one JSON document

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kafka_coop._lazy import lazy_attributes
-from kafka_coop.analytics._generate import generate_events, write_jsonl
+from kafka_coop.analytics._generate import event_line, generate_events, write_jsonl
 from kafka_coop.analytics._intervals import unavailability, unavailable_ms
 from kafka_coop.analytics._model import (
     Malformed,
@@ -25,12 +25,28 @@ from kafka_coop.analytics._report import ENGINES, ReportResult, run_report
 from kafka_coop.analytics._summary import pauses, summarize
 
 if TYPE_CHECKING:
+    from kafka_coop.analytics._figures import outcome_from_rows, read_pipeline_rows
+    from kafka_coop.analytics._pipeline import (
+        PipelineConfig,
+        pipeline_input,
+        pipeline_records,
+        run_pipeline,
+        start_pipeline,
+    )
     from kafka_coop.analytics._spark import get_session, stop_session
 
-# The Spark session, for benchmarks that time it apart from the report (PySpark loads on first use).
+# The Spark session, for benchmarks that time it apart from the report, and the live pipeline (`kafka-coop
+# pipeline run`) and its output read back (PySpark and pyarrow load on first use).
 _LAZY: dict[str, str] = {
     "get_session": "kafka_coop.analytics._spark",
     "stop_session": "kafka_coop.analytics._spark",
+    "PipelineConfig": "kafka_coop.analytics._pipeline",
+    "pipeline_input": "kafka_coop.analytics._pipeline",
+    "pipeline_records": "kafka_coop.analytics._pipeline",
+    "run_pipeline": "kafka_coop.analytics._pipeline",
+    "start_pipeline": "kafka_coop.analytics._pipeline",
+    "outcome_from_rows": "kafka_coop.analytics._figures",
+    "read_pipeline_rows": "kafka_coop.analytics._figures",
 }
 
 
@@ -41,16 +57,24 @@ __all__ = [
     "ENGINES",
     "Malformed",
     "PhaseWindow",
+    "PipelineConfig",
     "ReportResult",
     "SparkPrepared",
     "Summary",
+    "event_line",
     "generate_events",
     "get_session",
     "load_phases",
+    "outcome_from_rows",
     "pauses",
+    "pipeline_input",
+    "pipeline_records",
     "prepare_spark",
     "read_event_lines",
+    "read_pipeline_rows",
+    "run_pipeline",
     "run_report",
+    "start_pipeline",
     "stop_session",
     "summarize",
     "unavailability",

@@ -8,33 +8,16 @@ A partition is unavailable from `revoked`/`lost` at its owner until some member 
 A member that vanished without an event (SIGKILL) still "owns" its partitions in the stream; when
 another member is assigned one of them, the gap counts from the vanished owner's last event, which is
 the last moment anyone can vouch it was being consumed. Events are ordered by wall clock across members
-(and by `seq` within one), so streams that arrive out of order give the same answer.
+(and by `seq` within one), so streams that arrive out of order give the same answer. The state behind
+these rules is `_ledger.Ledger`, which the live pipeline shares.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-GroupPartition = tuple[str, str, int]  # (group, topic, partition)
-MemberKey = tuple[str, str]  # (group, name)
-
-
-@dataclass(frozen=True, slots=True)
-class Interval:
-    group: str
-    topic: str
-    partition: int
-    start_ms: int
-    end_ms: int
-    from_member: str
-    to_member: str
-    cause: str  # revoked | lost | vanished
-
-    @property
-    def duration_ms(self) -> int:
-        return self.end_ms - self.start_ms
+from kafka_coop.analytics._ledger import Interval, Ledger, MemberKey, Pause
 
 
 def member_name(event: Mapping[str, Any]) -> str:
@@ -57,39 +40,28 @@ def in_event_order(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any
     return sorted(events, key=order_key)
 
 
+def replay(ordered: Iterable[Mapping[str, Any]]) -> tuple[list[Interval], list[Pause]]:
+    """Every interval and closed pause of a stream already in event order (`in_event_order`), each list
+    in start order."""
+    ledger = Ledger()
+    intervals: list[Interval] = []
+    closed: list[Pause] = []
+    for event in ordered:
+        group, member = member_key(event)
+        parts = [(str(t), int(p)) for t, p in event.get("partitions") or ()]
+        owns = bool(event.get("owned"))
+        gaps, pause, _, _ = ledger.apply(group, member, int(event["ts_ms"]), event["kind"], parts, owns)
+        intervals.extend(Interval(*gap) for gap in gaps)
+        if pause is not None:
+            closed.append(Pause(*pause))
+    intervals.sort(key=lambda i: (i.start_ms, i.group, i.topic, i.partition))
+    closed.sort(key=lambda p: (p.start_ms, p.group, p.member))
+    return intervals, closed
+
+
 def unavailability(events: Iterable[Mapping[str, Any]]) -> list[Interval]:
     """Every interval during which a partition had no owner, in start order."""
-    owner: dict[GroupPartition, str] = {}
-    released: dict[GroupPartition, tuple[int, str, str]] = {}  # partition -> (since, from, cause)
-    last_seen: dict[MemberKey, int] = {}
-    out: list[Interval] = []
-    for event in in_event_order(events):
-        group, member = member_key(event)
-        ts = int(event["ts_ms"])
-        kind = event["kind"]
-        parts = [(group, str(t), int(p)) for t, p in event.get("partitions") or ()]
-        if kind in ("revoked", "lost"):
-            for part in parts:
-                if owner.get(part) == member:
-                    del owner[part]
-                    released[part] = (ts, member, kind)
-        elif kind == "assigned":
-            for part in parts:
-                gap = released.pop(part, None)
-                previous = owner.get(part)
-                if gap is None and previous is not None and previous != member:
-                    gap = (last_seen.get((group, previous), ts), previous, "vanished")
-                if gap is not None:
-                    since, source, cause = gap
-                    out.append(Interval(group, part[1], part[2], since, ts, source, member, cause))
-                owner[part] = member
-        elif kind == "closed":
-            for part in [p for p, m in owner.items() if m == member and p[0] == group]:
-                del owner[part]
-                released[part] = (ts, member, "revoked")
-        last_seen[(group, member)] = ts
-    out.sort(key=lambda i: (i.start_ms, i.group, i.topic, i.partition))
-    return out
+    return replay(in_event_order(events))[0]
 
 
 def unavailable_ms(

@@ -7,7 +7,6 @@ Spark engines add the same integers in any order and agree exactly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -108,18 +107,3 @@ class Summary(BaseModel):
     members: list[MemberStat]
     rebalances: dict[str, ProtocolStat]
     phases: list[PhaseStat]
-
-
-@dataclass(frozen=True, slots=True)
-class Pause:
-    """A member processing nothing because of a rebalance, `[start_ms, end_ms)`."""
-
-    group: str
-    member: str
-    start_ms: int
-    end_ms: int
-    cause: str  # revoked | lost | started
-
-    @property
-    def duration_ms(self) -> int:
-        return self.end_ms - self.start_ms

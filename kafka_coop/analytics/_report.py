@@ -93,6 +93,17 @@ def resolve_phases(phases: Sequence[PhaseWindow] | str | Path | None) -> list[Ph
     return list(phases)
 
 
+def pipeline_output(sources: Sequence[str]) -> Path | None:
+    """The live pipeline's output directory when that is the one source (`report` reads its figures)."""
+    if len(sources) != 1 or is_kafka_source(sources[0]) or not Path(sources[0]).is_dir():
+        return None
+    try:
+        from kafka_coop.analytics._figures import is_pipeline_output  # pyarrow: the spark extra
+    except ImportError:
+        return None
+    return Path(sources[0]) if is_pipeline_output(sources[0]) else None
+
+
 def check_kafka(bootstrap: str | None, topics: Sequence[str], conf: Mapping[str, str] | None = None) -> None:
     """Fail fast, before any engine starts: exit 3 for an unreachable cluster or a topic the principal
     may not DESCRIBE (all-topics metadata leaves those out, like missing ones), 2 for a missing topic.
@@ -236,6 +247,9 @@ def run_report(
     master: str | None = None,
     plot: bool = True,
     conf: Mapping[str, str] | None = None,
+    groups: Sequence[str] | None = None,
+    since_ms: int | None = None,
+    until_ms: int | None = None,
 ) -> ReportResult:
     """Read, compute, write. Raises InvalidInput (exit 2) for missing inputs or no events at all and
     ClusterUnavailable (exit 3) for an unreachable bootstrap server; writes nothing in either case.
@@ -247,10 +261,17 @@ def run_report(
             "Give at least one events source.", hint="Files, directories, globs or kafka://TOPIC."
         )
     windows = resolve_phases(phases)
-    local = [s for s in texts if not is_kafka_source(s)]
-    expand_paths(local)  # a missing file is exit 2 before anything starts
-    check_kafka(bootstrap, [kafka_topic(s) for s in texts if is_kafka_source(s)], conf)
-    chosen = choose_engine(texts, engine)
+    pipeline_out = pipeline_output(texts)
+    if pipeline_out is None:
+        if groups is not None or since_ms is not None or until_ms is not None:
+            raise InvalidInput(
+                "--group, --since and --until select from the live pipeline's output only.",
+                hint="Give one directory `kafka-coop pipeline run` writes (its --out).",
+            )
+        local = [s for s in texts if not is_kafka_source(s)]
+        expand_paths(local)  # a missing file is exit 2 before anything starts
+        check_kafka(bootstrap, [kafka_topic(s) for s in texts if is_kafka_source(s)], conf)
+    chosen = "pipeline" if pipeline_out is not None else choose_engine(texts, engine)
     target = Path(out_dir)
     tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
     try:
@@ -263,7 +284,12 @@ def run_report(
         ) from None
     notes: list[str] = []
     try:
-        if chosen == "spark":
+        if pipeline_out is not None:
+            from kafka_coop.analytics._figures import Range, outcome_from_rows, read_pipeline_rows
+
+            table = read_pipeline_rows(pipeline_out, groups=groups)
+            outcome = outcome_from_rows(table, phases=windows, span=Range(since_ms, until_ms))
+        elif chosen == "spark":
             from kafka_coop.analytics._spark import spark_engine
 
             outcome = spark_engine(

@@ -132,7 +132,9 @@ def java_options() -> str:
     return f"-Dlog4j2.configurationFile=file:{log} -Dlog4j.configurationFile=file:{log} -XX:+UseParallelGC"
 
 
-def get_session(master: str | None = None, *, kafka: bool = False) -> SparkSession:
+def get_session(
+    master: str | None = None, *, kafka: bool = False, app: str = "kafka-coop report"
+) -> SparkSession:
     """One quiet SparkSession per process (tests share it), with our decoder registered and the Kafka
     connector on its classpath whenever it is cached (fetched first when a `kafka://` source needs it).
     Python workers run this interpreter, so they import the same kafka_coop, numpy and pyarrow."""
@@ -157,7 +159,7 @@ def get_session(master: str | None = None, *, kafka: bool = False) -> SparkSessi
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.master(master or DEFAULT_MASTER)
-        .appName("kafka-coop report")
+        .appName(app)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", DRIVER_MEMORY)

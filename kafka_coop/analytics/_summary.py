@@ -9,24 +9,17 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kafka_coop.analytics._intervals import (
-    Interval,
-    in_event_order,
-    member_key,
-    unavailability,
-)
+from kafka_coop.analytics._intervals import in_event_order, member_key, replay
+from kafka_coop.analytics._ledger import Interval, Pause
 from kafka_coop.analytics._model import (
     ALL_PHASE,
     MemberStat,
     PartitionStat,
-    Pause,
     PhaseStat,
     PhaseWindow,
     ProtocolStat,
     Summary,
 )
-
-RELEASE_KINDS = frozenset({"revoked", "lost"})
 
 
 def callback_micros(callback_ms: float) -> int:
@@ -35,20 +28,8 @@ def callback_micros(callback_ms: float) -> int:
 
 
 def pauses(events: Iterable[Mapping[str, Any]]) -> list[Pause]:
-    """Every closed pause of every member, in start order (definition in the module docstring)."""
-    open_: dict[tuple[str, str], tuple[int, str]] = {}
-    out: list[Pause] = []
-    for event in in_event_order(events):
-        key, kind, ts = member_key(event), event["kind"], int(event["ts_ms"])
-        owned = event.get("owned") or ()
-        if kind == "assigned" and owned:
-            began = open_.pop(key, None)
-            if began is not None:
-                out.append(Pause(key[0], key[1], began[0], ts, began[1]))
-        elif kind == "started" or (kind in RELEASE_KINDS and not owned):
-            open_.setdefault(key, (ts, kind))
-    out.sort(key=lambda p: (p.start_ms, p.group, p.member))
-    return out
+    """Every closed pause of every member, in start order (definition: `_ledger.Ledger`)."""
+    return replay(in_event_order(events))[1]
 
 
 def clip_ms(start_ms: int, end_ms: int, window: PhaseWindow) -> int:
@@ -71,8 +52,7 @@ def _partitions(event: Mapping[str, Any]) -> list[tuple[str, str, int]]:
 def summarize(events: Iterable[Mapping[str, Any]], phases: Sequence[PhaseWindow] | None = None) -> Summary:
     """Every figure of the report for one stream of (already validated) events."""
     ordered = in_event_order(events)
-    intervals = unavailability(ordered)
-    pause_list = pauses(ordered)
+    intervals, pause_list = replay(ordered)
     first = int(ordered[0]["ts_ms"]) if ordered else None
     last = int(ordered[-1]["ts_ms"]) if ordered else None
     windows = list(phases) if phases is not None else default_phases(first, last)

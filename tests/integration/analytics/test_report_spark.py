@@ -38,7 +38,7 @@ from kafka_coop.events import RebalanceEvent
 from kafka_coop.sinks import KafkaTopicSink
 from tests.conftest import CliResult
 from tests.integration.analytics.spark_cluster import StandaloneCluster
-from tests.unit.analytics.test_engine import STREAMS
+from tests.unit.analytics.test_engine import STREAMS, prefixed
 from tests.unit.analytics.test_read import BAD_LINES
 
 pytestmark = pytest.mark.spark  # needs the spark extra (PySpark)
@@ -51,27 +51,6 @@ def spark() -> Iterator[None]:
     get_session(MASTER, kafka=True)
     yield
     stop_session()
-
-
-def prefixed(events: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
-    """The same stream with its own members, group and topic, so streams can share a run."""
-
-    def name(value: Any) -> Any:
-        return None if value is None else f"{prefix}{value}"
-
-    return [
-        {
-            **e,
-            "group": name(e["group"]),
-            "member_id": name(e["member_id"]),
-            "instance_id": name(e["instance_id"]),
-            "client_id": name(e["client_id"]),
-            "partitions": [[name(t), p] for t, p in e["partitions"]],
-            "owned": [[name(t), p] for t, p in e["owned"]],
-            "committed": None if e["committed"] is None else [[name(t), p, o] for t, p, o in e["committed"]],
-        }
-        for e in events
-    ]
 
 
 def write(path: Path, events: list[dict[str, Any]], extra: list[str] | None = None) -> Path:

@@ -99,6 +99,27 @@ STREAMS: dict[str, list[dict[str, Any]]] = {
 }
 
 
+def prefixed(events: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
+    """The same stream with its own group, members and topic, so streams can share a run."""
+
+    def name(value: Any) -> Any:
+        return None if value is None else f"{prefix}{value}"
+
+    return [
+        {
+            **e,
+            "group": name(e["group"]),
+            "member_id": name(e["member_id"]),
+            "instance_id": name(e["instance_id"]),
+            "client_id": name(e["client_id"]),
+            "partitions": [[name(t), p] for t, p in e["partitions"]],
+            "owned": [[name(t), p] for t, p in e["owned"]],
+            "committed": None if e["committed"] is None else [[name(t), p, o] for t, p, o in e["committed"]],
+        }
+        for e in events
+    ]
+
+
 def test_eager_rebalance_stops_every_partition_and_every_member() -> None:
     summary = summarize(EAGER)
     assert {(p.partition, p.unavailable_ms) for p in summary.partitions} == {

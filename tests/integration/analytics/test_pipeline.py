@@ -1,0 +1,238 @@
+"""The live pipeline (`kafka-coop pipeline run`) on the sandbox broker and local Spark gives the batch
+report's figures, and a restart from its checkpoint after SIGKILL counts nothing twice and loses nothing.
+
+Events go to a real topic through a real producer, the job is the real Structured Streaming query
+(local[2]), and its Parquet output is read back the way `report` reads it (committed files only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer
+
+from kafka_coop.admin import ClusterAdmin
+from kafka_coop.analytics import generate_events, summarize
+from kafka_coop.analytics._figures import PROGRESS_FILE, outcome_from_rows, read_pipeline_rows
+from kafka_coop.analytics._model import Summary
+from kafka_coop.analytics._pipeline import PipelineConfig, run_pipeline
+from kafka_coop.analytics._spark import get_session, stop_session
+from kafka_coop.analytics._stream import DUPLICATE
+from tests.conftest import CliResult
+from tests.unit.analytics.test_engine import STREAMS, prefixed
+from tests.unit.analytics.test_read import BAD_LINES
+
+pytestmark = pytest.mark.spark
+
+MASTER = "local[2]"
+KNOWN = [e for name, events in STREAMS.items() for e in prefixed(events, f"{name}/")]
+
+
+def produce(bootstrap: str, topic: str, values: Sequence[str | bytes]) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for value in values:
+        producer.produce(topic, value)
+    assert producer.flush(30) == 0
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def squeezed(events: list[dict[str, Any]], start_ms: int, span_ms: int) -> list[dict[str, Any]]:
+    """The same stream with its times scaled into [start_ms, start_ms + span_ms] (order kept)."""
+    first = min(int(e["ts_ms"]) for e in events)
+    whole = max(int(e["ts_ms"]) for e in events) - first or 1
+    return [{**e, "ts_ms": start_ms + (int(e["ts_ms"]) - first) * span_ms // whole} for e in events]
+
+
+def lines(events: Sequence[dict[str, Any]]) -> list[str]:
+    return [json.dumps(e) for e in events]
+
+
+def summary_of(out: Path) -> Summary:
+    return outcome_from_rows(read_pipeline_rows(out)).summary
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    yield get_session(MASTER, kafka=True)
+    stop_session()
+
+
+def run_until(config: PipelineConfig, spark: Any, done: Callable[[], bool], timeout_s: float = 240.0) -> None:
+    """Run the job in this thread until `done()` holds after a committed batch (or the timeout)."""
+    stop = threading.Event()
+    timer = threading.Timer(timeout_s, stop.set)
+    timer.start()
+    try:
+        run_pipeline(config, stop=stop, on_batch=lambda *_: done() and stop.set(), spark=spark)  # type: ignore[func-returns-value]
+    finally:
+        timer.cancel()
+    assert done(), f"the pipeline did not get there in {timeout_s} s"
+
+
+@dataclass(frozen=True)
+class Known:
+    topic: str
+    out: Path
+    copies: int
+    bad: int
+
+
+@pytest.fixture(scope="module")
+def known(tmp_path_factory: pytest.TempPathFactory, bootstrap: str, admin: ClusterAdmin, spark: Any) -> Known:
+    """The known-answer streams through the job once: a producer retry sends every fifth event twice,
+    refused records sit between good ones, three partitions."""
+    topic = f"pipeline-known-{uuid.uuid4().hex[:6]}"
+    admin.ensure_topic(topic, 3)
+    copies = KNOWN[::5]
+    bad = list(BAD_LINES.values())
+    produce(bootstrap, topic, [*lines(KNOWN[:10]), *bad, *lines(KNOWN[10:]), *lines(copies)])
+    tmp = tmp_path_factory.mktemp("known")
+    out = tmp / "out"
+    config = PipelineConfig(
+        topic=topic, out=out, checkpoint=tmp / "ckpt", bootstrap=bootstrap, trigger_s=1.0, watermark_ms=1_000
+    )
+    run_until(config, spark, lambda: summary_of(out).events == len(KNOWN))
+    return Known(topic, out, len(copies), len(bad))
+
+
+def test_known_answer_streams_give_the_batch_reports_figures_once_each(known: Known) -> None:
+    assert summary_of(known.out) == summarize(KNOWN).model_copy(update={"malformed": known.bad})
+
+
+def test_refused_records_are_dead_letters_with_their_place_and_reason_and_copies_are_dropped(
+    known: Known,
+) -> None:
+    dead = [r for r in read_pipeline_rows(known.out).to_pylist() if r["kind"] == "deadletter"]
+    assert [r["reason"] for r in dead].count(DUPLICATE) == known.copies
+    refused = [r for r in dead if r["reason"] != DUPLICATE]
+    assert len(refused) == known.bad
+    assert {r["source"] for r in refused} <= {f"kafka://{known.topic}/{p}" for p in range(3)}
+    assert all(r["offset"] is not None and r["reason"] and r["raw"] for r in refused)
+
+
+def test_report_reads_the_pipelines_output_for_a_group(
+    known: Known, tmp_path: Path, run_cli: Callable[..., CliResult]
+) -> None:
+    """`kafka-coop report OUT --group G` gives the reference engine's figures of that group alone."""
+    group = str(next(e["group"] for e in KNOWN if str(e["group"]).startswith("cooperative/")))
+    result = run_cli("report", str(known.out), "--group", group, "--out", str(tmp_path / "r"), "-o", "json")
+    assert result.code == 0, result.stderr
+    expected = summarize([e for e in KNOWN if e["group"] == group])
+    assert Summary.model_validate(result.json()) == expected
+
+
+def start_cli(out: Path, topic: str, bootstrap: str, log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kafka_coop.cli",
+            "pipeline",
+            "run",
+            f"kafka://{topic}",
+            "--out",
+            str(out),
+            "--bootstrap-server",
+            bootstrap,
+            "--master",
+            MASTER,
+            "--trigger",
+            "1s",
+            "--watermark",
+            "1s",
+            "--window",
+            "2s",  # a window's figures are written once it closes
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("ab"),
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+    )
+
+
+def wait_for(
+    what: str, done: Callable[[], bool], proc: subprocess.Popen[bytes], log: Path, timeout_s: float = 240.0
+) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if done():
+            return
+        assert proc.poll() is None, f"the pipeline exited {proc.returncode}: {log.read_text()}"
+        time.sleep(0.3)
+    raise AssertionError(f"no {what} in {timeout_s} s: {log.read_text()}")
+
+
+def test_a_job_killed_mid_stream_resumes_from_its_checkpoint_with_nothing_counted_twice_or_lost(
+    tmp_path: Path, bootstrap: str, topic_factory: Callable[[int], str]
+) -> None:
+    """The real CLI in a process of its own: SIGKILL while a second half of the events arrives, the
+    same command again, SIGTERM once everything is in. The figures equal the reference engine's over
+    all events (a batch counted twice would double callbacks, pauses and spans)."""
+    topic = topic_factory(3)
+    # 600 events of a fleet (45 simulated minutes) squeezed into 6 s, the first half already past
+    generated = squeezed(
+        list(generate_events(600, members=4, partitions=6, seed=11)), now_ms() - 5_000, 6_000
+    )
+    split = sorted(int(e["ts_ms"]) for e in generated)[len(generated) // 2]
+    early = [e for e in generated if int(e["ts_ms"]) <= split]
+    out, log = tmp_path / "out", tmp_path / "pipeline.log"
+    produce(bootstrap, topic, lines(early))
+    first = start_cli(out, topic, bootstrap, log)
+    try:
+        wait_for(
+            "first half",
+            lambda: (out / PROGRESS_FILE).exists() and summary_of(out).events >= len(early),
+            first,
+            log,
+        )
+        # the second half is stamped from 3 s ahead: it waits in the job's state for the watermark
+        # when the kill comes, and the restart must still have it (the first half was applied long ago)
+        shift = now_ms() + 3_000 - min(int(e["ts_ms"]) for e in generated if int(e["ts_ms"]) > split)
+        later = [{**e, "ts_ms": int(e["ts_ms"]) + shift} for e in generated if int(e["ts_ms"]) > split]
+        produce(bootstrap, topic, lines(later))
+        time.sleep(1.5)
+        first.send_signal(signal.SIGKILL)
+        first.wait(30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    events = early + later
+    second = start_cli(out, topic, bootstrap, log)
+    try:
+        wait_for("second half", lambda: summary_of(out).events >= len(events), second, log)
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(60) == 0, log.read_text()
+    finally:
+        if second.poll() is None:
+            second.kill()
+    assert summary_of(out) == summarize(events)
+    assert "Traceback" not in log.read_text()
+
+
+def test_a_missing_events_topic_is_one_sentence_and_exit_2(
+    tmp_path: Path, bootstrap: str, run_cli: Callable[..., CliResult]
+) -> None:
+    result = run_cli(
+        "pipeline",
+        "run",
+        "kafka://no-such-events-topic",
+        "--out",
+        str(tmp_path / "out"),
+        "--bootstrap-server",
+        bootstrap,
+    )
+    assert (result.code, "no-such-events-topic" in result.stderr) == (2, True), result.stderr

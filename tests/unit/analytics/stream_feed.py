@@ -1,0 +1,95 @@
+"""Feeding `GroupStream` the way the Spark shell does, for tests: events as the decoder's columns,
+one stream per group, batches at given clock times, the state dumped and loaded between them."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kafka_coop.analytics._columnar import decode_event
+from kafka_coop.analytics._stream import INPUT_FIELDS, TOPICS_SEP, GroupStream, StreamConfig
+
+Rows = dict[str, list[Any]]
+
+
+def columns(events: Sequence[Mapping[str, Any]], *, first_offset: int = 0) -> Rows:
+    """Input columns for valid events (records of partition 0, consecutive offsets), as the shell
+    makes them from the decoder's."""
+    out: Rows = {name: [] for name, _ in INPUT_FIELDS}
+    for n, event in enumerate(events):
+        decoded = decode_event(event)
+        for name, _ in INPUT_FIELDS:
+            out[name].append(decoded.get(name))
+        out["topics"][-1] = TOPICS_SEP.join(decoded["topics"]) or None
+        out["marker"][-1] = False
+        out["reason"][-1] = None
+        out["partition"][-1] = 0
+        out["offset"][-1] = first_offset + n
+        out["kts"][-1] = int(event["ts_ms"])
+        out["raw"][-1] = None
+    return out
+
+
+def raw_rows(values: Sequence[bytes], *, marker: bool, reason: str | None = None, kts: int = 0) -> Rows:
+    """Records the decoder refused (`reason`) or marker records (`marker`), as the shell hands them on."""
+    out: Rows = {name: [None] * len(values) for name, _ in INPUT_FIELDS}
+    out["marker"] = [marker] * len(values)
+    out["reason"] = [reason] * len(values)
+    out["raw"] = list(values)
+    out["partition"] = [0] * len(values)
+    out["offset"] = list(range(len(values)))
+    out["kts"] = [kts] * len(values)
+    return out
+
+
+def concat(*parts: Rows) -> Rows:
+    out: Rows = {name: [] for name, _ in INPUT_FIELDS}
+    for part in parts:
+        for name in out:
+            out[name].extend(part[name])
+    return out
+
+
+class Feed:
+    """Streams of several groups, advanced batch by batch through dump/load (as a checkpoint would)."""
+
+    def __init__(self, config: StreamConfig | None = None) -> None:
+        self.config = config or StreamConfig()
+        self.state: dict[str | None, bytes] = {}
+        self.rows: list[dict[str, Any]] = []
+
+    def batch(self, now: int, rows_by_group: Mapping[str | None, Rows] | None = None) -> list[dict[str, Any]]:
+        """One micro-batch at clock `now`: groups with rows, then groups whose wakeup has come."""
+        out: list[dict[str, Any]] = []
+        given = dict(rows_by_group or {})
+        for group in sorted(set(given) | set(self.state), key=str):
+            stream = (
+                GroupStream.load(self.state[group], self.config)
+                if group in self.state
+                else GroupStream(group, self.config)
+            )
+            rows = given.get(group)
+            if rows is None:
+                wakeup = stream.next_wakeup_ms()
+                if wakeup is None or wakeup > now:
+                    continue
+                rows = {name: [] for name, _ in INPUT_FIELDS}
+            out.extend(stream.advance(rows, now).dicts())
+            if group is not None:
+                self.state[group] = stream.dump()
+        self.rows.extend(out)
+        return out
+
+    def events(self, now: int, events: Iterable[Mapping[str, Any]], offset: int = 0) -> list[dict[str, Any]]:
+        by_group: dict[str | None, list[Mapping[str, Any]]] = defaultdict(list)
+        for event in events:
+            by_group[str(event["group"])].append(event)
+        return self.batch(now, {g: columns(evs, first_offset=offset) for g, evs in by_group.items()})
+
+    def dead(self) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r["kind"] == "deadletter"]
+
+    def flush(self, after_ms: int) -> list[dict[str, Any]]:
+        """A batch far enough past `after_ms` that everything is applied and every window closed."""
+        return self.batch(after_ms + self.config.watermark_ms + 2 * self.config.window_ms + 1)

@@ -1,0 +1,282 @@
+"""The live pipeline's per-group step (`_stream`) and its read-back (`_figures`), without Spark.
+
+The pipeline must give the batch report's figures: the hand-written streams with known answers and
+generated fleets, fed in one batch or event by event out of order, through the state's dump and load
+between batches (what a checkpoint does), read back into a Summary, equal `summarize`. Then the
+untidy parts: duplicates, late and future events, refused records, and what windows and state rows say.
+"""
+
+from __future__ import annotations
+
+import datetime
+import pickle
+import random
+from typing import Any
+
+import pytest
+
+from kafka_coop.analytics import PhaseWindow, generate_events, pauses, summarize, unavailability
+from kafka_coop.analytics._figures import Range, latest_state, marker_phases, outcome_from_rows, rows_table
+from kafka_coop.analytics._markers import PhaseMarker
+from kafka_coop.analytics._stream import GroupStream, StreamConfig, percentile
+from tests.unit.analytics.stream_feed import Feed, columns, concat, raw_rows
+from tests.unit.analytics.test_engine import COOPERATIVE, EAGER, KILLED, LOST, STREAMS, ev, prefixed
+
+ALL = [e for name, events in STREAMS.items() for e in prefixed(events, f"{name}/")]
+LAST = max(int(e["ts_ms"]) for e in ALL)
+
+
+def summary_of(feed: Feed, **kwargs: Any) -> Any:
+    return outcome_from_rows(rows_table(feed.rows), **kwargs).summary
+
+
+def test_known_answer_streams_in_one_batch_give_the_reference_summary() -> None:
+    feed = Feed()
+    feed.events(LAST + 10_000, ALL)
+    feed.flush(LAST)
+    assert summary_of(feed) == summarize(ALL)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_events_arriving_one_by_one_out_of_order_within_the_watermark_give_the_reference_summary(
+    seed: int,
+) -> None:
+    """Each event arrives in a batch of its own, up to 400 ms after its time and in any order across
+    members; the 2 s watermark holds them until their order is final."""
+    rng = random.Random(seed)
+    arrivals = sorted(((int(e["ts_ms"]) + rng.randrange(0, 400), n, e) for n, e in enumerate(ALL)))
+    feed = Feed(StreamConfig(watermark_ms=2_000, window_ms=1_000))
+    for at, n, event in arrivals:
+        feed.events(at, [event], offset=n)
+    feed.flush(LAST)
+    assert summary_of(feed) == summarize(ALL)
+    assert not feed.dead()
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_generated_fleets_streamed_through_checkpointed_state_give_the_reference_summary_and_spans(
+    seed: int,
+) -> None:
+    events = list(generate_events(3000, members=7, partitions=5, seed=seed))
+    start = int(events[0]["ts_ms"])
+    feed = Feed(StreamConfig(watermark_ms=5_000, window_ms=60_000))
+    batch: list[dict[str, Any]] = []
+    clock = start
+    for event in sorted(events, key=lambda e: int(e["ts_ms"])):
+        while int(event["ts_ms"]) >= clock:
+            feed.events(clock, batch)
+            batch, clock = [], clock + 5_000
+        batch.append(event)
+    feed.events(clock, batch)
+    feed.flush(max(int(e["ts_ms"]) for e in events))
+
+    assert summary_of(feed) == summarize(events)
+    got = sorted(
+        (r["group"], r["topic"], r["partition"], r["start_ms"], r["end_ms"], r["from_member"], r["to_member"])
+        for r in feed.rows
+        if r["kind"] == "interval"
+    )
+    assert got == sorted(
+        (i.group, i.topic, i.partition, i.start_ms, i.end_ms, i.from_member, i.to_member)
+        for i in unavailability(events)
+    )
+    got_pauses = sorted(
+        (r["group"], r["member"], r["start_ms"], r["end_ms"], r["cause"])
+        for r in feed.rows
+        if r["kind"] == "pause"
+    )
+    assert got_pauses == sorted((p.group, p.member, p.start_ms, p.end_ms, p.cause) for p in pauses(events))
+
+
+@pytest.mark.parametrize("stream", [EAGER, COOPERATIVE, LOST])
+def test_windows_are_the_reference_phases_of_the_same_bounds(stream: list[dict[str, Any]]) -> None:
+    feed = Feed(StreamConfig(watermark_ms=100, window_ms=500))
+    feed.events(100_000, stream)
+    feed.flush(100_000)
+    windows = sorted((r for r in feed.rows if r["kind"] == "window"), key=lambda r: r["ts"])
+    phases = [PhaseWindow(name=str(r["ts"]), start_ms=r["ts"], end_ms=r["window_end"]) for r in windows]
+    expected = summarize(stream, phases).phases
+    assert [
+        (r["events"], r["rebalances"], r["revoked_partitions"], r["pause_ms"], r["unavailable_ms"])
+        for r in windows
+    ] == [
+        (p.events, p.rebalances, p.revoked_partitions, p.pause_ms, p.partition_unavailable_ms)
+        for p in expected
+    ]
+    assert sum(r["pause_ms"] for r in windows) == summarize(stream).pause_ms_total
+
+
+def test_a_vanished_owner_counts_in_intervals_but_not_in_windows_closed_before_it_was_known() -> None:
+    """pod-a is SIGKILLed after 50 ms; its partitions move at 10,050. Windows emitted before then could
+    not know; the intervals (and the report) count the gap from pod-a's last event."""
+    feed = Feed(StreamConfig(watermark_ms=100, window_ms=1_000))
+    for event in KILLED:
+        feed.events(int(event["ts_ms"]) + 60, [event])
+    feed.flush(20_000)
+    assert not feed.dead()
+    windows = {r["ts"]: r for r in feed.rows if r["kind"] == "window"}
+    assert [r["unavailable_ms"] for r in windows.values() if r["window_end"] <= 10_000] == [0, 0, 0]
+    assert (windows[6_000]["window_end"], windows[6_000]["members_paused"]) == (10_000, 1), (
+        "b waits for partitions from 5,000: one row for the quiet stretch"
+    )
+    assert windows[10_000]["unavailable_ms"] == 2 * 50, "the part inside the window still open"
+    assert summary_of(feed) == summarize(KILLED), "the report counts all 20,000 ms"
+
+
+def test_an_open_pause_and_an_unowned_partition_show_in_the_window_before_they_end() -> None:
+    """a's eager revoke at 1,100 pauses it and releases t-0..t-3; the window [1,000, 1,200) closes
+    before the assignments at 1,400: it counts both up to its end."""
+    feed = Feed(StreamConfig(watermark_ms=50, window_ms=200))
+    for event in EAGER:
+        feed.events(int(event["ts_ms"]) + 60, [event])
+    assert not feed.dead()
+    window = next(r for r in feed.rows if r["kind"] == "window" and r["ts"] == 1_000)
+    assert (window["members_paused"], window["pause_ms"]) == (2, 100 + 200), "b since 1,000, a since 1,100"
+    assert (window["unavailable_ms"], window["unowned"]) == (4 * 100, 4)
+    assert (window["pause_ms_p50"], window["pause_ms_max"]) == (100, 200)
+
+
+def test_the_state_of_a_partition_says_owner_unowned_since_and_last_hand_over() -> None:
+    feed = Feed(StreamConfig(watermark_ms=50, window_ms=1_000))
+    for event in EAGER[:4]:  # up to a's revoke at 1,100
+        feed.events(int(event["ts_ms"]) + 60, [event])
+    released = {r["partition"]: r for r in latest_state(rows_table(feed.rows), "partition")}
+    assert released[2]["owner"] is None and (released[2]["since"], released[2]["from_member"]) == (1_100, "a")
+    for event in EAGER[4:]:
+        feed.events(int(event["ts_ms"]) + 60, [event])
+    state = {r["partition"]: r for r in latest_state(rows_table(feed.rows), "partition")}
+    assert (state[2]["owner"], state[2]["since"]) == ("b", None)
+    assert (state[2]["handover_ms"], state[2]["handover_from"], state[2]["handover_to"]) == (1_450, "a", "b")
+    members = {r["member"]: r["since"] for r in latest_state(rows_table(feed.rows), "member")}
+    assert members == {"a": None, "b": None}
+
+
+def test_a_duplicate_within_the_watermark_is_dropped_to_the_dead_letters() -> None:
+    """The same event again (a producer retry, a log shipped twice), in the same batch and in a later
+    one: counted once."""
+    feed = Feed(StreamConfig(watermark_ms=1_000, window_ms=1_000))
+    feed.events(1_200, EAGER[:3] + EAGER[1:2])
+    feed.events(1_900, EAGER[3:] + EAGER[2:3])
+    feed.flush(2_000)
+    dead = [r for r in feed.rows if r["kind"] == "deadletter"]
+    assert [(r["reason"], r["member"], r["seq"]) for r in dead] == [
+        ("duplicate", "a", 1),
+        ("duplicate", "b", 0),
+    ]
+    assert summary_of(feed) == summarize(EAGER)
+
+
+def test_a_restarted_member_starting_its_seq_again_is_not_a_duplicate() -> None:
+    stream = [
+        ev("a", 0, 0, "started"),
+        ev("a", 1, 100, "assigned", (0,), (0,)),
+        ev("a", 0, 5_000, "started"),  # a new process: seq from 0, a new time
+        ev("a", 1, 5_200, "assigned", (0,), (0,)),
+    ]
+    feed = Feed(StreamConfig(watermark_ms=100, window_ms=1_000))
+    for event in stream:
+        feed.events(int(event["ts_ms"]) + 50, [event])
+    feed.flush(6_000)
+    assert not feed.dead()
+    assert summary_of(feed) == summarize(stream)
+
+
+def test_a_late_event_goes_to_the_dead_letters_and_changes_no_figure() -> None:
+    feed = Feed(StreamConfig(watermark_ms=100, window_ms=1_000))
+    feed.events(2_000, EAGER)
+    late = ev("c", 0, 1_500, "started")
+    feed.events(3_000, [late], offset=50)
+    feed.flush(3_000)
+    [dead] = [r for r in feed.rows if r["kind"] == "deadletter"]
+    assert (dead["reason"], dead["member"], dead["event_ts"], dead["source"], dead["offset"]) == (
+        "late",
+        "c",
+        1_500,
+        "kafka://events/0",
+        50,
+    )
+    assert summary_of(feed) == summarize(EAGER)
+
+
+def test_an_event_stamped_far_ahead_of_the_clock_is_refused_not_held_forever() -> None:
+    feed = Feed(StreamConfig(watermark_ms=100, window_ms=1_000, max_future_ms=60_000))
+    feed.events(1_000, [ev("a", 0, 900, "started"), ev("a", 1, 10**9, "assigned", (0,), (0,))])
+    [dead] = [r for r in feed.rows if r["kind"] == "deadletter"]
+    assert dead["reason"] == "future"
+    assert not GroupStream.load(feed.state["g"], feed.config).pending[1:], "nothing waits for year 1970+11d"
+
+
+def test_refused_records_go_to_the_dead_letters_with_place_reason_and_bytes() -> None:
+    feed = Feed()
+    rows = raw_rows([b'{"v": 1, "ts_ms": "soon"}', b"{not json"], marker=False, reason="invalid JSON", kts=7)
+    feed.batch(10_000, {None: rows})
+    dead = [r for r in feed.rows if r["kind"] == "deadletter"]
+    assert [(r["source"], r["offset"], r["reason"], r["raw"]) for r in dead] == [
+        ("kafka://events/0", 0, "invalid JSON", b'{"v": 1, "ts_ms": "soon"}'),
+        ("kafka://events/0", 1, "invalid JSON", b"{not json"),
+    ]
+    outcome = outcome_from_rows(rows_table(feed.rows))
+    assert outcome.summary.malformed == 2
+    assert [(m.path, m.line) for m in outcome.malformed] == [("kafka://events/0", 0), ("kafka://events/0", 1)]
+    assert None not in feed.state, "the refused records' lane keeps no state"
+
+
+def marker(ts: int, passed: int, phases: int = 2, group: str = "g") -> bytes:
+    found = PhaseMarker(ts_ms=ts, group=group, migration="eager-to-cooperative", phase=passed, phases=phases)
+    return found.model_dump_json().encode()
+
+
+def test_phase_markers_label_windows_and_give_the_reference_phases() -> None:
+    """Gates pass at 1,000 (phase 0: phase 1 begins) and 1,300 (phase 1 done: phase 2 begins); the
+    report's phases from the markers are the batch report's phases of the same bounds."""
+    feed = Feed(StreamConfig(watermark_ms=50, window_ms=100))
+    markers = raw_rows([marker(1_000, 0), marker(1_300, 1)], marker=True)
+    feed.batch(2_000, {"g": concat(columns(EAGER), markers)})
+    feed.flush(2_000)
+    table = rows_table(feed.rows)
+    windows = {r["ts"]: r["phase"] for r in feed.rows if r["kind"] == "window"}
+    assert (windows[100], windows[1_100], windows[1_400]) == (
+        None,
+        "eager-to-cooperative 1/2",
+        "eager-to-cooperative 2/2",
+    )
+    labelled = marker_phases(table, end_ms=1_451)
+    assert [(w.name, w.start_ms, w.end_ms) for w, _ in labelled] == [
+        ("g: eager-to-cooperative 1/2", 1_000, 1_300),
+        ("g: eager-to-cooperative 2/2", 1_300, 1_451),
+    ]
+    got = outcome_from_rows(table, labelled=labelled).summary.phases
+    assert got == summarize(EAGER, [w for w, _ in labelled]).phases
+
+
+def test_a_malformed_marker_is_a_dead_letter_with_its_reason() -> None:
+    feed = Feed()
+    feed.batch(10_000, {"g": raw_rows([b'{"v": 1, "group": "g"}'], marker=True)})
+    [dead] = [r for r in feed.rows if r["kind"] == "deadletter"]
+    assert dead["reason"].startswith("marker ts_ms:")
+
+
+def test_a_range_clips_spans_to_the_millisecond_and_counts_windows_where_their_first_callback_falls() -> None:
+    feed = Feed(StreamConfig(watermark_ms=50, window_ms=1_000))
+    feed.events(10_000, EAGER)
+    feed.flush(10_000)
+    summary = outcome_from_rows(rows_table(feed.rows), span=Range(1_200, 2_000)).summary
+    # t-0/t-1 unowned 1,100-1,400 and t-2/t-3 1,100-1,450, from 1,200: 2*200 + 2*250
+    assert summary.partition_unavailable_ms_total == 900
+    assert summary.pause_ms_total == 200 + 250, "a 1,100-1,400 and b 1,000-1,450 from 1,200"
+    assert summary.events == 0, "a's callbacks in [1,000, 2,000) begin at 1,100, b's at 1,000"
+    later = outcome_from_rows(rows_table(feed.rows), span=Range(1_000, 2_000)).summary
+    assert later.events == 4
+
+
+def test_state_from_a_checkpoint_may_name_no_class() -> None:
+    with pytest.raises(pickle.UnpicklingError):
+        GroupStream.load(pickle.dumps((1, datetime.date(2026, 11, 25))), StreamConfig())
+
+
+@pytest.mark.parametrize(
+    ("values", "q", "expected"),
+    [([], 0.5, 0), ([7], 0.95, 7), ([1, 2, 3, 4], 0.5, 2), (list(range(1, 21)), 0.95, 19)],
+)
+def test_percentiles_are_nearest_rank(values: list[int], q: float, expected: int) -> None:
+    assert percentile(values, q) == expected
