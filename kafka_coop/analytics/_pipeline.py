@@ -2,10 +2,11 @@
 
 The shell around `_stream` (the per-group step, pure): it reads the events topic and the markers topic
 with Spark's Kafka source, decodes events in the JVM with the report's decoder, hands each group's rows
-to the step (`applyInPandasWithState`, the group's state in Spark's state store, a processing-time
-timeout so quiet groups still close their windows), and writes the rows to Spark's file sink,
-partitioned by group and date. The checkpoint (Kafka offsets, state, the sink's log) makes a restart
-resume where the last committed micro-batch ended: nothing counted twice, nothing lost.
+to the step (`applyInPandasWithState`, the group's state in Spark's state store; its clock is the
+events' own time, and a processing-time timeout wakes an idle group so its last windows close), and
+writes the rows to Spark's file sink, partitioned by group and date. The checkpoint (Kafka offsets,
+state, the sink's log) makes a restart resume where the last committed micro-batch ended: nothing
+counted twice, nothing lost.
 docs/pipeline.md is the user's page; docs/design/analytics.md has the design.
 """
 
@@ -83,14 +84,17 @@ class PipelineConfig:
     trigger_s: float = 5.0
     watermark_ms: int = 2_000
     window_ms: int = 60_000
+    idle_ms: int = 10_000
     markers_topic: str = MARKERS_TOPIC
     state_partitions: int | None = None
+    max_offsets_per_trigger: int | None = None  # a backlog read in bounded micro-batches
 
     @property
     def stream(self) -> StreamConfig:
         return StreamConfig(
             watermark_ms=self.watermark_ms,
             window_ms=self.window_ms,
+            idle_ms=self.idle_ms,
             topic=self.topic,
             markers_topic=self.markers_topic,
         )
@@ -218,15 +222,17 @@ def step(
 def pipeline_records(spark: SparkSession, config: PipelineConfig) -> DataFrame:
     """The events topic and the markers topic as one stream of Kafka records (new partitions join)."""
     pattern = "|".join(f"\\Q{t}\\E" for t in (config.topic, config.markers_topic))
-    return (
+    reader = (
         spark.readStream.format("kafka")
         .options(**java_client_options(config.kafka_conf))
         .option("kafka.bootstrap.servers", config.bootstrap)
         .option("subscribePattern", pattern)
         .option("startingOffsets", "earliest")
         .option("failOnDataLoss", "false")
-        .load()
     )
+    if config.max_offsets_per_trigger:
+        reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
+    return reader.load()
 
 
 def pipeline_input(records: DataFrame, markers_topic: str) -> DataFrame:
@@ -300,6 +306,7 @@ def start_pipeline(spark: SparkSession, config: PipelineConfig) -> StreamingQuer
             **recorded,
             "checkpoint": str(config.checkpoint.absolute()),
             "watermark_ms": config.watermark_ms,
+            "idle_ms": config.idle_ms,
             "trigger_s": config.trigger_s,
         },
     )
@@ -321,14 +328,13 @@ def committed_batch(checkpoint: Path) -> tuple[int, int] | None:
 
 
 def write_progress(config: PipelineConfig, batch: int, batch_time_ms: int) -> None:
-    """`_kafka_coop_progress.json` in --out: the last committed batch and the frontier it reached
-    (every event older than that is in the output)."""
+    """`_kafka_coop_progress.json` in --out: the last committed batch and its time. (How far each
+    group's figures reach is its own event-time clock: the `ts` of its latest state rows.)"""
     _write_json(
         config.out / PROGRESS_FILE,
         {
             "batch": batch,
             "batch_time_ms": batch_time_ms,
-            "frontier_ms": batch_time_ms - config.watermark_ms,
             "written_ms": int(time.time() * 1000),
         },
     )

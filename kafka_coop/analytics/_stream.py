@@ -4,13 +4,18 @@ Spark calls `GroupStream.advance` once per group and micro-batch (`_pipeline`), 
 in between; everything the figures depend on is here, so it is tested without Spark. The rules, which
 docs/pipeline.md documents for users:
 
-* **Watermark.** An event is applied once the pipeline's clock (the micro-batch's timestamp, which
-  Spark records with the batch, so a replay sees the same one) is `watermark_ms` past its `ts_ms`;
-  until then it waits, so events of one group that arrive out of order are applied in the report's
-  order (`ts_ms`, member, `seq`, `member_id`) by the report's own state machine (`_ledger.Ledger`).
-  An event older than what its group has already applied is **late**: it goes to the dead letters,
-  never into a figure. One stamped more than `max_future_ms` ahead of the clock too (a wrong clock
-  would otherwise hold it forever).
+* **Watermark, on event time.** A group's clock is the latest `ts_ms` it has taken (events and
+  markers; not one refused as future); its frontier is the clock less `watermark_ms`. An event is
+  applied once the frontier passes it; until then it waits, so events of one group that arrive out of
+  order are applied in the report's order (`ts_ms`, member, `seq`, `member_id`) by the report's own
+  state machine (`_ledger.Ledger`). An event older than the frontier when it arrives is **late**: it
+  goes to the dead letters, never into a figure. A back-fill of old events read over many micro-batches
+  is therefore applied in full: the clock is the events' time, not the job's. One stamped more than
+  `max_future_ms` ahead of the batch's time is refused (a wrong clock would otherwise hold it forever,
+  and move the frontier past everything). A group that got no rows for `idle_ms` of batch time is
+  idle: its clock runs on from its latest event at the batch clock's pace, so its last events are
+  applied and its windows close without a later event (the batch times are in Spark's offset log, so
+  a replay sees the same).
 * **Duplicates**: the same event twice (member, `member_id`, `seq`, `ts_ms`), e.g. a producer retry
   or a log shipped again, is dropped while its key is remembered: until the frontier is a watermark
   past it. A restarted member starting its `seq` at 0 again is not a duplicate: its events have new
@@ -40,7 +45,7 @@ from typing import Any, Final
 from kafka_coop.analytics._ledger import IntervalTuple, Ledger, PauseTuple
 from kafka_coop.analytics._markers import parse_marker, phase_label
 
-STATE_FORMAT: Final = 1  # bump when the pickled state changes shape (the checkpoint records it)
+STATE_FORMAT: Final = 2  # bump when the pickled state changes shape (the checkpoint records it)
 
 # Codes, as the decoder (java/EventDecoder.java) and `_columnar.KINDS` / `PROTOCOLS` number them.
 KIND_NAMES: Final = ("assigned", "revoked", "lost", "started", "closed")
@@ -70,7 +75,8 @@ INPUT_FIELDS: Final = (
 
 # Every output row has every column (one Parquet table); `kind` says which ones mean something.
 OUTPUT_FIELDS: Final = (
-    ("kind", "string"),  # window | callbacks | interval | pause | partition | member | phase | deadletter
+    ("kind", "string"),  # window | window_open | callbacks | interval | pause | partition | member | phase
+    # | deadletter
     ("group", "string"),
     ("date", "string"),  # UTC date of `ts` (the Spark shell adds it; a partition column)
     ("ts", "long"),  # window start | span end | state as of | marker time | record timestamp
@@ -173,6 +179,27 @@ KIND_FIELDS: Final[dict[str, tuple[str, ...]]] = {
         "handover_to",
     ),
     "member": ("ts", "version", "member", "since", "cause"),
+    # a window not final yet, as of its group's latest event (`last_ts`): superseded by higher versions,
+    # then by the window's own `window` row
+    "window_open": (
+        "ts",
+        "window_end",
+        "phase",
+        "events",
+        "rebalances",
+        "revoked_partitions",
+        "lost",
+        "lost_partitions",
+        "members_paused",
+        "pause_ms",
+        "pause_ms_p50",
+        "pause_ms_p95",
+        "pause_ms_max",
+        "unavailable_ms",
+        "unowned",
+        "version",
+        "last_ts",
+    ),
     "phase": ("ts", "phase", "migration", "phase_n", "phases"),
     "deadletter": ("ts", "source", "offset", "reason", "raw", "member", "seq", "event_ts"),
 }
@@ -195,6 +222,8 @@ class StreamConfig:
     watermark_ms: int = 2_000
     window_ms: int = 60_000
     max_future_ms: int = 3_600_000
+    idle_ms: int = 10_000  # a group with no rows for this long (processing time) is idle: see `advance`
+    live: bool = True  # write `window_open` rows: the open window's figures every batch
     topic: str = "events"  # the events topic and the markers topic: where dead letters say they were
     markers_topic: str = "_kafka_coop_rollout"
 
@@ -284,6 +313,8 @@ class GroupStream:
         self.group = group
         self.config = config
         self.frontier: int | None = None  # every event before it is applied; later ones wait
+        self.max_ts: int | None = None  # the group's event-time clock: its latest event (or marker) taken
+        self.arrived_ms: int | None = None  # the batch time that last brought it an event
         self.ledger = Ledger()
         self.pending: list[Pending] = []
         self.seen: dict[tuple[str, str, int, int], None] = {}  # dedup keys
@@ -316,6 +347,8 @@ class GroupStream:
             self.handover,
             self.phase,
             self.version,
+            self.max_ts,
+            self.arrived_ms,
         )
         return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -339,6 +372,8 @@ class GroupStream:
             handover,
             phase,
             version,
+            max_ts,
+            arrived_ms,
         ) = state
         stream = cls(group, config)
         stream.frontier = frontier
@@ -350,6 +385,7 @@ class GroupStream:
             window.paused, window.unavailable_ms, window.callbacks = paused_ms, unavailable, callbacks
         stream.next_window, stream.handover = next_window, handover
         stream.phase, stream.version = phase, version
+        stream.max_ts, stream.arrived_ms = max_ts, arrived_ms
         return stream
 
     # --- the step -------------------------------------------------------------------------------
@@ -357,9 +393,12 @@ class GroupStream:
         """Take this batch's rows (columns of INPUT_FIELDS), apply what the clock made final, and
         return the rows to write."""
         self._out = out = Output(self.group)
+        clock_before = self.max_ts
         self._take(rows, batch_time_ms)
-        frontier = batch_time_ms - self.config.watermark_ms
-        if self.frontier is None or frontier > self.frontier:
+        changed = self.max_ts != clock_before
+        frontier = self._clock(batch_time_ms, bool(len(rows["ts"])))
+        if frontier is not None and (self.frontier is None or frontier > self.frontier):
+            changed = True
             self._apply_until(frontier)
             self.frontier = frontier
             horizon = frontier - self.config.watermark_ms
@@ -368,16 +407,38 @@ class GroupStream:
         if self.frontier is not None:
             self._close_windows(self.frontier)
         self._emit_state()
+        if changed and self.config.live:
+            self._emit_open()
         return out
 
+    def _clock(self, batch_time_ms: int, had_rows: bool) -> int | None:
+        """The frontier this batch reaches, on event time: the group's latest event time less the
+        watermark. A group that got nothing for `idle_ms` of the batch clock is idle: its event clock
+        runs on from its latest event at the batch clock's pace, so its last events and windows are
+        final even when no later event comes. A back-fill never idles (its rows keep arriving), and an
+        idle clock only adds the seconds the job waited, never the back-fill's hours."""
+        if self.max_ts is None:
+            return None
+        clock = self.max_ts
+        if not had_rows and self.arrived_ms is not None:
+            waited = batch_time_ms - self.arrived_ms
+            if waited >= self.config.idle_ms:
+                clock += waited
+        return clock - self.config.watermark_ms
+
     def next_wakeup_ms(self) -> int | None:
-        """When the group needs a step without new rows: its first pending event becomes final, or its
-        next window can close (something is open or counted). None: only new rows matter."""
+        """The batch time at which the group needs a step without new rows (its idle clock makes its
+        first pending event final, or its next window closable). None: only new rows matter."""
         if self.pending:
-            return int(min(p[0] for p in self.pending)) + self.config.watermark_ms + 1
-        if self.next_window is not None and (self.windows or self.ledger.paused or self.ledger.released):
-            return self.next_window + self.config.window_ms + self.config.watermark_ms
-        return None
+            due = int(min(p[0] for p in self.pending)) + 1
+        elif self.next_window is not None and (self.windows or self.ledger.paused or self.ledger.released):
+            due = self.next_window + self.config.window_ms
+        else:
+            return None
+        if self.max_ts is None or self.arrived_ms is None:
+            return None
+        waited = max(self.config.idle_ms, due + self.config.watermark_ms - self.max_ts)
+        return self.arrived_ms + waited
 
     # --- taking rows ------------------------------------------------------------------------------
     def _take(self, rows: Mapping[str, Sequence[Any]], now: int) -> None:
@@ -410,6 +471,9 @@ class GroupStream:
                 self._dead(rows, i, FUTURE)
                 continue
             seen[key] = None
+            if self.max_ts is None or t > self.max_ts:
+                self.max_ts = t
+            self.arrived_ms = now
             numbers = unpack_parts(parts[i])
             listed = topics[i]
             if listed:
@@ -434,6 +498,9 @@ class GroupStream:
         if found.ts_ms > now + self.config.max_future_ms:
             self._dead(rows, i, FUTURE, raw=True)
             return
+        if self.max_ts is None or found.ts_ms > self.max_ts:
+            self.max_ts = found.ts_ms
+        self.arrived_ms = now
         self.pending.append((found.ts_ms, 0, "", 0, "", found.migration, found.phase, found.phases))
 
     def _dead(self, rows: Mapping[str, Sequence[Any]], i: int, reason: str, *, raw: bool = False) -> None:
@@ -581,14 +648,38 @@ class GroupStream:
                 self._emit_window(start, quiet_until, _Window())
             self.next_window = quiet_until
 
-    def _emit_window(self, start: int, end: int, window: _Window) -> None:
+    def _emit_open(self) -> None:
+        """`window_open` rows: the windows not final yet, as if every event taken so far were applied
+        (on a copy of the state: the real one waits for the watermark), open pauses and unowned
+        partitions counted up to the group's latest event. A later batch's rows supersede them (higher
+        `version`), and the window's `window` row once it is final."""
+        ledger = self.ledger
+        if self.max_ts is None or not (self.pending or self.windows or ledger.paused or ledger.released):
+            return
+        upto = self.max_ts
+        probe = GroupStream.load(self.dump(), self.config)
+        probe._out = Output(self.group)
+        probe._apply_until(upto + 1)
+        probe._close_windows(upto)
+        start = probe.next_window
+        if start is not None and start <= upto:
+            window = probe.windows.pop(start, None)
+            if window is not None or probe.ledger.paused or probe.ledger.released:
+                probe._emit_window(start, start + self.config.window_ms, window or _Window(), open_until=upto)
+        rows = self._out.by_kind["window_open"]
+        for row in probe._out.by_kind["window"]:
+            self.version += 1
+            rows.append((*row, self.version, upto))
+
+    def _emit_window(self, start: int, end: int, window: _Window, open_until: int | None = None) -> None:
         ledger = self.ledger
         paused = dict(window.paused)
+        upto = end if open_until is None else open_until
         for (_, member), (since, _) in ledger.paused.items():
-            paused[member] = paused.get(member, 0) + max(0, end - max(since, start))
+            paused[member] = paused.get(member, 0) + max(0, upto - max(since, start))
         unavailable = window.unavailable_ms
         for since, _, _ in ledger.released.values():
-            unavailable += max(0, end - max(since, start))
+            unavailable += max(0, upto - max(since, start))
         values = sorted(v for v in paused.values() if v > 0)
         events = rebalances = revoked_partitions = lost = lost_partitions = 0
         for acc in window.callbacks.values():

@@ -104,7 +104,13 @@ def known(tmp_path_factory: pytest.TempPathFactory, bootstrap: str, admin: Clust
     tmp = tmp_path_factory.mktemp("known")
     out = tmp / "out"
     config = PipelineConfig(
-        topic=topic, out=out, checkpoint=tmp / "ckpt", bootstrap=bootstrap, trigger_s=1.0, watermark_ms=1_000
+        topic=topic,
+        out=out,
+        checkpoint=tmp / "ckpt",
+        bootstrap=bootstrap,
+        trigger_s=1.0,
+        watermark_ms=1_000,
+        idle_ms=2_000,
     )
     run_until(config, spark, lambda: summary_of(out).events == len(KNOWN))
     return Known(topic, out, len(copies), len(bad))

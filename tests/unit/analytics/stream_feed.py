@@ -87,9 +87,23 @@ class Feed:
             by_group[str(event["group"])].append(event)
         return self.batch(now, {g: columns(evs, first_offset=offset) for g, evs in by_group.items()})
 
+    def live(self, events: Sequence[Mapping[str, Any]], *, delay_ms: int = 60, tick_ms: int = 100) -> None:
+        """A live stream: each event in a batch `delay_ms` after its time, empty batches every `tick_ms`
+        in between (the job's trigger), so an idle group's clock runs on."""
+        clock: int | None = None
+        for n, event in enumerate(events):
+            at = int(event["ts_ms"]) + delay_ms
+            while clock is not None and clock + tick_ms < at:
+                clock += tick_ms
+                self.batch(clock)
+            self.events(at, [event], offset=n)
+            clock = at
+
     def dead(self) -> list[dict[str, Any]]:
         return [r for r in self.rows if r["kind"] == "deadletter"]
 
     def flush(self, after_ms: int) -> list[dict[str, Any]]:
-        """A batch far enough past `after_ms` that everything is applied and every window closed."""
-        return self.batch(after_ms + self.config.watermark_ms + 2 * self.config.window_ms + 1)
+        """A batch far enough past `after_ms` (the last rows' batch time) that every group is idle, so
+        everything is applied and every window closed."""
+        config = self.config
+        return self.batch(after_ms + config.idle_ms + config.watermark_ms + 2 * config.window_ms + 1)

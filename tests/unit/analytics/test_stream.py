@@ -88,6 +88,19 @@ def test_generated_fleets_streamed_through_checkpointed_state_give_the_reference
     assert got_pauses == sorted((p.group, p.member, p.start_ms, p.end_ms, p.cause) for p in pauses(events))
 
 
+def test_a_back_fill_spread_over_several_micro_batches_loses_nothing() -> None:
+    """A day-old fleet's events read now, a slice per 5 s batch (what maxOffsetsPerTrigger does to a
+    backlog): the watermark runs on the events' time, so none is late and the figures are the report's."""
+    events = sorted(generate_events(2000, members=5, partitions=6, seed=9), key=lambda e: int(e["ts_ms"]))
+    now = int(events[-1]["ts_ms"]) + 86_400_000
+    feed = Feed(StreamConfig(watermark_ms=2_000, window_ms=60_000))
+    for n, start in enumerate(range(0, len(events), 250)):
+        feed.events(now + 5_000 * n, events[start : start + 250], offset=start)
+    feed.flush(now + 60_000)
+    assert not feed.dead()
+    assert summary_of(feed) == summarize(events)
+
+
 @pytest.mark.parametrize("stream", [EAGER, COOPERATIVE, LOST])
 def test_windows_are_the_reference_phases_of_the_same_bounds(stream: list[dict[str, Any]]) -> None:
     feed = Feed(StreamConfig(watermark_ms=100, window_ms=500))
@@ -106,12 +119,31 @@ def test_windows_are_the_reference_phases_of_the_same_bounds(stream: list[dict[s
     assert sum(r["pause_ms"] for r in windows) == summarize(stream).pause_ms_total
 
 
+def test_an_open_windows_figures_are_written_with_the_batch_that_brings_its_events() -> None:
+    """A live view without waiting for the watermark: `window_open` rows count every event taken, as
+    of the group's latest event, newer versions superseding older, and the final `window` row agrees."""
+    feed = Feed(StreamConfig(watermark_ms=5_000, window_ms=10_000))
+    first = feed.events(1_200, EAGER[:4])
+    assert not [r for r in first if r["kind"] == "window"], "nothing is final yet"
+    [early] = [r for r in first if r["kind"] == "window_open"]
+    assert (early["ts"], early["window_end"], early["events"], early["last_ts"]) == (0, 10_000, 4, 1_100)
+    assert (early["members_paused"], early["pause_ms"]) == (2, 100 + 100), "a until 100, b since 1,000"
+    second = feed.events(1_500, EAGER[4:], offset=4)
+    [late] = [r for r in second if r["kind"] == "window_open"]
+    assert late["version"] > early["version"] and (late["events"], late["last_ts"]) == (6, 1_450)
+    feed.flush(1_500)
+    [final] = [r for r in feed.rows if r["kind"] == "window"]
+    figures = ("events", "rebalances", "revoked_partitions", "members_paused", "pause_ms", "unavailable_ms")
+    assert [final[f] for f in figures] == [late[f] for f in figures]
+
+
 def test_a_vanished_owner_counts_in_intervals_but_not_in_windows_closed_before_it_was_known() -> None:
     """pod-a is SIGKILLed after 50 ms; its partitions move at 10,050. Windows emitted before then could
     not know; the intervals (and the report) count the gap from pod-a's last event."""
-    feed = Feed(StreamConfig(watermark_ms=100, window_ms=1_000))
-    for event in KILLED:
-        feed.events(int(event["ts_ms"]) + 60, [event])
+    feed = Feed(StreamConfig(watermark_ms=100, window_ms=1_000, idle_ms=200))
+    feed.live(KILLED[:3])
+    feed.batch(10_200)  # idle since 5,060: the group's clock runs on to 10,040, past 10,000
+    feed.events(10_300, KILLED[3:], offset=3)
     feed.flush(20_000)
     assert not feed.dead()
     windows = {r["ts"]: r for r in feed.rows if r["kind"] == "window"}
@@ -137,13 +169,13 @@ def test_an_open_pause_and_an_unowned_partition_show_in_the_window_before_they_e
 
 
 def test_the_state_of_a_partition_says_owner_unowned_since_and_last_hand_over() -> None:
-    feed = Feed(StreamConfig(watermark_ms=50, window_ms=1_000))
-    for event in EAGER[:4]:  # up to a's revoke at 1,100
-        feed.events(int(event["ts_ms"]) + 60, [event])
+    feed = Feed(StreamConfig(watermark_ms=50, window_ms=1_000, idle_ms=100))
+    feed.live(EAGER[:4])  # up to a's revoke at 1,100
+    feed.batch(1_300)  # idle since 1,160: the clock runs on to 1,190, a watermark past the revoke
     released = {r["partition"]: r for r in latest_state(rows_table(feed.rows), "partition")}
     assert released[2]["owner"] is None and (released[2]["since"], released[2]["from_member"]) == (1_100, "a")
-    for event in EAGER[4:]:
-        feed.events(int(event["ts_ms"]) + 60, [event])
+    feed.live(EAGER[4:])
+    feed.batch(1_700)  # idle: the assignments are final
     state = {r["partition"]: r for r in latest_state(rows_table(feed.rows), "partition")}
     assert (state[2]["owner"], state[2]["since"]) == ("b", None)
     assert (state[2]["handover_ms"], state[2]["handover_from"], state[2]["handover_to"]) == (1_450, "a", "b")
@@ -184,14 +216,14 @@ def test_a_restarted_member_starting_its_seq_again_is_not_a_duplicate() -> None:
 def test_a_late_event_goes_to_the_dead_letters_and_changes_no_figure() -> None:
     feed = Feed(StreamConfig(watermark_ms=100, window_ms=1_000))
     feed.events(2_000, EAGER)
-    late = ev("c", 0, 1_500, "started")
+    late = ev("c", 0, 1_200, "started")  # the group's clock is at 1,450: a watermark past it
     feed.events(3_000, [late], offset=50)
     feed.flush(3_000)
     [dead] = [r for r in feed.rows if r["kind"] == "deadletter"]
     assert (dead["reason"], dead["member"], dead["event_ts"], dead["source"], dead["offset"]) == (
         "late",
         "c",
-        1_500,
+        1_200,
         "kafka://events/0",
         50,
     )
