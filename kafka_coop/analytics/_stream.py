@@ -4,18 +4,16 @@ Spark calls `GroupStream.advance` once per group and micro-batch (`_pipeline`), 
 in between; everything the figures depend on is here, so it is tested without Spark. The rules, which
 docs/pipeline.md documents for users:
 
-* **Watermark, on event time.** A group's clock is the latest `ts_ms` it has taken (events and
-  markers; not one refused as future); its frontier is the clock less `watermark_ms`. An event is
-  applied once the frontier passes it; until then it waits, so events of one group that arrive out of
-  order are applied in the report's order (`ts_ms`, member, `seq`, `member_id`) by the report's own
-  state machine (`_ledger.Ledger`). An event older than the frontier when it arrives is **late**: it
-  goes to the dead letters, never into a figure. A back-fill of old events read over many micro-batches
-  is therefore applied in full: the clock is the events' time, not the job's. One stamped more than
-  `max_future_ms` ahead of the batch's time is refused (a wrong clock would otherwise hold it forever,
-  and move the frontier past everything). A group that got no rows for `idle_ms` of batch time is
-  idle: its clock runs on from its latest event at the batch clock's pace, so its last events are
-  applied and its windows close without a later event (the batch times are in Spark's offset log, so
-  a replay sees the same).
+* **Watermark, on event time.** A group's clock is the latest `ts_ms` each source partition has
+  brought it, at the slowest partition still active (see `_clock`); its frontier is the clock less
+  `watermark_ms`. An event is applied once the frontier passes it; until then it waits, so events of
+  one group that arrive out of order are applied in the report's order (`ts_ms`, member, `seq`,
+  `member_id`) by the report's own state machine (`_ledger.Ledger`). An event older than the frontier
+  when it arrives is **late**: it goes to the dead letters, never into a figure. A back-fill of old
+  events read over many micro-batches is therefore applied in full: the clock is the events' time,
+  not the job's. One stamped more than `max_future_ms` ahead of the batch's time is refused (a wrong
+  clock would otherwise hold it forever). An idle group's clock runs on at the batch clock's pace (the
+  batch times are in Spark's offset log, so a replay sees the same).
 * **Duplicates**: the same event twice (member, `member_id`, `seq`, `ts_ms`), e.g. a producer retry
   or a log shipped again, is dropped while its key is remembered: until the frontier is a watermark
   past it. A restarted member starting its `seq` at 0 again is not a duplicate: its events have new
@@ -315,6 +313,9 @@ class GroupStream:
         self.frontier: int | None = None  # every event before it is applied; later ones wait
         self.max_ts: int | None = None  # the group's event-time clock: its latest event (or marker) taken
         self.arrived_ms: int | None = None  # the batch time that last brought it an event
+        # per source partition (events topic: its number; markers topic: -1 - its number): the latest
+        # event time it brought this group, and the batch time it did
+        self.sources: dict[int, list[int]] = {}
         self.ledger = Ledger()
         self.pending: list[Pending] = []
         self.seen: dict[tuple[str, str, int, int], None] = {}  # dedup keys
@@ -349,6 +350,7 @@ class GroupStream:
             self.version,
             self.max_ts,
             self.arrived_ms,
+            self.sources,
         )
         return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -374,6 +376,7 @@ class GroupStream:
             version,
             max_ts,
             arrived_ms,
+            sources,
         ) = state
         stream = cls(group, config)
         stream.frontier = frontier
@@ -385,7 +388,7 @@ class GroupStream:
             window.paused, window.unavailable_ms, window.callbacks = paused_ms, unavailable, callbacks
         stream.next_window, stream.handover = next_window, handover
         stream.phase, stream.version = phase, version
-        stream.max_ts, stream.arrived_ms = max_ts, arrived_ms
+        stream.max_ts, stream.arrived_ms, stream.sources = max_ts, arrived_ms, sources
         return stream
 
     # --- the step -------------------------------------------------------------------------------
@@ -396,7 +399,7 @@ class GroupStream:
         clock_before = self.max_ts
         self._take(rows, batch_time_ms)
         changed = self.max_ts != clock_before
-        frontier = self._clock(batch_time_ms, bool(len(rows["ts"])))
+        frontier = self._clock(batch_time_ms)
         if frontier is not None and (self.frontier is None or frontier > self.frontier):
             changed = True
             self._apply_until(frontier)
@@ -411,24 +414,30 @@ class GroupStream:
             self._emit_open()
         return out
 
-    def _clock(self, batch_time_ms: int, had_rows: bool) -> int | None:
-        """The frontier this batch reaches, on event time: the group's latest event time less the
-        watermark. A group that got nothing for `idle_ms` of the batch clock is idle: its event clock
-        runs on from its latest event at the batch clock's pace, so its last events and windows are
-        final even when no later event comes. A back-fill never idles (its rows keep arriving), and an
-        idle clock only adds the seconds the job waited, never the back-fill's hours."""
-        if self.max_ts is None:
+    def _clock(self, batch_time_ms: int) -> int | None:
+        """The frontier this batch reaches, on event time: the group's clock less the watermark.
+
+        The clock is the slowest of the source partitions that brought the group an event within
+        `idle_ms` (batch time) of their latest event time: a back-fill read from several partitions at
+        different paces makes nothing late that the slowest one has not passed (Kafka orders records
+        within a partition only). With no partition active the group is idle: its clock runs on from
+        its latest event at the batch clock's pace, so its last events are applied and its windows
+        close without a later event. An idle clock only adds the seconds the job waited, never a
+        back-fill's hours."""
+        if self.max_ts is None or self.arrived_ms is None:
             return None
-        clock = self.max_ts
-        if not had_rows and self.arrived_ms is not None:
-            waited = batch_time_ms - self.arrived_ms
-            if waited >= self.config.idle_ms:
-                clock += waited
+        idle_ms = self.config.idle_ms
+        active = [latest for latest, at in self.sources.values() if batch_time_ms - at < idle_ms]
+        if active:
+            clock = min(active)
+        else:
+            clock = self.max_ts + batch_time_ms - self.arrived_ms
         return clock - self.config.watermark_ms
 
     def next_wakeup_ms(self) -> int | None:
-        """The batch time at which the group needs a step without new rows (its idle clock makes its
-        first pending event final, or its next window closable). None: only new rows matter."""
+        """The batch time at which the group needs a step without new rows (a source partition falls
+        idle, or the idle clock makes its first pending event final, or its next window closable).
+        None: only new rows matter."""
         if self.pending:
             due = int(min(p[0] for p in self.pending)) + 1
         elif self.next_window is not None and (self.windows or self.ledger.paused or self.ledger.released):
@@ -437,8 +446,10 @@ class GroupStream:
             return None
         if self.max_ts is None or self.arrived_ms is None:
             return None
-        waited = max(self.config.idle_ms, due + self.config.watermark_ms - self.max_ts)
-        return self.arrived_ms + waited
+        idle_ms = self.config.idle_ms
+        quiet = [at + idle_ms for _, at in self.sources.values() if at + idle_ms > self.arrived_ms]
+        waited = max(idle_ms, due + self.config.watermark_ms - self.max_ts)
+        return min([*quiet, self.arrived_ms + waited])
 
     # --- taking rows ------------------------------------------------------------------------------
     def _take(self, rows: Mapping[str, Sequence[Any]], now: int) -> None:
@@ -471,9 +482,7 @@ class GroupStream:
                 self._dead(rows, i, FUTURE)
                 continue
             seen[key] = None
-            if self.max_ts is None or t > self.max_ts:
-                self.max_ts = t
-            self.arrived_ms = now
+            self._arrived(int(rows["partition"][i]), t, now)
             numbers = unpack_parts(parts[i])
             listed = topics[i]
             if listed:
@@ -485,6 +494,17 @@ class GroupStream:
             pending.append(
                 (t, 1, key[0], key[2], key[1], int(kind[i]), int(protocol[i]), delta, owns, int(cb_us[i]))
             )
+
+    def _arrived(self, source: int, ts: int, now: int) -> None:
+        if self.max_ts is None or ts > self.max_ts:
+            self.max_ts = ts
+        self.arrived_ms = now
+        seen = self.sources.get(source)
+        if seen is None:
+            self.sources[source] = [ts, now]
+        else:
+            seen[0] = max(seen[0], ts)
+            seen[1] = now
 
     def _take_marker(self, rows: Mapping[str, Sequence[Any]], i: int, now: int) -> None:
         raw = rows["raw"][i]
@@ -498,9 +518,7 @@ class GroupStream:
         if found.ts_ms > now + self.config.max_future_ms:
             self._dead(rows, i, FUTURE, raw=True)
             return
-        if self.max_ts is None or found.ts_ms > self.max_ts:
-            self.max_ts = found.ts_ms
-        self.arrived_ms = now
+        self._arrived(-1 - int(rows["partition"][i]), found.ts_ms, now)
         self.pending.append((found.ts_ms, 0, "", 0, "", found.migration, found.phase, found.phases))
 
     def _dead(self, rows: Mapping[str, Sequence[Any]], i: int, reason: str, *, raw: bool = False) -> None:

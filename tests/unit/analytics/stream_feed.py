@@ -13,8 +13,8 @@ from kafka_coop.analytics._stream import INPUT_FIELDS, TOPICS_SEP, GroupStream, 
 Rows = dict[str, list[Any]]
 
 
-def columns(events: Sequence[Mapping[str, Any]], *, first_offset: int = 0) -> Rows:
-    """Input columns for valid events (records of partition 0, consecutive offsets), as the shell
+def columns(events: Sequence[Mapping[str, Any]], *, first_offset: int = 0, partition: int = 0) -> Rows:
+    """Input columns for valid events (records of `partition`, consecutive offsets), as the shell
     makes them from the decoder's."""
     out: Rows = {name: [] for name, _ in INPUT_FIELDS}
     for n, event in enumerate(events):
@@ -24,7 +24,7 @@ def columns(events: Sequence[Mapping[str, Any]], *, first_offset: int = 0) -> Ro
         out["topics"][-1] = TOPICS_SEP.join(decoded["topics"]) or None
         out["marker"][-1] = False
         out["reason"][-1] = None
-        out["partition"][-1] = 0
+        out["partition"][-1] = partition
         out["offset"][-1] = first_offset + n
         out["kts"][-1] = int(event["ts_ms"])
         out["raw"][-1] = None
@@ -81,11 +81,27 @@ class Feed:
         self.rows.extend(out)
         return out
 
-    def events(self, now: int, events: Iterable[Mapping[str, Any]], offset: int = 0) -> list[dict[str, Any]]:
+    def events(
+        self, now: int, events: Iterable[Mapping[str, Any]], offset: int = 0, partition: int = 0
+    ) -> list[dict[str, Any]]:
         by_group: dict[str | None, list[Mapping[str, Any]]] = defaultdict(list)
         for event in events:
             by_group[str(event["group"])].append(event)
-        return self.batch(now, {g: columns(evs, first_offset=offset) for g, evs in by_group.items()})
+        return self.batch(
+            now, {g: columns(evs, first_offset=offset, partition=partition) for g, evs in by_group.items()}
+        )
+
+    def partitions(
+        self, now: int, parts: Mapping[int, Sequence[Mapping[str, Any]]], offset: int = 0
+    ) -> list[dict[str, Any]]:
+        """One batch of events read from several partitions (`parts`: partition -> its events)."""
+        by_group: dict[str | None, list[Rows]] = defaultdict(list)
+        for partition, events in parts.items():
+            groups = sorted({str(e["group"]) for e in events})
+            for group in groups:
+                mine = [e for e in events if str(e["group"]) == group]
+                by_group[group].append(columns(mine, first_offset=offset, partition=partition))
+        return self.batch(now, {g: concat(*rows) for g, rows in by_group.items()})
 
     def live(self, events: Sequence[Mapping[str, Any]], *, delay_ms: int = 60, tick_ms: int = 100) -> None:
         """A live stream: each event in a batch `delay_ms` after its time, empty batches every `tick_ms`

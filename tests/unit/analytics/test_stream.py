@@ -101,6 +101,30 @@ def test_a_back_fill_spread_over_several_micro_batches_loses_nothing() -> None:
     assert summary_of(feed) == summarize(events)
 
 
+def test_a_back_fill_read_from_several_partitions_loses_nothing() -> None:
+    """Members' events sit in different Kafka partitions (the sink keys by member), one with twice the
+    other's events; each bounded batch reads the same share of each partition's backlog (as Spark's
+    maxOffsetsPerTrigger does), so within a batch one partition ends ahead of the other in event time.
+    The group's clock is its slowest active partition's: the other's older events are not late."""
+    events = sorted(generate_events(3000, members=6, partitions=6, seed=12), key=lambda e: int(e["ts_ms"]))
+    members = sorted({str(e["client_id"]) for e in events})
+    by_partition: dict[int, list[dict[str, Any]]] = {0: [], 1: []}
+    for event in events:
+        by_partition[int(members.index(str(event["client_id"])) % 3 == 0)].append(event)
+    now = int(events[-1]["ts_ms"]) + 86_400_000
+    feed = Feed(StreamConfig(watermark_ms=2_000, window_ms=60_000))
+    slices = 7
+    for n in range(slices):
+        shares = {
+            p: part[n * len(part) // slices : (n + 1) * len(part) // slices]
+            for p, part in by_partition.items()
+        }
+        feed.partitions(now + 5_000 * n, shares, offset=n * 1_000)
+    feed.flush(now + 40_000)
+    assert not feed.dead()
+    assert summary_of(feed) == summarize(events)
+
+
 @pytest.mark.parametrize("stream", [EAGER, COOPERATIVE, LOST])
 def test_windows_are_the_reference_phases_of_the_same_bounds(stream: list[dict[str, Any]]) -> None:
     feed = Feed(StreamConfig(watermark_ms=100, window_ms=500))
