@@ -33,9 +33,11 @@ from kafka_coop.analytics._kafka_options import java_client_options
 from kafka_coop.analytics._markers import MARKERS_TOPIC
 from kafka_coop.analytics._stream import (
     INPUT_FIELDS,
+    KIND_FIELDS,
     OUTPUT_FIELDS,
     STATE_FORMAT,
     TOPICS_SEP,
+    TS_FROM_END,
     GroupStream,
     Output,
     StreamConfig,
@@ -186,15 +188,55 @@ def _input_columns(frames: list[pd.DataFrame]) -> dict[str, Any]:
 
 
 def output_frame(output: Output) -> pd.DataFrame:
-    """The step's rows as the pandas frame Spark takes (longs as nullable Int64, no float detour)."""
-    columns = output.columns()
-    data: dict[str, Any] = {}
-    for name, values in columns.items():
+    """The step's rows as the pandas frame Spark takes (longs as nullable Int64, no float detour).
+
+    Built a kind at a time, column slices filled from the kind's tuples by numpy (a kind's column
+    with no None is one C loop): the per-cell path (`pd.array(list, dtype="Int64")` over every column
+    of every row, most of them null) was most of the Python workers' time (py-spy, see
+    docs/pipeline.md)."""
+    blocks = [(kind, rows) for kind, rows in output.by_kind.items() if rows]
+    sizes = [len(rows) for _, rows in blocks]
+    total = sum(sizes)
+    filled: list[dict[str, tuple[Any, ...]]] = []
+    for kind, rows in blocks:
+        columns = dict(zip(KIND_FIELDS[kind], zip(*rows, strict=True), strict=True))
+        if kind in TS_FROM_END:
+            columns["ts"] = columns["end_ms"]
+        filled.append(columns)
+    data: dict[str, Any] = {
+        "kind": np.repeat(np.array([kind for kind, _ in blocks], dtype=object), sizes),
+        "group": np.full(total, output.group, dtype=object),
+    }
+    for name, _ in OUTPUT_FIELDS:
+        if name in ("kind", "group", "date"):
+            continue
         if name in _LONGS:
-            data[name] = pd.array(values, dtype="Int64")
+            values = np.zeros(total, dtype=np.int64)
+            mask = np.ones(total, dtype=bool)
+            at = 0
+            for columns, n in zip(filled, sizes, strict=True):
+                given = columns.get(name)
+                if given is not None:
+                    try:
+                        values[at : at + n] = given
+                        mask[at : at + n] = False
+                    except TypeError:  # some None
+                        for j, value in enumerate(given):
+                            if value is not None:
+                                values[at + j] = value
+                                mask[at + j] = False
+                at += n
+            data[name] = pd.arrays.IntegerArray(values, mask)
         else:
-            data[name] = np.array(values, dtype=object)
-    return pd.DataFrame(data)
+            objects = np.full(total, None, dtype=object)
+            at = 0
+            for columns, n in zip(filled, sizes, strict=True):
+                given = columns.get(name)
+                if given is not None:
+                    objects[at : at + n] = given
+                at += n
+            data[name] = objects
+    return pd.DataFrame(data, copy=False)
 
 
 def step(
