@@ -25,6 +25,8 @@ BENCHMARKS: tuple[str, ...] = (
     "inspection_scale",
     "analytics_scale",
     "pipeline_throughput",
+    "pipeline_latency",
+    "pipeline_recovery",
     "rolling_bounce",
     "service_bounce",
     "restart_floor",

@@ -1,0 +1,286 @@
+"""The live pipeline's end-to-end latency: an event produced -> its figure visible in the output.
+
+A fresh sandbox broker; `kafka-coop pipeline`'s job (`_pipeline.start_pipeline`, local[2], 5 s trigger)
+running over an empty events topic; then a producer sends generated fleets' events at a fixed rate
+(10,000 events/s) for `seconds`, each stamped with the time it is due to be sent (and sent then:
+the send lag is recorded). A watcher polls the file sink's log (`_spark_metadata`, what readers list:
+a file is visible once its batch is committed there) and reads each new file: the group's
+`window_open` rows say the latest event time they count (`last_ts`), a `window` row everything
+before its end. An event's latency = the wall time its group's figures first count it - the time it
+was produced. Every 50th event is sampled; p50/p95/max over the samples after `warmup_s` (the job's
+first batches start Python workers and JIT-compile).
+
+Run: `.venv/bin/python -m bench --only pipeline_latency` -> bench/results/pipeline-latency.json/.png
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result, sandbox
+from bench.pipeline_throughput import fleet_records, sink_key
+
+NAME = "pipeline-latency"
+TITLE = (
+    "Live pipeline end-to-end latency at 10,000 events/s: produced -> figure visible, local[2], 5 s trigger"
+)
+TARGET_P95_S = 10.0
+DEFAULTS: dict[str, Any] = {
+    "rate": 10_000,
+    "seconds": 60,
+    "warmup_s": 15,
+    "fleets": 8,
+    "members": 12,
+    "partitions": 12,
+    "topic_partitions": 4,
+    "trigger_s": 5.0,
+    "watermark_ms": 2_000,
+    "master": "local[2]",
+    "seed": 3,
+    "sample_every": 50,
+}
+QUICK: dict[str, Any] = {"seconds": 25, "warmup_s": 10}
+
+
+def timeline(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """`rate` x `seconds` events of the fleets, in time order (generated before the clock starts)."""
+    n = int(params["rate"]) * int(params["seconds"])
+    return sorted(
+        (json.loads(value) for _, value in fleet_records({**params, "events": n})),
+        key=lambda e: int(e["ts_ms"]),
+    )
+
+
+def restamped(
+    events: list[dict[str, Any]], rate: int, start_ms: int
+) -> tuple[list[tuple[bytes, bytes]], list[tuple[str, int]]]:
+    """The events re-stamped `1/rate` apart from `start_ms` (order kept); (group, ts) of each."""
+    lines, keys = [], []
+    for i, event in enumerate(events):
+        ts = start_ms + i * 1000 // rate
+        event["ts_ms"] = ts
+        lines.append((sink_key(event), json.dumps(event, separators=(",", ":")).encode()))
+        keys.append((str(event["group"]), ts))
+    return lines, keys
+
+
+def produce_paced(
+    bootstrap: str, topic: str, lines: list[tuple[bytes, bytes]], keys: list[tuple[str, int]]
+) -> list[float]:
+    """Send each line when its stamp is due; returns each 1000th send's lag behind its stamp (ms)."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    lags = []
+    for i, (key, line) in enumerate(lines):
+        due = keys[i][1] / 1000
+        wait = due - time.time()
+        if wait > 0:
+            time.sleep(wait)
+        while True:
+            try:
+                producer.produce(topic, line, key)
+                break
+            except BufferError:
+                producer.poll(0.01)
+        if i % 1000 == 0:
+            producer.poll(0)
+            lags.append(time.time() * 1000 - keys[i][1])
+    producer.flush(60)
+    return lags
+
+
+class Watcher(threading.Thread):
+    """Polls the sink's log; for each group, when (wall ms) its figures first counted up to which ts."""
+
+    def __init__(self, out: Path) -> None:
+        super().__init__(daemon=True)
+        self.out = out
+        self.seen_files: set[str] = set()
+        self.reach: dict[str, list[tuple[float, int]]] = {}  # group -> [(wall ms, ts counted up to)]
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.poll()
+            time.sleep(0.2)
+
+    def poll(self) -> None:
+        import pyarrow.parquet as pq
+
+        log = self.out / "_spark_metadata"
+        if not log.is_dir():
+            return
+        now = time.time() * 1000
+        paths = []
+        for entry in sorted(log.iterdir()):
+            if entry.name.startswith("."):
+                continue
+            for line in entry.read_text(encoding="utf-8").splitlines()[1:]:
+                path = json.loads(line)["path"]
+                if path not in self.seen_files:
+                    self.seen_files.add(path)
+                    paths.append(path.removeprefix("file://"))
+        for path in paths:
+            table = pq.read_table(path, columns=["kind", "window_end", "last_ts"])
+            group = next((p.split("=", 1)[1] for p in Path(path).parts if p.startswith("group=")), None)
+            if group is None:
+                continue
+            best = -1
+            for kind, end, last in zip(
+                table["kind"].to_pylist(),
+                table["window_end"].to_pylist(),
+                table["last_ts"].to_pylist(),
+                strict=True,
+            ):
+                if kind == "window_open" and last is not None:
+                    best = max(best, int(last))
+                elif kind == "window" and end is not None:
+                    best = max(best, int(end) - 1)
+            if best >= 0:
+                self.reach.setdefault(group, []).append((now, best))
+
+    def visible_at(self, group: str, ts: int) -> float | None:
+        for wall, reach in self.reach.get(group, []):
+            if reach >= ts:
+                return wall
+        return None
+
+
+def _pct(values: list[float], q: float) -> float:
+    """Nearest rank."""
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    rank = max(1, -(-int(q * 100) * len(ordered) // 100))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def run(args: BenchArgs) -> BenchResult:
+    import pyspark
+
+    from kafka_coop.admin import ClusterAdmin
+    from kafka_coop.analytics import PipelineConfig, get_session, start_pipeline, stop_session
+
+    params = {**DEFAULTS, **(QUICK if args.quick else {})}
+    params = {key: args.param(key, value) for key, value in params.items()}
+    result = new_result(NAME, TITLE, {**params, "pyspark": pyspark.__version__})
+    load_start = [round(x, 2) for x in os.getloadavg()]
+    with sandbox() as kafka, tempfile.TemporaryDirectory(prefix="kafka-coop-bench-latency-") as tmp:
+        root = Path(tmp)
+        topic = "rebalance-events"
+        ClusterAdmin(kafka.bootstrap).ensure_topic(topic, int(params["topic_partitions"]))
+        stop_session()
+        spark = get_session(str(params["master"]), kafka=True, app="kafka-coop pipeline bench")
+        config = PipelineConfig(
+            topic=topic,
+            out=root / "out",
+            checkpoint=root / "ckpt",
+            bootstrap=kafka.bootstrap,
+            trigger_s=float(params["trigger_s"]),
+            watermark_ms=int(params["watermark_ms"]),
+            master=str(params["master"]),
+        )
+        (root / "out").mkdir()
+        (root / "ckpt").mkdir()
+        query = start_pipeline(spark, config)
+        watcher = Watcher(root / "out")
+        watcher.start()
+        events = timeline(params)  # the job warms up meanwhile
+        start_ms = int(time.time() * 1000) + 10_000
+        lines, keys = restamped(events, int(params["rate"]), start_ms)
+        print(f"  {len(lines):,} events to send from {start_ms}", flush=True)
+        lags = produce_paced(kafka.bootstrap, topic, lines, keys)
+        last_ts = keys[-1][1]
+        deadline = time.time() + 60
+        sampled = keys[:: int(params["sample_every"])]
+        while time.time() < deadline and any(watcher.visible_at(g, t) is None for g, t in sampled[-20:]):
+            time.sleep(0.5)
+        watcher.stop.set()
+        watcher.join(5)
+        watcher.poll()
+        progress = list(query.recentProgress)
+        query.stop()
+        stop_session()
+    warm = start_ms + int(params["warmup_s"]) * 1000
+    latencies, missing = [], 0
+    for group, ts in sampled:
+        if ts < warm:
+            continue
+        seen = watcher.visible_at(group, ts)
+        if seen is None:
+            missing += 1
+        else:
+            latencies.append((seen - ts) / 1000)
+    p50, p95, worst = _pct(latencies, 0.5), _pct(latencies, 0.95), max(latencies, default=0.0)
+    print(f"  latency p50 {p50:.2f} s, p95 {p95:.2f} s, max {worst:.2f} s; {missing} never seen", flush=True)
+    result.runs = [
+        {
+            "events": len(lines),
+            "sent_until_ms": last_ts,
+            "send_lag_ms": [round(x, 1) for x in lags],
+            "samples": len(latencies),
+            "never_visible": missing,
+            "batches": [
+                [int(p["batchId"]), int(p["numInputRows"]), int(p["durationMs"]["triggerExecution"])]
+                for p in progress
+            ],
+            "load_avg_start": list(load_start),
+            "load_avg_end": [round(x, 2) for x in os.getloadavg()],
+        }
+    ]
+    result.samples = {"latency_s": Series(unit="s", values=[round(x, 3) for x in latencies])}
+    result.figures = {
+        "latency_p95_s": Figure(
+            value=round(p95, 2),
+            unit="s",
+            description=f"event produced -> its group's figures count it in a committed output file, "
+            f"{params['rate']:,} events/s, {params['master']}, {params['trigger_s']} s trigger "
+            "(after warm-up)",
+            target=TARGET_P95_S,
+            better="lower",
+        ),
+        "latency_p50_s": Figure(value=round(p50, 2), unit="s", description="the same, median"),
+        "latency_max_s": Figure(value=round(worst, 2), unit="s", description="the same, worst sample"),
+        "send_lag_p95_ms": Figure(
+            value=round(_pct(lags, 0.95), 1), unit="ms", description="producer behind its schedule, p95"
+        ),
+        "never_visible": Figure(
+            value=float(missing),
+            unit="events",
+            description="sampled events never counted in the output by the end",
+            target=0.0,
+            better="lower",
+        ),
+    }
+    result.notes.append(f"load average at start {load_start} on {os.cpu_count()} cores (shared)")
+    return result.finish()
+
+
+def plot(result: BenchResult, fig: Any) -> None:
+    values = result.samples["latency_s"].values
+    ax = fig.add_subplot(1, 2, 1)
+    ax.plot(range(len(values)), values, ".", markersize=2, color="tab:blue")
+    ax.axhline(TARGET_P95_S, color="tab:red", linestyle="--", label="target p95 10 s")
+    ax.set_xlabel("sampled event (in production order)")
+    ax.set_ylabel("produced -> visible (s)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    ax2 = fig.add_subplot(1, 2, 2)
+    ordered = sorted(values)
+    ax2.plot(ordered, [(i + 1) / len(ordered) for i in range(len(ordered))], color="tab:blue")
+    ax2.axvline(TARGET_P95_S, color="tab:red", linestyle="--")
+    ax2.axhline(0.95, color="gray", linestyle=":")
+    ax2.set_xlabel("latency (s)")
+    ax2.set_ylabel("fraction of events")
+    ax2.grid(alpha=0.3)
+
+
+if __name__ == "__main__":
+    main_for(run, plot)
