@@ -428,10 +428,7 @@ class GroupStream:
             return None
         idle_ms = self.config.idle_ms
         active = [latest for latest, at in self.sources.values() if batch_time_ms - at < idle_ms]
-        if active:
-            clock = min(active)
-        else:
-            clock = self.max_ts + batch_time_ms - self.arrived_ms
+        clock = min(active) if active else self.max_ts + batch_time_ms - self.arrived_ms
         return clock - self.config.watermark_ms
 
     def next_wakeup_ms(self) -> int | None:
