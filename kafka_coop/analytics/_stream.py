@@ -124,25 +124,26 @@ OUTPUT_FIELDS: Final = (
 )
 OUTPUT_COLUMNS: Final = tuple(name for name, _ in OUTPUT_FIELDS)
 
+WINDOW_FIELDS: Final = (
+    "ts",
+    "window_end",
+    "phase",
+    "events",
+    "rebalances",
+    "revoked_partitions",
+    "lost",
+    "lost_partitions",
+    "members_paused",
+    "pause_ms",
+    "pause_ms_p50",
+    "pause_ms_p95",
+    "pause_ms_max",
+    "unavailable_ms",
+    "unowned",
+)
 # The columns each kind of row fills, in the order its tuples hold them (`kind` and `group` are added).
 KIND_FIELDS: Final[dict[str, tuple[str, ...]]] = {
-    "window": (
-        "ts",
-        "window_end",
-        "phase",
-        "events",
-        "rebalances",
-        "revoked_partitions",
-        "lost",
-        "lost_partitions",
-        "members_paused",
-        "pause_ms",
-        "pause_ms_p50",
-        "pause_ms_p95",
-        "pause_ms_max",
-        "unavailable_ms",
-        "unowned",
-    ),
+    "window": WINDOW_FIELDS,
     "callbacks": (
         "ts",
         "window_end",
@@ -179,25 +180,7 @@ KIND_FIELDS: Final[dict[str, tuple[str, ...]]] = {
     "member": ("ts", "version", "member", "since", "cause"),
     # a window not final yet, as of its group's latest event (`last_ts`): superseded by higher versions,
     # then by the window's own `window` row
-    "window_open": (
-        "ts",
-        "window_end",
-        "phase",
-        "events",
-        "rebalances",
-        "revoked_partitions",
-        "lost",
-        "lost_partitions",
-        "members_paused",
-        "pause_ms",
-        "pause_ms_p50",
-        "pause_ms_p95",
-        "pause_ms_max",
-        "unavailable_ms",
-        "unowned",
-        "version",
-        "last_ts",
-    ),
+    "window_open": (*WINDOW_FIELDS, "version", "last_ts"),
     "phase": ("ts", "phase", "migration", "phase_n", "phases"),
     "deadletter": ("ts", "source", "offset", "reason", "raw", "member", "seq", "event_ts"),
 }
