@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result, sandbox
+from bench.harness.pipeline_feed import fleet_records, produce
 
 NAME = "pipeline-throughput"
 TITLE = (
@@ -59,51 +60,6 @@ DEFAULTS: dict[str, Any] = {
 QUICK: dict[str, Any] = {"events": 300_000, "max_offsets": 100_000, "fleets": 4}
 TIMEOUT_S = 1800.0
 PHASES = ("latestOffset", "getBatch", "queryPlanning", "addBatch", "walCommit", "commitOffsets")
-
-
-def produce(bootstrap: str, topic: str, records: list[tuple[bytes, bytes]]) -> None:
-    """(key, value) records, keyed as `KafkaTopicSink` keys them (group/member)."""
-    from confluent_kafka import Producer
-
-    producer = Producer(
-        {"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 1_000_000, "compression.type": "lz4"}
-    )
-    for key, value in records:
-        while True:
-            try:
-                producer.produce(topic, value, key)
-                break
-            except BufferError:
-                producer.poll(0.05)
-    if producer.flush(300) != 0:
-        raise RuntimeError("the producer could not deliver every event")
-
-
-def sink_key(event: dict[str, Any]) -> bytes:
-    """The key `KafkaTopicSink` gives an event: a member's events stay in order in one partition."""
-    return f"{event['group']}/{event.get('instance_id') or event['member_id']}".encode()
-
-
-def fleet_records(params: dict[str, Any]) -> list[tuple[bytes, bytes]]:
-    """Independent generated fleets side by side, as (key, value) records."""
-    from kafka_coop.analytics import event_line, generate_events
-
-    n, fleets = int(params["events"]), int(params["fleets"])
-    events = sorted(
-        (
-            e
-            for f in range(fleets)
-            for e in generate_events(
-                n // fleets,
-                members=int(params["members"]),
-                partitions=int(params["partitions"]),
-                seed=int(params["seed"]) + f,
-                prefix=f"f{f}-",
-            )
-        ),
-        key=lambda e: int(e["ts_ms"]),
-    )  # the fleets run side by side: in the topic as they happened, not one fleet after another
-    return [(sink_key(e), event_line(e).rstrip("\n").encode()) for e in events]
 
 
 def drain(query: Any, records: int) -> list[dict[str, Any]]:
