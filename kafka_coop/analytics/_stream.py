@@ -42,6 +42,7 @@ from typing import Any, Final
 
 from kafka_coop.analytics._ledger import IntervalTuple, Ledger, PauseTuple
 from kafka_coop.analytics._markers import parse_marker, phase_label
+from kafka_coop.analytics._versions import refusal
 
 STATE_FORMAT: Final = 2  # bump when the pickled state changes shape (the checkpoint records it)
 
@@ -448,7 +449,7 @@ class GroupStream:
                 self._take_marker(rows, i, now)
                 continue
             if reason[i] is not None:
-                self._dead(rows, i, str(reason[i]), raw=True)
+                self._dead(rows, i, refusal(str(reason[i]), rows["raw"][i]), raw=True)
                 continue
             t = int(ts[i])
             key = (member[i], member_id[i], int(seq[i]), t)
