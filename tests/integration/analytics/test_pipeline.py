@@ -24,12 +24,15 @@ import pytest
 from confluent_kafka import Producer
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.analytics import generate_events, summarize
+from kafka_coop.analytics import summarize
 from kafka_coop.analytics._figures import PROGRESS_FILE, outcome_from_rows, read_pipeline_rows
 from kafka_coop.analytics._model import Summary
 from kafka_coop.analytics._pipeline import PipelineConfig, run_pipeline
 from kafka_coop.analytics._spark import get_session, stop_session
 from kafka_coop.analytics._stream import DUPLICATE
+from kafka_coop.rollout import Plan
+from kafka_coop.sandbox import MemberProcesses, MemberSpec, PlanRunner, SteadyProducer
+from testbed.interop import member_command
 from tests.conftest import CliResult
 from tests.unit.analytics.test_engine import STREAMS, prefixed
 from tests.unit.analytics.test_read import BAD_LINES
@@ -38,6 +41,7 @@ pytestmark = pytest.mark.spark
 
 MASTER = "local[2]"
 KNOWN = [e for name, events in STREAMS.items() for e in prefixed(events, f"{name}/")]
+NEWER = json.dumps({**KNOWN[0], "v": 2, "kind": "resized"})  # a newer kafka-coop's event
 
 
 def produce(bootstrap: str, topic: str, values: Sequence[str | bytes]) -> None:
@@ -99,7 +103,7 @@ def known(tmp_path_factory: pytest.TempPathFactory, bootstrap: str, admin: Clust
     topic = f"pipeline-known-{uuid.uuid4().hex[:6]}"
     admin.ensure_topic(topic, 3)
     copies = KNOWN[::5]
-    bad = list(BAD_LINES.values())
+    bad = [*BAD_LINES.values(), NEWER]
     produce(bootstrap, topic, [*lines(KNOWN[:10]), *bad, *lines(KNOWN[10:]), *lines(copies)])
     tmp = tmp_path_factory.mktemp("known")
     out = tmp / "out"
@@ -127,6 +131,7 @@ def test_refused_records_are_dead_letters_with_their_place_and_reason_and_copies
     assert [r["reason"] for r in dead].count(DUPLICATE) == known.copies
     refused = [r for r in dead if r["reason"] != DUPLICATE]
     assert len(refused) == known.bad
+    assert [r["raw"] for r in refused if r["reason"] == "unsupported version 2"] == [NEWER.encode()]
     assert {r["source"] for r in refused} <= {f"kafka://{known.topic}/{p}" for p in range(3)}
     assert all(r["offset"] is not None and r["reason"] and r["raw"] for r in refused)
 
@@ -182,17 +187,52 @@ def wait_for(
     raise AssertionError(f"no {what} in {timeout_s} s: {log.read_text()}")
 
 
+@pytest.fixture(scope="module")
+def walked(
+    bootstrap: str,
+    admin: ClusterAdmin,
+    tmp_path_factory: pytest.TempPathFactory,
+    run_cli: Callable[..., CliResult],
+) -> list[dict[str, Any]]:
+    """The events of real `CoopConsumer` members (three, eager `range`) walking the upgrade plan
+    `upgrade-plan` prints to cooperative, phase by phase behind its gates, under a steady producer:
+    what their `KafkaTopicSink` sends (each member's events file, as a log shipper would send it)."""
+    tmp = tmp_path_factory.mktemp("walk")
+    group = topic = f"pipeline-walk-{uuid.uuid4().hex[:6]}"
+    admin.ensure_topic(topic, 6)
+    with MemberProcesses(bootstrap, tmp / "fleet", families=member_command) as processes:
+        producer = SteadyProducer(bootstrap, topic, 6, rate=50).start()
+        try:
+            specs = [
+                MemberSpec(name=f"w{i}", kind="python", group=group, topics=(topic,), assignors=("range",))
+                for i in range(3)
+            ]
+            processes.wait_stable(group, joined=processes.add_many(specs))
+            printed = run_cli(
+                "upgrade-plan", group, "--to", "cooperative", "--bootstrap-server", bootstrap, "-o", "json"
+            )
+            assert printed.code == 0, printed.stderr
+            plan = Plan.model_validate(printed.json())
+            runner = PlanRunner(processes, plan)
+            for phase in plan.phases:
+                runner.run_phase(phase)
+        finally:
+            producer.stop()
+        events = [e for member in processes.members.values() for e in member.events()]
+    assert {e["protocol"] for e in events if e["kind"] == "assigned"} == {"eager", "cooperative"}
+    return events
+
+
 def test_a_job_killed_mid_stream_resumes_from_its_checkpoint_with_nothing_counted_twice_or_lost(
-    tmp_path: Path, bootstrap: str, topic_factory: Callable[[int], str]
+    tmp_path: Path, bootstrap: str, topic_factory: Callable[[int], str], walked: list[dict[str, Any]]
 ) -> None:
-    """The real CLI in a process of its own: SIGKILL while a second half of the events arrives, the
-    same command again, SIGTERM once everything is in. The figures equal the reference engine's over
-    all events (a batch counted twice would double callbacks, pauses and spans)."""
+    """The real CLI in a process of its own over the events of members walking a plan: SIGKILL while a
+    second half of the events arrives, the same command again, SIGTERM once everything is in. The
+    figures equal the reference engine's over all events (a batch counted twice would double
+    callbacks, pauses and spans)."""
     topic = topic_factory(3)
-    # 600 events of a fleet (45 simulated minutes) squeezed into 6 s, the first half already past
-    generated = squeezed(
-        list(generate_events(600, members=4, partitions=6, seed=11)), now_ms() - 5_000, 6_000
-    )
+    # the walk's events squeezed into 6 s, the first half already past
+    generated = squeezed(walked, now_ms() - 5_000, 6_000)
     split = sorted(int(e["ts_ms"]) for e in generated)[len(generated) // 2]
     early = [e for e in generated if int(e["ts_ms"]) <= split]
     out, log = tmp_path / "out", tmp_path / "pipeline.log"
@@ -227,18 +267,3 @@ def test_a_job_killed_mid_stream_resumes_from_its_checkpoint_with_nothing_counte
             second.kill()
     assert summary_of(out) == summarize(events)
     assert "Traceback" not in log.read_text()
-
-
-def test_a_missing_events_topic_is_one_sentence_and_exit_2(
-    tmp_path: Path, bootstrap: str, run_cli: Callable[..., CliResult]
-) -> None:
-    result = run_cli(
-        "pipeline",
-        "run",
-        "kafka://no-such-events-topic",
-        "--out",
-        str(tmp_path / "out"),
-        "--bootstrap-server",
-        bootstrap,
-    )
-    assert (result.code, "no-such-events-topic" in result.stderr) == (2, True), result.stderr
