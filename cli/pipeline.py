@@ -11,7 +11,7 @@ from rich.text import Text
 
 from kafka_coop.errors import InvalidInput
 
-from ._context import Terminal, bootstrap_option, command_config_option, pass_terminal
+from ._context import Terminal, bootstrap_option, check_resolves, command_config_option, pass_terminal
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
 _SCALE = {"ms": 0.001, "s": 1.0, "m": 60.0}
@@ -92,6 +92,7 @@ def run(
         window_ms=int(seconds(window, "--window") * 1000),
     )
     term.progress(f"Starting the pipeline over {source} (Spark {master or 'local[*]'})…")
+    check_resolves(bootstrap)
 
     def batch_done(batch: int, _batch_time_ms: int) -> None:
         term.err.print(Text(f"batch {batch} committed", style="dim"), highlight=False)

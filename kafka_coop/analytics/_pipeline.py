@@ -170,13 +170,17 @@ def _write_json(path: Path, data: Mapping[str, Any]) -> None:
 
 
 def preflight(config: PipelineConfig) -> None:
-    """Everything that can be wrong before Spark starts (exit 2 or 3), in the order a user fixes it."""
+    """Everything that can be wrong before Spark starts (exit 2 or 3), in the order a user fixes it;
+    a refused run leaves no directory it made behind."""
     from kafka_coop.analytics._report import check_kafka
+    from kafka_coop.analytics._spark_cluster import check_master, removing_new_dirs
 
-    check_writable(config.out, "--out")
-    check_writable(config.checkpoint, "--checkpoint")
-    check_checkpoint(config)
-    check_kafka(config.bootstrap, [config.topic], config.kafka_conf)
+    with removing_new_dirs(config.out, config.checkpoint):
+        check_writable(config.out, "--out")
+        check_writable(config.checkpoint, "--checkpoint")
+        check_checkpoint(config)
+        check_kafka(config.bootstrap, [config.topic], config.kafka_conf)
+        check_master(config.master)
 
 
 # --- the step Spark runs per group -------------------------------------------------------------------
@@ -456,7 +460,7 @@ def run_pipeline(
                         on_batch(*done)
                 signals.event.wait(POLL_S)
         finally:
-            _stop_between_batches(query, config.trigger_s)
+            _stop_between_batches(query, config.trigger_s, session)
             done = committed_batch(config.checkpoint)
             if done is not None and done[0] != last:
                 last = done[0]
@@ -464,19 +468,33 @@ def run_pipeline(
     return RunResult(batches=seen, last_batch=last, interrupted=reason == "interrupt", stopped_by=reason)
 
 
-def _stop_between_batches(query: StreamingQuery, trigger_s: float) -> None:
-    """Stop while the query waits for its next trigger, so no batch is cut short (one that is would
-    run again on restart: consistent either way, but Spark logs the interruption as errors)."""
+def _stop_between_batches(query: StreamingQuery, trigger_s: float, spark: SparkSession) -> None:
+    """Stop while the query waits for its next trigger, so no batch is cut short (one that is runs
+    again on restart: consistent either way). A query that is behind never waits: it is stopped as soon
+    as the batch under way commits, and Spark's log of the next one's interruption is silenced."""
     deadline = time.monotonic() + max(30.0, 3 * trigger_s)
+    running = _batch_id(query)
     while query.isActive and time.monotonic() < deadline:
         try:
-            if not query.status.get("isTriggerActive", False):
+            if not query.status.get("isTriggerActive", False) or _batch_id(query) != running:
                 break
         except Exception:  # the query ended meanwhile
             break
         time.sleep(0.05)
     if query.isActive:
+        quiet_spark_log(spark)
         query.stop()
+
+
+def _batch_id(query: StreamingQuery) -> int | None:
+    progress = query.lastProgress
+    return None if progress is None else int(progress["batchId"])
+
+
+def quiet_spark_log(spark: SparkSession) -> None:
+    """Nothing from Spark's log from now on: a query stopped on purpose logs its interrupted batch as
+    errors with Java stack traces (the checkpoint is consistent: that batch runs again on restart)."""
+    spark.sparkContext.setLogLevel("OFF")
 
 
 def _spark_error(exc: BaseException, config: PipelineConfig) -> Exception:

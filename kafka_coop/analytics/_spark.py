@@ -140,6 +140,7 @@ def get_session(
     Python workers run this interpreter, so they import the same kafka_coop, numpy and pyarrow."""
     global _session  # noqa: PLW0603  # one JVM per process, as Spark itself insists
     from kafka_coop.analytics._spark_cds import archive_options
+    from kafka_coop.analytics._spark_cluster import check_master, is_local, package_zip
     from kafka_coop.analytics._spark_jars import (
         DECODER_CLASS,
         cached_kafka_jars,
@@ -153,6 +154,7 @@ def get_session(
             return _session
         _session.stop()
         _session = None
+    check_master(master)
     jars = [decoder_jar(), *(resolve_kafka_jars() if kafka else (cached_kafka_jars() or []))]
     java_opts = java_options()
     driver_opts = " ".join([java_opts, *archive_options(java_opts)])
@@ -187,6 +189,8 @@ def get_session(
         ) from None
     session.sparkContext.setLogLevel("ERROR")
     session.udf.registerJavaFunction(DECODE, DECODER_CLASS, DECODED)
+    if not is_local(master):  # executors elsewhere run the driver's kafka_coop, not whatever they have
+        session.sparkContext.addPyFile(str(package_zip()))
     _session = session
     return session
 

@@ -82,6 +82,9 @@ def world(
     }
     for name, text in props.items():
         (tmp / f"{name}.properties").write_text(text)
+    old_checkpoint = tmp / "old-checkpoint"  # a pipeline checkpoint of a format this kafka-coop does not read
+    old_checkpoint.mkdir()
+    (old_checkpoint / "kafka-coop.json").write_text('{"format": 0, "state_format": 0, "kafka_coop": "0.0.1"}')
     fleet = "broker:\n  version: '{version}'\n  migration_policy: bidirectional\nmembers:\n"
     fleet += "  - family: librdkafka\n    count: 2\n    assignors: [range]\n"
     (tmp / "fleet-b.yaml").write_text("group: other-group\n" + fleet.format(version="4.1"))
@@ -136,6 +139,10 @@ BAD_PATH = _rows(
     Row("report-out-in-proc", "report {events} --out /proc/kafka-coop-report", 2, "Cannot write the report to '/proc/kafka-coop-report'"),
     Row("report-events-missing", "report {missing}.jsonl --out {tmp}/r1", 2, "missing"),
     Row("report-phases-under-a-file", "report {events} --phases {file}/p.json --out {tmp}/r2", 2, "p.json"),
+    Row("pipeline-out-under-a-file", "pipeline run kafka://{topic} --bootstrap-server {bootstrap} --out {file}/out", 2, "Cannot write to --out .*a-file/out"),
+    Row("pipeline-checkpoint-in-proc", "pipeline run kafka://{topic} --bootstrap-server {bootstrap} --out {tmp}/p4 --checkpoint /proc/kafka-coop-checkpoint", 2, "Cannot write to --checkpoint /proc/kafka-coop-checkpoint"),
+    Row("pipeline-checkpoint-other-version", "pipeline run kafka://{topic} --bootstrap-server {bootstrap} --out {tmp}/p5 --checkpoint {tmp}/old-checkpoint", 2, "was written by pipeline format 0 .*this kafka-coop .* writes format 1"),
+    Row("pipeline-topic-missing", "pipeline run kafka://no-such-topic-{nogroup} --bootstrap-server {bootstrap} --out {tmp}/p6", 2, "no-such-topic-{nogroup}"),
     Row("consume-events-under-a-file", "consume {group} {topic} --bootstrap-server {bootstrap} --events {file}/e.jsonl", 2, "a-file"),
     Row("consume-records-in-proc", "consume {group} {topic} --bootstrap-server {bootstrap} --records /proc/kafka-coop.txt", 2, "/proc/kafka-coop.txt"),
     Row("sandbox-start-dir-under-a-file", "sandbox start --dir {file}/sandbox --port {port}", 2, "a-file"),
@@ -174,6 +181,9 @@ BAD_VALUE = _rows(
     Row("demo-port-zero", "demo --port 0", 2, "--port"),
     Row("demo-port-and-bootstrap", "demo --port 19092 --bootstrap-server {bootstrap}", 2, "--port is for the sandbox"),
     Row("report-bad-engine", "report {events} --out {tmp}/r4 --engine turbo", 2, "--engine"),
+    Row("pipeline-source-not-kafka", "pipeline run {events} --out {tmp}/p7 --bootstrap-server {bootstrap}", 2, "is not an events topic"),
+    Row("pipeline-trigger-word", "pipeline run kafka://{topic} --out {tmp}/p8 --bootstrap-server {bootstrap} --trigger soon", 2, "--trigger 'soon' is not a positive duration"),
+    Row("pipeline-master-not-a-url", "pipeline run kafka://{topic} --out {tmp}/p9 --bootstrap-server {bootstrap} --master spark://nohost", 2, "is not spark://HOST:PORT"),
     Row("schema-unknown", "schema sideways", 2, "no schema named 'sideways'"),
     Row("remove-unknown-instance-id", "remove-members {group} --bootstrap-server {bootstrap} --instance-id nobody", 2, "has no static member with group.instance.id 'nobody'"),
     Row("remove-nothing-chosen", "remove-members {group} --bootstrap-server {bootstrap}", 2, "instance-id|all-static"),
@@ -204,6 +214,8 @@ UNREACHABLE = _rows(
     Row("manifest-topic-refused", "manifest-topic --bootstrap-server {refused}", 3, "Could not reach", 30.0),
     Row("report-kafka-refused", "report kafka://{topic} --bootstrap-server {refused} --out {tmp}/r5", 3, "reach|answer", 30.0),
     Row("demo-refused", "demo --bootstrap-server {refused} --no-report", 3, "reach|answer", 40.0),
+    Row("pipeline-kafka-refused", "pipeline run kafka://{topic} --bootstrap-server {refused} --out {tmp}/p1", 3, "reach|answer", 30.0),
+    Row("pipeline-master-refused", "pipeline run kafka://{topic} --bootstrap-server {bootstrap} --out {tmp}/p2 --master spark://{refused}", 3, "Could not reach the Spark master at spark://{refused}: connection refused", 30.0),
     *(
         Row(f"{name}-no-such-host", f"{argv} --bootstrap-server {{nohost}}", 3, "does not resolve to any address", RESOLVE_S)
         for name, argv in (
@@ -216,6 +228,7 @@ UNREACHABLE = _rows(
             ("consume", "consume {group} {topic}"),
             ("report", "report kafka://{topic} --out {tmp}/r6"),
             ("demo", "demo --no-report"),
+            ("pipeline", "pipeline run kafka://{topic} --out {tmp}/p3"),
         )
     ),
 )
@@ -252,6 +265,18 @@ def test_a_bad_output_path_leaves_no_other_output_behind(world: World, tmp_path:
     assert not records.exists()
     report = run(world.argv("report {events} --out /proc/kafka-coop-report"))
     assert report.code == 2 and not list(Path("/proc").glob(".kafka-coop-report*"))
+
+
+def test_a_refused_pipeline_run_leaves_no_directory_behind(world: World, tmp_path: Path) -> None:
+    """The pipeline makes --out and --checkpoint before it checks the topic and the master; a refused
+    run removes what it made."""
+    for argv in (
+        f"pipeline run kafka://no-such-topic-{{nogroup}} --bootstrap-server {{bootstrap}} --out {tmp_path}/a/out",
+        f"pipeline run kafka://{{topic}} --bootstrap-server {{bootstrap}} --out {tmp_path}/b/out --master spark://{{refused}}",
+    ):
+        ran = run(world.argv(argv))
+        assert ran.code in (2, 3), ran.why()
+    assert list(tmp_path.iterdir()) == []
 
 
 # --- refused login: the SASL_SSL sandbox, a wrong password -----------------------------------------
