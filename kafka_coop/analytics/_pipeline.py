@@ -267,7 +267,8 @@ def step(
 # --- the query -------------------------------------------------------------------------------------
 def pipeline_records(spark: SparkSession, config: PipelineConfig) -> DataFrame:
     """The events topic and the markers topic as one stream of Kafka records (new partitions join)."""
-    pattern = "|".join(f"\\Q{t}\\E" for t in (config.topic, config.markers_topic))
+    # anchored: the source finds the pattern anywhere in a topic's name (`events` read `events-figures`)
+    pattern = "^(?:" + "|".join(f"\\Q{t}\\E" for t in (config.topic, config.markers_topic)) + ")$"
     reader = (
         spark.readStream.format("kafka")
         .options(**java_client_options(config.kafka_conf))
