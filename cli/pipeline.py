@@ -60,6 +60,12 @@ def pipeline() -> None:
 @click.option("--trigger", default="5s", show_default=True, help="Micro-batch interval.")
 @click.option("--watermark", default="2s", show_default=True, help="How long events wait for late ones.")
 @click.option("--window", default="1m", show_default=True, help="Window of the per-group figures.")
+@click.option(
+    "--figures-topic",
+    default=None,
+    metavar="TOPIC",
+    help="Also keep the current figures on this compacted Kafka topic (made if missing).",
+)
 @bootstrap_option()
 @command_config_option()
 @pass_terminal
@@ -72,6 +78,7 @@ def run(
     trigger: str,
     watermark: str,
     window: str,
+    figures_topic: str | None,
     bootstrap: str,
     command_config: Path | None,
 ) -> None:
@@ -90,14 +97,24 @@ def run(
         trigger_s=seconds(trigger, "--trigger"),
         watermark_ms=int(seconds(watermark, "--watermark") * 1000),
         window_ms=int(seconds(window, "--window") * 1000),
+        figures_topic=figures_topic,
     )
     term.progress(f"Starting the pipeline over {source} (Spark {master or 'local[*]'})…")
     check_resolves(bootstrap)
+    publisher = None
+    if figures_topic is not None:
+        from kafka_coop.analytics import FiguresPublisher
+
+        publisher = FiguresPublisher(config.out, figures_topic, bootstrap, config.kafka_conf)
 
     def batch_done(batch: int, _batch_time_ms: int) -> None:
         term.err.print(Text(f"batch {batch} committed", style="dim"), highlight=False)
+        if publisher is not None:
+            publisher.publish()
 
     result = run_pipeline(config, on_batch=batch_done)
+    if publisher is not None:
+        publisher.publish()  # the batch that committed while the query stopped
     term.err.print(
         Text(f"stopped ({result.stopped_by}) after {result.batches} batch(es); resume with the same command"),
         highlight=False,

@@ -26,6 +26,7 @@ from kafka_coop.analytics._summary import pauses, summarize
 
 if TYPE_CHECKING:
     from kafka_coop.analytics._figures import outcome_from_rows, read_pipeline_rows
+    from kafka_coop.analytics._figures_topic import FiguresPublisher
     from kafka_coop.analytics._pipeline import (
         PipelineConfig,
         pipeline_input,
@@ -47,6 +48,7 @@ _LAZY: dict[str, str] = {
     "start_pipeline": "kafka_coop.analytics._pipeline",
     "outcome_from_rows": "kafka_coop.analytics._figures",
     "read_pipeline_rows": "kafka_coop.analytics._figures",
+    "FiguresPublisher": "kafka_coop.analytics._figures_topic",
 }
 
 
@@ -55,6 +57,7 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
     "ENGINES",
+    "FiguresPublisher",
     "Malformed",
     "PhaseWindow",
     "PipelineConfig",

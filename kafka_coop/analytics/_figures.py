@@ -102,16 +102,20 @@ def committed_files(out_dir: str | Path) -> list[Path]:
 
 
 def read_pipeline_rows(
-    out_dir: str | Path, *, groups: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+    out_dir: str | Path,
+    *,
+    groups: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    files: Sequence[Path] | None = None,
 ) -> pa.Table:
-    """The committed rows, optionally of some groups and kinds only."""
+    """The committed rows, optionally of some groups and kinds only, or of some committed `files`."""
     root = Path(out_dir).absolute()
-    files = [str(f) for f in committed_files(root)]
-    if not files:
+    paths = [str(f) for f in (committed_files(root) if files is None else files)]
+    if not paths:
         return OUTPUT_SCHEMA.empty_table()
     partitioning = ds.partitioning(pa.schema([("group", pa.string()), ("date", pa.string())]), flavor="hive")
     dataset = ds.dataset(
-        files,
+        paths,
         schema=pa.schema([*FILE_SCHEMA, pa.field("group", pa.string()), pa.field("date", pa.string())]),
         format="parquet",
         partitioning=partitioning,

@@ -90,6 +90,7 @@ class PipelineConfig:
     markers_topic: str = MARKERS_TOPIC
     state_partitions: int | None = None
     max_offsets_per_trigger: int | None = None  # a backlog read in bounded micro-batches
+    figures_topic: str | None = None  # made (compacted) by preflight; `_figures_topic` writes it
 
     @property
     def stream(self) -> StreamConfig:
@@ -181,6 +182,10 @@ def preflight(config: PipelineConfig) -> None:
         check_checkpoint(config)
         check_kafka(config.bootstrap, [config.topic], config.kafka_conf)
         check_master(config.master)
+        if config.figures_topic is not None:
+            from kafka_coop.analytics._figures_topic import prepare_figures_topic
+
+            prepare_figures_topic(config.figures_topic, config.topic, config.bootstrap, config.kafka_conf)
 
 
 # --- the step Spark runs per group -------------------------------------------------------------------

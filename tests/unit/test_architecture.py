@@ -43,6 +43,7 @@ PURE = (
     "kafka_coop.analytics._ledger",
     "kafka_coop.analytics._markers",
     "kafka_coop.analytics._stream",
+    "kafka_coop.analytics._versions",
     "kafka_coop.analytics._summary",
     "kafka_coop.analytics._timeline",
     "kafka_coop.analytics._phases",

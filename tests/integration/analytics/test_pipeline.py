@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, KafkaError, Producer
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.analytics import summarize
-from kafka_coop.analytics._figures import PROGRESS_FILE, outcome_from_rows, read_pipeline_rows
+from kafka_coop.analytics._figures import PROGRESS_FILE, latest_state, outcome_from_rows, read_pipeline_rows
 from kafka_coop.analytics._model import Summary
 from kafka_coop.analytics._pipeline import PipelineConfig, run_pipeline
 from kafka_coop.analytics._spark import get_session, stop_session
@@ -147,7 +147,7 @@ def test_report_reads_the_pipelines_output_for_a_group(
     assert Summary.model_validate(result.json()) == expected
 
 
-def start_cli(out: Path, topic: str, bootstrap: str, log: Path) -> subprocess.Popen[bytes]:
+def start_cli(out: Path, topic: str, bootstrap: str, log: Path, *more: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [
             sys.executable,
@@ -168,6 +168,7 @@ def start_cli(out: Path, topic: str, bootstrap: str, log: Path) -> subprocess.Po
             "1s",
             "--window",
             "2s",  # a window's figures are written once it closes
+            *more,
         ],
         stdout=subprocess.DEVNULL,
         stderr=log.open("ab"),
@@ -223,13 +224,65 @@ def walked(
     return events
 
 
+def latest_by_key(bootstrap: str, topic: str) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """The figures topic read from the start, the last value of each key (what compaction keeps)."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"figures-{uuid.uuid4().hex[:6]}",
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": True,
+        }
+    )
+    consumer.subscribe([topic])
+    latest: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            msg = consumer.poll(1.0)
+            if msg is None:
+                continue
+            error = msg.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    break
+                raise AssertionError(error)
+            latest[tuple(json.loads(msg.key()))] = figure(json.loads(msg.value()))
+    finally:
+        consumer.close()
+    return latest
+
+
+def figure(row: dict[str, Any]) -> tuple[Any, ...]:
+    """What a figure says, from a topic record or an output row (the record renames a few columns)."""
+    if row["kind"] == "partition":
+        return (row["version"], row["owner"], row.get("unowned_since", row.get("since")))
+    return (row.get("window_start", row.get("ts")), row["window_end"], row["events"], row["pause_ms"])
+
+
+def current_state(out: Path) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """The output's current state: each partition's latest state row, each group's latest window."""
+    table = read_pipeline_rows(out, kinds=["window", "partition"])
+    state = {(r["group"], r["topic"], r["partition"]): figure(r) for r in latest_state(table, "partition")}
+    windows = sorted(
+        (r for r in table.to_pylist() if r["kind"] == "window"), key=lambda r: (r["window_end"], r["ts"])
+    )
+    state.update({(r["group"],): figure(r) for r in windows})
+    return state
+
+
 def test_a_job_killed_mid_stream_resumes_from_its_checkpoint_with_nothing_counted_twice_or_lost(
-    tmp_path: Path, bootstrap: str, topic_factory: Callable[[int], str], walked: list[dict[str, Any]]
+    tmp_path: Path,
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    walked: list[dict[str, Any]],
 ) -> None:
     """The real CLI in a process of its own over the events of members walking a plan: SIGKILL while a
     second half of the events arrives, the same command again, SIGTERM once everything is in. The
     figures equal the reference engine's over all events (a batch counted twice would double
-    callbacks, pauses and spans)."""
+    callbacks, pauses and spans). Both runs keep the current figures on a compacted topic too
+    (`--figures-topic`, made by the first): the last value of each key is the output's current state."""
     topic = topic_factory(3)
     # the walk's events squeezed into 6 s, the first half already past
     generated = squeezed(walked, now_ms() - 5_000, 6_000)
@@ -237,7 +290,8 @@ def test_a_job_killed_mid_stream_resumes_from_its_checkpoint_with_nothing_counte
     early = [e for e in generated if int(e["ts_ms"]) <= split]
     out, log = tmp_path / "out", tmp_path / "pipeline.log"
     produce(bootstrap, topic, lines(early))
-    first = start_cli(out, topic, bootstrap, log)
+    figures_topic = f"{topic}-figures"
+    first = start_cli(out, topic, bootstrap, log, "--figures-topic", figures_topic)
     try:
         wait_for(
             "first half",
@@ -257,7 +311,8 @@ def test_a_job_killed_mid_stream_resumes_from_its_checkpoint_with_nothing_counte
         if first.poll() is None:
             first.kill()
     events = early + later
-    second = start_cli(out, topic, bootstrap, log)
+    (tmp_path / "events.jsonl").write_text("".join(f"{line}\n" for line in lines(events)))  # to look into
+    second = start_cli(out, topic, bootstrap, log, "--figures-topic", figures_topic)
     try:
         wait_for("second half", lambda: summary_of(out).events >= len(events), second, log)
         second.send_signal(signal.SIGTERM)
@@ -266,4 +321,27 @@ def test_a_job_killed_mid_stream_resumes_from_its_checkpoint_with_nothing_counte
         if second.poll() is None:
             second.kill()
     assert summary_of(out) == summarize(events)
+    assert latest_by_key(bootstrap, figures_topic) == current_state(out), "the compacted topic's figures"
+    assert (admin.topic_config(figures_topic) or {}).get("cleanup.policy") == "compact"
     assert "Traceback" not in log.read_text()
+
+
+def test_an_existing_figures_topic_without_compaction_is_refused_in_one_sentence(
+    tmp_path: Path, bootstrap: str, topic_factory: Callable[[int], str], run_cli: Callable[..., CliResult]
+) -> None:
+    events, plain = topic_factory(1), topic_factory(1)
+    out = tmp_path / "out"
+    result = run_cli(
+        "pipeline",
+        "run",
+        f"kafka://{events}",
+        "--out",
+        str(out),
+        "--bootstrap-server",
+        bootstrap,
+        "--figures-topic",
+        plain,
+    )
+    assert result.code == 2, result.stderr
+    assert f"--figures-topic {plain} exists with cleanup.policy=delete" in result.stderr
+    assert not out.exists()
