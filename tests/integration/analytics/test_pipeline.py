@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import Producer
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.analytics import summarize
@@ -34,6 +34,7 @@ from kafka_coop.rollout import Plan
 from kafka_coop.sandbox import MemberProcesses, MemberSpec, PlanRunner, SteadyProducer
 from testbed.interop import member_command
 from tests.conftest import CliResult
+from tests.integration.topics import read_to_end
 from tests.unit.analytics.test_engine import STREAMS, prefixed
 from tests.unit.analytics.test_read import BAD_LINES
 
@@ -226,31 +227,10 @@ def walked(
 
 def latest_by_key(bootstrap: str, topic: str) -> dict[tuple[Any, ...], tuple[Any, ...]]:
     """The figures topic read from the start, the last value of each key (what compaction keeps)."""
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"figures-{uuid.uuid4().hex[:6]}",
-            "auto.offset.reset": "earliest",
-            "enable.partition.eof": True,
-        }
-    )
-    consumer.subscribe([topic])
-    latest: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            msg = consumer.poll(1.0)
-            if msg is None:
-                continue
-            error = msg.error()
-            if error is not None:
-                if error.code() == KafkaError._PARTITION_EOF:
-                    break
-                raise AssertionError(error)
-            latest[tuple(json.loads(msg.key()))] = figure(json.loads(msg.value()))
-    finally:
-        consumer.close()
-    return latest
+    return {
+        tuple(json.loads(key)): figure(json.loads(value or b"null"))
+        for key, value in read_to_end(bootstrap, topic)
+    }
 
 
 def figure(row: dict[str, Any]) -> tuple[Any, ...]:
