@@ -54,7 +54,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised by users without the extra
     raise InvalidInput("The live pipeline needs pyspark, which is not installed.", hint=SPARK_HINT) from exc
 
-from kafka_coop.analytics._spark import DECODE, get_session
+from kafka_coop.analytics._spark import DECODE, SPARK_LOG_LEVEL, get_session
 
 # PySpark's worker concatenates the step's frames, whose columns of other kinds' rows are all null; pandas
 # warns about that on every batch. The worker imports this module to run `step`, so the filter is its.
@@ -489,7 +489,10 @@ def _stop_between_batches(query: StreamingQuery, trigger_s: float, spark: SparkS
         time.sleep(0.05)
     if query.isActive:
         quiet_spark_log(spark)
-        query.stop()
+        try:
+            query.stop()  # returns once the query's thread has ended: nothing more of it to log
+        finally:
+            spark.sparkContext.setLogLevel(SPARK_LOG_LEVEL)
 
 
 def _batch_id(query: StreamingQuery) -> int | None:
@@ -498,8 +501,8 @@ def _batch_id(query: StreamingQuery) -> int | None:
 
 
 def quiet_spark_log(spark: SparkSession) -> None:
-    """Nothing from Spark's log from now on: a query stopped on purpose logs its interrupted batch as
-    errors with Java stack traces (the checkpoint is consistent: that batch runs again on restart)."""
+    """Nothing from Spark's log until the query stopped: a query stopped on purpose logs its interrupted
+    batch as errors with Java stack traces (the checkpoint is consistent: that batch runs again)."""
     spark.sparkContext.setLogLevel("OFF")
 
 

@@ -85,6 +85,7 @@ LIST_ON_DRIVER_UP_TO: Final = 10_000
 # first analysis of 1.25 M events 4.4 s, 2.2 s with these, warm 1.5 s).
 WORKER_ENV: Final = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(8 << 30)}
 DECODE: Final = "kafka_coop_decode"
+SPARK_LOG_LEVEL: Final = "ERROR"
 TRAINING_TIMEOUT_S: Final = 300
 
 DECODED: Final = StructType(
@@ -187,7 +188,7 @@ def get_session(
             f"Spark could not start ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}).",
             hint="Spark needs Java 17+ on PATH and a reachable --master (default local[*]).",
         ) from None
-    session.sparkContext.setLogLevel("ERROR")
+    session.sparkContext.setLogLevel(SPARK_LOG_LEVEL)
     session.udf.registerJavaFunction(DECODE, DECODER_CLASS, DECODED)
     if not is_local(master):  # executors elsewhere run the driver's kafka_coop, not whatever they have
         session.sparkContext.addPyFile(str(package_zip()))
