@@ -42,6 +42,7 @@ PURE = (
     "kafka_coop.analytics._intervals",
     "kafka_coop.analytics._ledger",
     "kafka_coop.analytics._markers",
+    "kafka_coop.analytics._pause_gate",
     "kafka_coop.analytics._stream",
     "kafka_coop.analytics._versions",
     "kafka_coop.analytics._summary",
