@@ -132,6 +132,8 @@ def render_table(term: Terminal, plan: Plan) -> None:
             for command in phase.then:
                 out.print(Text(f"  {command}", style="bold"), soft_wrap=True)
         out.print(Text.assemble(("pause: ", "dim"), f"{phase.pause}: {phase.pause_note}"))
+        if phase.pause_budget_ms is not None:
+            out.print(Text.assemble(("pause budget: ", "dim"), f"p95 <= {phase.pause_budget_ms:,} ms"))
         out.print(Text.assemble(("rollback: ", "dim"), phase.rollback))
         for note in phase.notes:
             out.print(Text.assemble(("note: ", "dim"), note))
@@ -194,7 +196,10 @@ def render_markdown(plan: Plan) -> str:
             out += ["```sh", *phase.alongside, "```", ""]
         if phase.then:
             out += ["", "Right after the action:", "", "```sh", *phase.then, "```", ""]
-        out += [f"- Pause ({phase.pause}): {phase.pause_note}", f"- Rollback: {phase.rollback}"]
+        out += [f"- Pause ({phase.pause}): {phase.pause_note}"]
+        if phase.pause_budget_ms is not None:
+            out += [f"- Pause budget: p95 <= {phase.pause_budget_ms:,} ms"]
+        out += [f"- Rollback: {phase.rollback}"]
         out += [f"- Note: {note}" for note in phase.notes]
     if plan.final_gate:
         out += ["", "### After the last phase", "", "```sh", plan.final_gate, "```"]
@@ -242,6 +247,14 @@ def _plan_command(direction: Direction) -> click.Command:
         "the group's session when needed.",
     )
     @click.option(
+        "--pause-budget-ms",
+        type=click.IntRange(min=0),
+        default=None,
+        help="The most a member pause may take in each phase (p95, ms): written in the plan as each "
+        "phase's pause_budget_ms; `verify-group --plan --phase N --events|--pipeline-out` fails the phase "
+        "above it.",
+    )
+    @click.option(
         "--gate-timeout",
         type=click.IntRange(min=1),
         default=300,
@@ -261,6 +274,7 @@ def _plan_command(direction: Direction) -> click.Command:
         manifests_topic: str,
         timeout: float,
         restart_s: float | None,
+        pause_budget_ms: int | None,
         gate_timeout: int,
         output: str,
     ) -> None:
@@ -273,7 +287,14 @@ def _plan_command(direction: Direction) -> click.Command:
         )
         target: Target = to  # type: ignore[assignment]  # click.Choice narrowed it
         plan = make_plan(
-            fleet, direction, target, migrations, gate=gate, forced=forced is not None, restart_s=restart_s
+            fleet,
+            direction,
+            target,
+            migrations,
+            gate=gate,
+            forced=forced is not None,
+            restart_s=restart_s,
+            pause_budget_ms=pause_budget_ms,
         )
         if output == "json":
             click.echo(json.dumps(plan.model_dump(mode="json", by_alias=True), indent=2))

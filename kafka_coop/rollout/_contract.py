@@ -55,6 +55,9 @@ class PlanPhase(BaseModel):
     expect: Expect
     pause: PauseClass
     pause_note: str
+    # The most a member pause may take in this phase (its p95, ms), as the planner was told
+    # (--pause-budget-ms); `verify-group --plan --phase N` fails the phase above it. None: not stated.
+    pause_budget_ms: int | None = None
     rollback: str
     notes: tuple[str, ...] = ()
     then: tuple[str, ...] = ()  # commands to run right after the action, before the next gate
@@ -97,11 +100,12 @@ class FleetSummary(BaseModel):
 
 
 class Plan(BaseModel):
-    """The contract `upgrade-plan --output json` writes and `verify-group --plan` and runners read."""
+    """The contract `upgrade-plan --output json` writes and `verify-group --plan` and runners read.
+    v2 added each phase's `pause_budget_ms`; a v1 plan (no budgets) is still read."""
 
     model_config = ConfigDict(frozen=True, populate_by_name=True)
 
-    v: Literal[1] = 1
+    v: Literal[2, 1] = 2
     group: str
     direction: Direction
     to: Target

@@ -240,7 +240,9 @@ def _phase_configs(
     return out
 
 
-def _phases(fleet: FleetDescription, candidate: _Candidate, gate: GateCommand) -> list[PlanPhase]:
+def _phases(
+    fleet: FleetDescription, candidate: _Candidate, gate: GateCommand, pause_budget_ms: int | None
+) -> list[PlanPhase]:
     spec, position = candidate.spec, candidate.position
     assert position is not None
     families = {f for f in fleet.families() if f != "unknown"} or set(spec.families)
@@ -286,6 +288,7 @@ def _phases(fleet: FleetDescription, candidate: _Candidate, gate: GateCommand) -
                 expect=phase.expect,
                 pause=phase.pause,
                 pause_note=pause_note(phase, protocol_before, fleet.size, static),
+                pause_budget_ms=pause_budget_ms,
                 rollback=phase.rollback,
                 notes=phase.notes,
                 then=tuple(render(c) for c in then),
@@ -311,11 +314,13 @@ def make_plan(
     gate: GateCommand | None = None,
     forced: bool = False,
     restart_s: float | None = None,
+    pause_budget_ms: int | None = None,
 ) -> Plan:
     """Choose a path among `migrations` (name or file, spec) for `fleet` and lay out its phases.
 
     `forced`: the caller named one migration; every reason it does not fit becomes a blocker.
     `restart_s`: how long a member's restart takes (held against the broker's KIP-848 session).
+    `pause_budget_ms`: every phase's pause budget (member pause p95), which its gate judges.
     """
     gate = gate or GateCommand()
     state = detect_state(fleet)
@@ -395,7 +400,7 @@ def make_plan(
     ]
     warnings += [f"{c.name}: {c.reason}" for c in preconditions if c.status == "warn"]
     warnings += _family_warnings(fleet, spec)
-    phases = _phases(fleet, candidate, gate)
+    phases = _phases(fleet, candidate, gate, pause_budget_ms)
     final_gate = gate.gate(fleet.group, candidate.source, len(spec.phases), fleet.size)
     if position.done == len(spec.phases):
         status: PlanStatus = "done"
