@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 from rich.text import Text
 
+from kafka_coop.analytics import MARKERS_TOPIC, PauseFigures, PhaseMarker, pause_check
 from kafka_coop.coordinator import open_client
 from kafka_coop.errors import GateFailed, InvalidInput
 from kafka_coop.inspection import (
@@ -23,10 +24,12 @@ from kafka_coop.rollout import (
     PLAN_HINT,
     GateReport,
     MigrationSpec,
+    Plan,
     evaluate,
     load_migration,
     load_plan,
     migration_names,
+    worst,
 )
 
 from ._context import (
@@ -40,12 +43,20 @@ from ._context import (
     pass_terminal,
 )
 from ._tables import aligned_table
+from .report import epoch_ms
+
+if TYPE_CHECKING:
+    from kafka_coop.analytics import Judged
 
 
 class VerifyOutput(GateReport):
-    """What `verify-group --output json` prints: the gate's checks and verdict (schema `verify-group`)."""
+    """What `verify-group --output json` prints: the gate's checks and verdict (schema `verify-group`);
+    v2: the pause figures the `pause-budget` check judged, its budget, and the marker a pass wrote."""
 
-    v: Literal[1] = 1
+    v: Literal[2] = 2
+    pause: PauseFigures | None = None
+    pause_budget_ms: int | None = None
+    marker: PhaseMarker | None = None
 
 
 STATUS_STYLE = {"pass": "green", "not-judged": "dim", "warn": "yellow", "fail": "bold red"}
@@ -71,7 +82,7 @@ class LagWindow(click.ParamType):  # type: ignore[type-arg]  # generic only in s
         return seconds
 
 
-def migration_from_plan(path: Path, group: str) -> MigrationSpec:
+def plan_for(path: Path, group: str) -> Plan:
     """A plan file (upgrade-plan --output json) names its group and migration; the spec is the source
     of truth. A plan made for another group is refused: its phases say nothing about this one."""
     plan = load_plan(path)
@@ -86,7 +97,7 @@ def migration_from_plan(path: Path, group: str) -> MigrationSpec:
             "there are no phases to verify).",
             hint=PLAN_HINT,
         )
-    return load_migration(plan.migration)
+    return plan
 
 
 def render_report(term: Terminal, report: GateReport) -> None:
@@ -193,6 +204,39 @@ def _title(report: GateReport) -> str:
 )
 @click.option("--strict", is_flag=True, help="Treat warnings as failures.")
 @click.option("--manifests-topic", default=DEFAULT_MANIFEST_TOPIC, show_default=True, help="'' to read none.")
+@click.option(
+    "--max-pause-ms",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Fail when the members' pause p95 in the phase exceeds N ms (with --plan: default the plan's "
+    "pause_budget_ms of --phase). Needs --pipeline-out or --events.",
+)
+@click.option(
+    "--pipeline-out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Pause figures from the live pipeline's output (`kafka-coop pipeline run --out`).",
+)
+@click.option(
+    "--events",
+    "events_source",
+    default=None,
+    metavar="kafka://TOPIC",
+    help="Pause figures computed from the events topic (the Python engine).",
+)
+@click.option(
+    "--since",
+    default=None,
+    metavar="TIME",
+    help="Judge the pause from TIME (ISO 8601 UTC or epoch ms), not from the phase's rollout marker.",
+)
+@click.option(
+    "--markers-topic",
+    default=MARKERS_TOPIC,
+    show_default=True,
+    help="Rollout markers: a passing --phase gate with a figures source records there that the next "
+    "phase begins.",
+)
 @output_option()
 @pass_terminal
 def verify_group(
@@ -210,12 +254,18 @@ def verify_group(
     lag_window: float | None,
     strict: bool,
     manifests_topic: str,
+    max_pause_ms: int | None,
+    pipeline_out: Path | None,
+    events_source: str | None,
+    since: str | None,
+    markers_topic: str,
     output: str,
 ) -> None:
     """Named pass/warn/fail checks on GROUP; exit 0 when the gate passes, 1 when it fails."""
     if plan_file is not None and migration is not None:
         raise InvalidInput("Give --plan or --migration, not both.")
-    spec = migration_from_plan(plan_file, group) if plan_file is not None else None
+    plan = plan_for(plan_file, group) if plan_file is not None else None
+    spec = load_migration(plan.migration) if plan is not None and plan.migration else None
     spec = load_migration(migration) if migration is not None else spec
     if (spec is None) != (phase is None):
         raise InvalidInput(
@@ -224,6 +274,20 @@ def verify_group(
         )
     if spec is not None and phase is not None and phase > len(spec.phases):
         spec.phase(phase)  # the one sentence about which phases exist
+    pause_budget, judged = pause_request(
+        group,
+        plan,
+        spec,
+        phase,
+        max_pause_ms=max_pause_ms,
+        source=pipeline_out if pipeline_out is not None else events_source,
+        both=pipeline_out is not None and events_source is not None,
+        since_ms=epoch_ms(since, "--since"),
+    )
+    if pipeline_out is not None:
+        from kafka_coop.analytics import check_pipeline_out
+
+        check_pipeline_out(pipeline_out)
     admin, conf = admin_for(bootstrap, command_config)
     coordinator = open_client(bootstrap, conf, timeout_s=min(timeout, 10.0))
 
@@ -292,15 +356,101 @@ def verify_group(
                 hint=f"Check that the members started and the name is right: {LIST_GROUPS}",
             )
         raise missing_group(group, bootstrap)
+    figures: PauseFigures | None = None
+    if judged is not None and pause_budget is not None:
+        from kafka_coop.analytics import from_events, from_pipeline
+
+        term.progress(f"Measuring the pause of group {group} …")
+        if pipeline_out is not None:
+            figures = from_pipeline(pipeline_out, judged)
+        else:
+            assert events_source is not None  # pause_request: a judged phase has a source
+            figures = from_events(
+                events_source, judged, bootstrap=bootstrap, conf=conf, markers_topic=markers_topic
+            )
+        check = pause_check(figures, pause_budget)
+        checks = (*report.checks, check)
+        report = report.model_copy(update={"checks": checks, "status": worst(c.status for c in checks)})
+    marker: PhaseMarker | None = None
+    if judged is not None and spec is not None and phase is not None and not report.failed(strict):
+        from kafka_coop.analytics import now_ms, write_marker
+
+        marker = PhaseMarker(
+            ts_ms=now_ms(), group=group, migration=spec.name, phase=phase, phases=len(spec.phases)
+        )
+        write_marker(bootstrap, marker, markers_topic, conf)
     if output == "json":
-        term.emit_json(VerifyOutput.model_construct(**dict(report)))
+        shown = VerifyOutput.model_construct(
+            **dict(report), pause=figures, pause_budget_ms=pause_budget if figures else None, marker=marker
+        )
+        term.emit_json(shown)
     else:
         render_report(term, report)
+        if marker is not None:
+            term.out.print(
+                Text(f"marker written to {markers_topic}: {marker.begins} begins now", style="dim"),
+                highlight=False,
+            )
     if report.failed(strict):
         raise GateFailed(
             f"The gate on group {group} did not pass: {report.summary()}.",
             hint=_hint(report, strict),
         )
+
+
+def pause_request(
+    group: str,
+    plan: Plan | None,
+    spec: MigrationSpec | None,
+    phase: int | None,
+    *,
+    max_pause_ms: int | None,
+    source: Path | str | None,
+    both: bool,
+    since_ms: int | None,
+) -> tuple[int | None, Judged | None]:
+    """(budget, what to judge) from the flags, or one sentence (exit 2) before any cluster call. A
+    source without a budget is fine at phase 0 (the gate only writes the marker that starts phase 1)."""
+    from kafka_coop.analytics import Judged
+
+    if both:
+        raise InvalidInput("Give --pipeline-out or --events, not both.")
+    if isinstance(source, str) and (not source.startswith("kafka://") or not source[8:].strip("/")):
+        raise InvalidInput(
+            f"--events {source!r} is not an events topic.",
+            hint="Name it kafka://EVENTS_TOPIC (the KafkaTopicSink's topic).",
+        )
+    if source is None:
+        if max_pause_ms is not None or since_ms is not None:
+            raise InvalidInput(
+                "--max-pause-ms and --since need the pause figures: give --pipeline-out DIR (the live "
+                "pipeline's output) or --events kafka://TOPIC.",
+            )
+        return None, None
+    budget = max_pause_ms
+    if budget is None and plan is not None and phase is not None and phase >= 1:
+        budget = next((p.pause_budget_ms for p in plan.phases if p.n == phase), None)
+    spans = since_ms is not None or (spec is not None and phase is not None and phase >= 1)
+    judged = Judged(group, spec.name if spec else None, phase, since_ms)
+    if budget is None:
+        if spans and plan is not None:
+            raise InvalidInput(
+                f"The plan states no pause budget for phase {phase}: there is nothing to judge the "
+                "pause against.",
+                hint="Make the plan with --pause-budget-ms N, or give --max-pause-ms N.",
+            )
+        if spans or spec is None or phase is None:
+            raise InvalidInput(
+                "--pipeline-out and --events give the pause figures, but no budget judges them.",
+                hint="Give --max-pause-ms N (or --plan with a plan made with --pause-budget-ms N).",
+            )
+        return None, judged  # phase 0: only the marker
+    if not spans:
+        raise InvalidInput(
+            "--max-pause-ms judges a phase, and there is none: give --plan or --migration with --phase N "
+            "(N >= 1; it began at the marker the gate after phase N-1 wrote), or --since TIME.",
+        )
+    return budget, judged
 
 
 def _hint(report: GateReport, strict: bool) -> str:

@@ -13,11 +13,21 @@ from typing import TYPE_CHECKING
 from kafka_coop._lazy import lazy_attributes
 from kafka_coop.analytics._generate import event_line, generate_events, write_jsonl
 from kafka_coop.analytics._intervals import unavailability, unavailable_ms
+from kafka_coop.analytics._markers import MARKERS_TOPIC, PhaseMarker
 from kafka_coop.analytics._model import (
     Malformed,
     PhaseWindow,
     Summary,
 )
+from kafka_coop.analytics._pause_figures import (
+    Judged,
+    check_pipeline_out,
+    from_events,
+    from_pipeline,
+    now_ms,
+    write_marker,
+)
+from kafka_coop.analytics._pause_gate import PauseFigures, pause_check
 from kafka_coop.analytics._phases import load_phases
 from kafka_coop.analytics._prepare import SparkPrepared, prepare_spark
 from kafka_coop.analytics._read import read_event_lines
@@ -57,18 +67,27 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
     "ENGINES",
+    "MARKERS_TOPIC",
     "FiguresPublisher",
+    "Judged",
     "Malformed",
+    "PauseFigures",
+    "PhaseMarker",
     "PhaseWindow",
     "PipelineConfig",
     "ReportResult",
     "SparkPrepared",
     "Summary",
+    "check_pipeline_out",
     "event_line",
+    "from_events",
+    "from_pipeline",
     "generate_events",
     "get_session",
     "load_phases",
+    "now_ms",
     "outcome_from_rows",
+    "pause_check",
     "pauses",
     "pipeline_input",
     "pipeline_records",
@@ -83,4 +102,5 @@ __all__ = [
     "unavailability",
     "unavailable_ms",
     "write_jsonl",
+    "write_marker",
 ]

@@ -17,7 +17,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -133,10 +133,11 @@ def check_kafka(bootstrap: str | None, topics: Sequence[str], conf: Mapping[str,
             raise InvalidInput(f"Topic {topic!r} does not exist on {bootstrap}.")
 
 
-def read_kafka_python(
+def read_topic_values(
     bootstrap: str, topic: str, conf: Mapping[str, str] | None = None
-) -> tuple[list[dict[str, Any]], list[Malformed]]:
-    """Every retained record of `topic`, read once from the low to the high watermark (no group)."""
+) -> Iterator[tuple[int, int, bytes]]:
+    """(partition, offset, value) of every retained record of `topic`, read once from the low to the
+    high watermark (no group)."""
     from confluent_kafka import Consumer, TopicPartition
 
     from kafka_coop.admin import ClusterAdmin
@@ -151,8 +152,6 @@ def read_kafka_python(
             "enable.partition.eof": False,
         }
     )
-    events: list[dict[str, Any]] = []
-    malformed: list[Malformed] = []
     try:
         todo: dict[int, int] = {}
         assignment = []
@@ -174,14 +173,23 @@ def read_kafka_python(
                     continue
                 if offset + 1 >= todo[part]:
                     del todo[part]
-                value = msg.value() or b""
-                result = validate_line(value.decode("utf-8", errors="replace"))
-                if isinstance(result, str):
-                    malformed.append(Malformed(path=f"kafka://{topic}/{part}", line=offset, reason=result))
-                else:
-                    events.append(result)
+                yield part, offset, msg.value() or b""
     finally:
         consumer.close()
+
+
+def read_kafka_python(
+    bootstrap: str, topic: str, conf: Mapping[str, str] | None = None
+) -> tuple[list[dict[str, Any]], list[Malformed]]:
+    """Every retained record of `topic` as an event, or as a refused record with its place."""
+    events: list[dict[str, Any]] = []
+    malformed: list[Malformed] = []
+    for part, offset, value in read_topic_values(bootstrap, topic, conf):
+        result = validate_line(value.decode("utf-8", errors="replace"))
+        if isinstance(result, str):
+            malformed.append(Malformed(path=f"kafka://{topic}/{part}", line=offset, reason=result))
+        else:
+            events.append(result)
     return events, malformed
 
 

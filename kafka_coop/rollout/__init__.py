@@ -9,7 +9,7 @@
   `_wording`: the config and pause wording of a phase; `_checks`: the Check every one of them returns.
 """
 
-from kafka_coop.rollout._checks import Check
+from kafka_coop.rollout._checks import Check, worst
 from kafka_coop.rollout._commands import GateSpec, PlanSpec, RemoveStaticSpec, argv, render
 from kafka_coop.rollout._contract import (
     PLAN_HINT,
@@ -87,4 +87,5 @@ __all__ = [
     "parse_migration",
     "phase_match",
     "render",
+    "worst",
 ]
