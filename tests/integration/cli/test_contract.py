@@ -89,6 +89,16 @@ def world(
     fleet += "  - family: librdkafka\n    count: 2\n    assignors: [range]\n"
     (tmp / "fleet-b.yaml").write_text("group: other-group\n" + fleet.format(version="4.1"))
     (tmp / "fleet-3x.yaml").write_text("group: old-group\n" + fleet.format(version="3.9"))
+    (tmp / "fleet-own.yaml").write_text(f"group: {group}\n" + fleet.format(version="4.1"))
+    # a pipeline output whose committed file is not Parquet (a disk error, a copy cut short)
+    bad_pipeline = tmp / "bad-pipeline"
+    (bad_pipeline / "_spark_metadata").mkdir(parents=True)
+    (bad_pipeline / "_kafka_coop_pipeline.json").write_text("{}\n")
+    torn = bad_pipeline / f"group={group}" / "date=2026-11-26" / "part-00000.parquet"
+    torn.parent.mkdir(parents=True)
+    torn.write_bytes(b"not parquet")
+    entry = {"path": torn.as_uri(), "size": 11, "isDir": False, "modificationTime": 0, "action": "add"}
+    (bad_pipeline / "_spark_metadata" / "0").write_text("v1\n" + json.dumps(entry) + "\n")
     processes = MemberProcesses(bootstrap, tmp / "members")
     producer = SteadyProducer(bootstrap, topic, 2, rate=20).start()
     values = {
@@ -108,6 +118,9 @@ def world(
         "fleet_b": str(tmp / "fleet-b.yaml"),
         "fleet_3x": str(tmp / "fleet-3x.yaml"),
         "plan_b": str(tmp / "plan-b.json"),
+        "plan_own": str(tmp / "plan-own.json"),
+        "fleet_own": str(tmp / "fleet-own.yaml"),
+        "bad_pipeline": str(bad_pipeline),
         **{f"{name}_props": str(tmp / f"{name}.properties") for name in props},
     }
     with processes:
@@ -118,6 +131,9 @@ def world(
         plan = run(world.argv("upgrade-plan --fleet {fleet_b} --to cooperative -o json"))
         assert plan.code == 0, plan.why()
         Path(values["plan_b"]).write_text(plan.stdout)
+        own = run(world.argv("upgrade-plan --fleet {fleet_own} --to cooperative -o json"))  # no pause budget
+        assert own.code == 0, own.why()
+        Path(values["plan_own"]).write_text(own.stdout)
         try:
             yield world
         finally:
@@ -148,6 +164,9 @@ BAD_PATH = _rows(
     Row("sandbox-start-dir-under-a-file", "sandbox start --dir {file}/sandbox --port {port}", 2, "a-file"),
     Row("demo-dir-under-a-file", "demo --bootstrap-server {bootstrap} --dir {file}/demo", 2, "a-file"),
     Row("remove-config-under-a-file", "remove-members {group} --bootstrap-server {bootstrap} --all-static --command-config {file}/c.properties", 2, "c.properties"),
+    Row("verify-pipeline-out-missing", "verify-group {group} --bootstrap-server {bootstrap} --pipeline-out {missing} --max-pause-ms 1 --since 0", 2, "Pipeline output {missing} does not exist"),
+    Row("verify-pipeline-out-not-the-pipelines", "verify-group {group} --bootstrap-server {bootstrap} --pipeline-out {tmp} --max-pause-ms 1 --since 0", 2, "is not the output of `kafka-coop pipeline run`"),
+    Row("verify-pipeline-out-unreadable-parquet", "verify-group {group} --bootstrap-server {bootstrap} --pipeline-out {bad_pipeline} --max-pause-ms 1 --since 0", 2, "The pipeline's output {bad_pipeline} cannot be read"),
     Row("manifest-topic-config-missing", "manifest-topic --bootstrap-server {bootstrap} --command-config {missing}", 2, "does not exist"),
 )
 BAD_KEY = _rows(
@@ -174,6 +193,14 @@ BAD_VALUE = _rows(
     Row("verify-lag-window-word", "verify-group {group} --bootstrap-server {bootstrap} --lag-window soon", 2, "--lag-window"),
     Row("verify-phase-out-of-range", "verify-group {group} --bootstrap-server {bootstrap} --migration eager-to-cooperative --phase 9", 2, "phase"),
     Row("verify-unknown-migration", "verify-group {group} --bootstrap-server {bootstrap} --migration sideways --phase 1", 2, "sideways"),
+    Row("verify-max-pause-without-figures", "verify-group {group} --bootstrap-server {bootstrap} --max-pause-ms 1 --since 0", 2, "need the pause figures"),
+    Row("verify-two-figure-sources", "verify-group {group} --bootstrap-server {bootstrap} --pipeline-out {tmp} --events kafka://{topic} --max-pause-ms 1 --since 0", 2, "--pipeline-out or --events, not both"),
+    Row("verify-events-not-a-topic", "verify-group {group} --bootstrap-server {bootstrap} --events {events} --max-pause-ms 1 --since 0", 2, "is not an events topic"),
+    Row("verify-max-pause-without-a-phase", "verify-group {group} --bootstrap-server {bootstrap} --events kafka://{topic} --max-pause-ms 1", 2, "judges a phase, and there is none"),
+    Row("verify-since-not-a-time", "verify-group {group} --bootstrap-server {bootstrap} --events kafka://{topic} --max-pause-ms 1 --since soon", 2, "--since 'soon' is not a time"),
+    Row("verify-plan-without-a-pause-budget", "verify-group {group} --bootstrap-server {bootstrap} --plan {plan_own} --phase 1 --events kafka://{topic}", 2, "The plan states no pause budget for phase 1"),
+    Row("verify-events-topic-missing", "verify-group {group} --bootstrap-server {bootstrap} --events kafka://{nogroup} --max-pause-ms 1 --since 0", 2, "Topic '{nogroup}' does not exist"),
+    Row("plan-pause-budget-negative", "upgrade-plan --fleet {fleet_b} --to cooperative --pause-budget-ms -1", 2, "--pause-budget-ms"),
     Row("upgrade-plan-bad-target", "upgrade-plan {group} --to sideways --bootstrap-server {bootstrap}", 2, "--to"),
     Row("sandbox-old-kafka", "sandbox start --dir {tmp}/sb-old --kafka-version 3.6.2", 2, r"not a release the sandbox supports: it runs 3\.7\.x, 3\.8\.x, 3\.9\.x and 4\.x"),
     Row("sandbox-kafka-word", "sandbox start --dir {tmp}/sb-word --kafka-version latest", 2, "not a release the sandbox supports"),
@@ -211,6 +238,7 @@ UNREACHABLE = _rows(
             ("describe-all", "describe --all"),
         )
     ),
+    Row("verify-group-pause-refused", "verify-group {group} --events kafka://{topic} --max-pause-ms 1 --since 0 --bootstrap-server {refused} --timeout 2", 3, "Could not reach|did not answer", UNREACHABLE_S),
     Row("manifest-topic-refused", "manifest-topic --bootstrap-server {refused}", 3, "Could not reach", 30.0),
     Row("report-kafka-refused", "report kafka://{topic} --bootstrap-server {refused} --out {tmp}/r5", 3, "reach|answer", 30.0),
     Row("demo-refused", "demo --bootstrap-server {refused} --no-report", 3, "reach|answer", 40.0),
