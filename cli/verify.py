@@ -43,6 +43,7 @@ from ._context import (
     pass_terminal,
 )
 from ._tables import aligned_table
+from .pipeline import topic_of
 from .report import epoch_ms
 
 if TYPE_CHECKING:
@@ -415,11 +416,8 @@ def pause_request(
 
     if both:
         raise InvalidInput("Give --pipeline-out or --events, not both.")
-    if isinstance(source, str) and (not source.startswith("kafka://") or not source[8:].strip("/")):
-        raise InvalidInput(
-            f"--events {source!r} is not an events topic.",
-            hint="Name it kafka://EVENTS_TOPIC (the KafkaTopicSink's topic).",
-        )
+    if isinstance(source, str):
+        topic_of(source)  # the pipeline's own sentence for what is not kafka://EVENTS_TOPIC
     if source is None:
         if max_pause_ms is not None or since_ms is not None:
             raise InvalidInput(

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.analytics import Judged, from_events, from_pipeline
+from kafka_coop.analytics import Judged, PauseFigures, from_events, from_pipeline
 from kafka_coop.analytics._pipeline import PipelineConfig
 from kafka_coop.analytics._spark import get_session, stop_session
 from kafka_coop.consumer import CoopConsumer
@@ -84,6 +84,16 @@ def gate(run_cli: Callable[..., CliResult], bootstrap: str, walk: Walk, *args: s
     )
 
 
+def judge(
+    run_cli: Callable[..., CliResult], bootstrap: str, walk: Walk, source: str, budget_ms: int
+) -> CliResult:
+    """The gate after phase 1 with a figures source (`kafka://TOPIC` or the pipeline's DIR) and a budget."""
+    flag = "--events" if source.startswith("kafka://") else "--pipeline-out"
+    return gate(
+        run_cli, bootstrap, walk, "--phase", "1", flag, source, "--max-pause-ms", str(budget_ms), "-o", "json"
+    )
+
+
 @pytest.fixture(scope="module")
 def walk(bootstrap: str, admin: ClusterAdmin, run_cli: Callable[..., CliResult]) -> Iterator[Walk]:
     """Two classic members; the phase-0 gate passes (and writes its marker); each member is bounced to
@@ -125,10 +135,7 @@ def test_a_passing_phase_gate_writes_the_marker_that_begins_the_next_phase(walk:
 def test_the_gate_passes_a_phase_whose_pauses_are_within_the_budget(
     walk: Walk, bootstrap: str, run_cli: Callable[..., CliResult]
 ) -> None:
-    source = f"kafka://{walk.events}"
-    result = gate(
-        run_cli, bootstrap, walk, "--phase", "1", "--events", source, "--max-pause-ms", "600000", "-o", "json"
-    )
+    result = judge(run_cli, bootstrap, walk, f"kafka://{walk.events}", 600_000)
     assert result.code == 0, result.stderr
     document = result.json()
     check = next(c for c in document["checks"] if c["name"] == "pause-budget")
@@ -142,11 +149,11 @@ def test_the_gate_passes_a_phase_whose_pauses_are_within_the_budget(
 def test_the_gate_fails_a_phase_whose_pause_p95_exceeds_the_budget(
     walk: Walk, bootstrap: str, run_cli: Callable[..., CliResult]
 ) -> None:
-    source = f"kafka://{walk.events}"
-    result = gate(run_cli, bootstrap, walk, "--phase", "1", "--events", source, "--max-pause-ms", "1")
+    result = judge(run_cli, bootstrap, walk, f"kafka://{walk.events}", 1)
     assert result.code == 1, result.stderr
     assert "pause-budget fail" in result.stderr
-    assert "> budget 1 ms" in result.stdout
+    check = next(c for c in result.json()["checks"] if c["name"] == "pause-budget")
+    assert f"pause p95 {result.json()['pause']['p95_ms']:,} ms > budget 1 ms" in check["reason"]
 
 
 def test_a_phase_with_no_events_of_the_group_is_not_judged(
@@ -156,19 +163,7 @@ def test_a_phase_with_no_events_of_the_group_is_not_judged(
     the other checks pass; the reason says it)."""
     empty = f"pause-gate-empty-{uuid.uuid4().hex[:6]}"
     admin.ensure_topic(empty, 1)
-    result = gate(
-        run_cli,
-        bootstrap,
-        walk,
-        "--phase",
-        "1",
-        "--events",
-        f"kafka://{empty}",
-        "--max-pause-ms",
-        "1",
-        "-o",
-        "json",
-    )
+    result = judge(run_cli, bootstrap, walk, f"kafka://{empty}", 1)
     check = next(c for c in result.json()["checks"] if c["name"] == "pause-budget")
     assert (result.code, check["status"]) == (0, "not-judged"), result.stderr
     assert check["reason"].startswith(f"not judged: no rebalance events of group {walk.group}")
@@ -177,16 +172,18 @@ def test_a_phase_with_no_events_of_the_group_is_not_judged(
 def test_a_missing_events_topic_is_one_sentence_and_exit_2(
     walk: Walk, bootstrap: str, run_cli: Callable[..., CliResult]
 ) -> None:
-    result = gate(
-        run_cli, bootstrap, walk, "--phase", "1", "--events", "kafka://no-such-events", "--max-pause-ms", "1"
-    )
+    result = judge(run_cli, bootstrap, walk, "kafka://no-such-events", 1)
     assert (result.code, "Topic 'no-such-events' does not exist" in result.stderr) == (2, True), result.stderr
+    assert result.stdout == ""  # -o json prints nothing when the command fails
 
 
 # --- the same phase judged from the live pipeline's output ------------------------------------------------
 @pytest.fixture(scope="module")
-def pipeline_out(walk: Walk, bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The real pipeline over the walk's events and markers until its figures hold every pause of phase 1."""
+def pipeline_out(
+    walk: Walk, bootstrap: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Path, PauseFigures]]:
+    """The real pipeline over the walk's events and markers until its figures hold every pause of phase
+    1; with the figures the events topic gives for the phase."""
     judged = Judged(walk.group, MIGRATION, 1)
     expected = from_events(f"kafka://{walk.events}", judged, bootstrap=bootstrap, markers_topic=walk.markers)
     assert expected.pauses_ms
@@ -214,43 +211,19 @@ def pipeline_out(walk: Walk, bootstrap: str, tmp_path_factory: pytest.TempPathFa
         run_until(config, spark, complete, timeout_s=180)
     finally:
         stop_session()
-    yield out
+    yield out, expected
 
 
 @pytest.mark.spark
 def test_the_pipelines_figures_judge_the_phase_as_the_events_topic_does(
-    walk: Walk, pipeline_out: Path, bootstrap: str, run_cli: Callable[..., CliResult]
+    walk: Walk, pipeline_out: tuple[Path, PauseFigures], bootstrap: str, run_cli: Callable[..., CliResult]
 ) -> None:
-    out = str(pipeline_out)
-    passing = gate(
-        run_cli,
-        bootstrap,
-        walk,
-        "--phase",
-        "1",
-        "--pipeline-out",
-        out,
-        "--max-pause-ms",
-        "600000",
-        "-o",
-        "json",
-    )
+    out, from_topic = str(pipeline_out[0]), pipeline_out[1]
+    passing = judge(run_cli, bootstrap, walk, out, 600_000)
     assert passing.code == 0, passing.stderr
-    from_topic = gate(
-        run_cli,
-        bootstrap,
-        walk,
-        "--phase",
-        "1",
-        "--events",
-        f"kafka://{walk.events}",
-        "--max-pause-ms",
-        "600000",
-        "-o",
-        "json",
-    )
-    assert passing.json()["pause"]["pauses_ms"] == from_topic.json()["pause"]["pauses_ms"]
-    assert passing.json()["pause"]["source"] == "pipeline"
-    failing = gate(run_cli, bootstrap, walk, "--phase", "1", "--pipeline-out", out, "--max-pause-ms", "1")
+    pause = passing.json()["pause"]
+    assert (pause["source"], pause["pauses_ms"]) == ("pipeline", list(from_topic.pauses_ms))
+    failing = judge(run_cli, bootstrap, walk, out, 1)
     assert failing.code == 1, failing.stderr
-    assert "> budget 1 ms" in failing.stdout and f"pipeline {out}" in failing.stdout
+    check = next(c for c in failing.json()["checks"] if c["name"] == "pause-budget")
+    assert "> budget 1 ms" in check["reason"] and f"pipeline {out}" in check["reason"]

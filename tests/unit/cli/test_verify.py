@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,15 +83,26 @@ def test_a_phase_the_migration_does_not_have_is_exit_2(invoke_cli: Callable[...,
     assert "no phase 7" in result.stderr
 
 
+def _written_plan(tmp_path: Path, invoke_cli: Callable[..., CliResult], *more: str) -> dict[str, Any]:
+    """The plan `upgrade-plan -o json` writes for a fleet file of group g (two Java members on range)."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("group: g\nmembers:\n  - {family: java, count: 2, assignors: [range]}\n")
+    written = invoke_cli("upgrade-plan", "--fleet", str(fleet), "--to", "cooperative", *more, "-o", "json")
+    assert written.code == 0, written.stderr
+    document: dict[str, Any] = written.json()
+    return document
+
+
+def _plan_file(tmp_path: Path, document: dict[str, Any]) -> Path:
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(document))
+    return plan
+
+
 def test_a_plan_written_by_upgrade_plan_is_read_back_through_the_plan_model(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("group: g\nmembers:\n  - {family: java, count: 2, assignors: [range]}\n")
-    written = invoke_cli("upgrade-plan", "--fleet", str(fleet), "--to", "cooperative", "-o", "json")
-    assert written.code == 0, written.stderr
-    plan = tmp_path / "plan.json"
-    plan.write_text(written.stdout)
+    plan = _plan_file(tmp_path, _written_plan(tmp_path, invoke_cli))
     result = invoke_cli(
         "verify-group", "g", "--bootstrap-server", NOWHERE, "--plan", str(plan), "--phase", "9"
     )
@@ -127,11 +139,7 @@ def test_a_pause_gate_asked_wrongly_is_one_sentence_and_exit_2(
 def test_a_plan_that_states_no_pause_budget_cannot_judge_a_phase(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("group: g\nmembers:\n  - {family: java, count: 2, assignors: [range]}\n")
-    written = invoke_cli("upgrade-plan", "--fleet", str(fleet), "--to", "cooperative", "-o", "json")
-    plan = tmp_path / "plan.json"
-    plan.write_text(written.stdout)
+    plan = _plan_file(tmp_path, _written_plan(tmp_path, invoke_cli))
     result = _verify(invoke_cli, "--plan", str(plan), "--phase", "1", "--events", "kafka://e")
     assert (result.code, "The plan states no pause budget for phase 1" in result.stderr) == (2, True)
     assert "--pause-budget-ms" in result.stderr
@@ -140,12 +148,7 @@ def test_a_plan_that_states_no_pause_budget_cannot_judge_a_phase(
 def test_a_plan_made_with_a_pause_budget_states_it_in_every_phase(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("group: g\nmembers:\n  - {family: java, count: 2, assignors: [range]}\n")
-    args = ("upgrade-plan", "--fleet", str(fleet), "--to", "cooperative", "--pause-budget-ms", "2500")
-    written = invoke_cli(*args, "-o", "json")
-    assert written.code == 0, written.stderr
-    plan = written.json()
+    plan = _written_plan(tmp_path, invoke_cli, "--pause-budget-ms", "2500")
     assert plan["v"] == 2
     assert [p["pause_budget_ms"] for p in plan["phases"]] == [2500] * len(plan["phases"]) != []
 
@@ -153,16 +156,11 @@ def test_a_plan_made_with_a_pause_budget_states_it_in_every_phase(
 def test_a_v1_plan_without_budgets_is_still_read(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("group: g\nmembers:\n  - {family: java, count: 2, assignors: [range]}\n")
-    written = invoke_cli("upgrade-plan", "--fleet", str(fleet), "--to", "cooperative", "-o", "json")
-    document = written.json()
+    document = _written_plan(tmp_path, invoke_cli)
     document["v"] = 1
     for phase in document["phases"]:
         del phase["pause_budget_ms"]
-    plan = tmp_path / "plan-v1.json"
-    plan.write_text(json.dumps(document))
-    result = _verify(invoke_cli, "--plan", str(plan), "--phase", "9")
+    result = _verify(invoke_cli, "--plan", str(_plan_file(tmp_path, document)), "--phase", "9")
     assert "there is no phase 9" in result.stderr  # read through the model, then refused for the phase
 
 
