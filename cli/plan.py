@@ -36,6 +36,7 @@ from ._context import (
     pass_terminal,
 )
 from ._tables import heading
+from .pipeline import topic_of
 
 STATUS_STYLE = {"ready": "green", "in-progress": "cyan", "done": "green", "blocked": "bold red"}
 PHASE_STYLE = {"done": "dim", "in-progress": "cyan", "todo": ""}
@@ -255,6 +256,13 @@ def _plan_command(direction: Direction) -> click.Command:
         "above it.",
     )
     @click.option(
+        "--pause-figures",
+        default=None,
+        metavar="kafka://TOPIC|DIR",
+        help="Where the printed gates read the members' pauses: the events topic, or the live pipeline's "
+        "output directory; they then judge each phase against --pause-budget-ms (needed with it).",
+    )
+    @click.option(
         "--gate-timeout",
         type=click.IntRange(min=1),
         default=300,
@@ -275,15 +283,27 @@ def _plan_command(direction: Direction) -> click.Command:
         timeout: float,
         restart_s: float | None,
         pause_budget_ms: int | None,
+        pause_figures: str | None,
         gate_timeout: int,
         output: str,
     ) -> None:
         migrations = _migrations(forced)  # a bad --migration fails before any cluster call
+        if pause_figures is not None:
+            if pause_budget_ms is None:
+                raise InvalidInput(
+                    "--pause-figures says where the gates read the pauses, but no --pause-budget-ms judges "
+                    "them.",
+                    hint="Give --pause-budget-ms N too.",
+                )
+            if pause_figures.startswith("kafka://"):
+                topic_of(pause_figures)  # kafka:// with no topic is one sentence
         fleet = _fleet(term, group, bootstrap, command_config, fleet_file, manifests_topic, timeout)
         gate = GateCommand(
             bootstrap=bootstrap if fleet_file is None else None,
             command_config=str(command_config) if command_config else None,
             timeout_s=gate_timeout,
+            pause_figures=pause_figures,
+            pause_budget_ms=pause_budget_ms,
         )
         target: Target = to  # type: ignore[assignment]  # click.Choice narrowed it
         plan = make_plan(

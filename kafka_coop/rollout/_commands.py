@@ -35,6 +35,10 @@ class GateSpec(_Reach):
     phase: int | None = None
     expect_members: int | None = None
     timeout_s: int = GATE_TIMEOUT_S
+    # The pause gate: where the figures are (one of the two) and the budget the phase is judged by.
+    events: str | None = None  # kafka://TOPIC
+    pipeline_out: str | None = None
+    max_pause_ms: int | None = None
 
 
 class RemoveStaticSpec(_Reach):
@@ -76,6 +80,12 @@ def argv(spec: CommandSpec) -> list[str]:
             words += ["--migration", spec.migration, "--phase", str(spec.phase)]
         if spec.expect_members is not None:
             words += ["--expect-members", str(spec.expect_members)]
+        if spec.events is not None:
+            words += ["--events", spec.events]
+        if spec.pipeline_out is not None:
+            words += ["--pipeline-out", spec.pipeline_out]
+        if spec.max_pause_ms is not None:
+            words += ["--max-pause-ms", str(spec.max_pause_ms)]
         return [*words, "--wait", "--timeout", str(spec.timeout_s)]
     if isinstance(spec, RemoveStaticSpec):
         words = [PROGRAM, spec.command, spec.group, *_reach(spec), "--all-static"]

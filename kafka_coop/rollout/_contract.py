@@ -137,9 +137,16 @@ class GateCommand(BaseModel):
     bootstrap: str | None = None
     command_config: str | None = None
     timeout_s: int = GATE_TIMEOUT_S
+    # The pause gate's figures (kafka://TOPIC, else the live pipeline's output directory) and budget.
+    pause_figures: str | None = None
+    pause_budget_ms: int | None = None
 
     def gate(self, group: str, migration: str | None, phase: int | None, members: int | None) -> GateSpec:
-        """The gate; without a migration it checks health only (mid-bounce, no phase holds)."""
+        """The gate; without a migration it checks health only (mid-bounce, no phase holds). With pause
+        figures, every phase gate passes them (its pass writes the marker that starts the next phase)
+        and, after phase 1 and later, judges the phase's pause against the budget."""
+        figures = self.pause_figures if migration is not None and phase is not None else None
+        judged = figures is not None and phase is not None and phase >= 1
         return GateSpec(
             group=group,
             migration=migration,
@@ -148,6 +155,9 @@ class GateCommand(BaseModel):
             timeout_s=self.timeout_s,
             bootstrap=self.bootstrap,
             command_config=self.command_config,
+            events=figures if figures is not None and figures.startswith("kafka://") else None,
+            pipeline_out=figures if figures is not None and not figures.startswith("kafka://") else None,
+            max_pause_ms=self.pause_budget_ms if judged else None,
         )
 
     def remove_static(self, group: str, *, wait_stopped: bool = False) -> RemoveStaticSpec:

@@ -153,6 +153,29 @@ def test_a_plan_made_with_a_pause_budget_states_it_in_every_phase(
     assert [p["pause_budget_ms"] for p in plan["phases"]] == [2500] * len(plan["phases"]) != []
 
 
+def test_a_plans_phase_gates_pass_the_pause_figures_and_judge_from_phase_1_on(
+    tmp_path: Path, invoke_cli: Callable[..., CliResult]
+) -> None:
+    """The gate before phase 1 (phase 0) writes the marker; the gates after phases 1.. judge them."""
+    plan = _written_plan(tmp_path, invoke_cli, "--pause-budget-ms", "2500", "--pause-figures", "kafka://ev")
+    specs = [p["gate_spec"] for p in plan["phases"]] + [plan["final_gate_spec"]]
+    assert [(s["phase"], s["events"], s["max_pause_ms"]) for s in specs] == [
+        (n, "kafka://ev", 2500 if n else None) for n in range(len(specs))
+    ]
+    assert "--events kafka://ev --max-pause-ms 2500" in plan["final_gate"]
+
+
+def test_pause_figures_without_a_budget_is_exit_2(
+    tmp_path: Path, invoke_cli: Callable[..., CliResult]
+) -> None:
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("group: g\nmembers:\n  - {family: java, count: 2, assignors: [range]}\n")
+    result = invoke_cli(
+        "upgrade-plan", "--fleet", str(fleet), "--to", "cooperative", "--pause-figures", "kafka://ev"
+    )
+    assert (result.code, "no --pause-budget-ms judges them" in result.stderr) == (2, True), result.stderr
+
+
 def test_a_v1_plan_without_budgets_is_still_read(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:

@@ -49,6 +49,27 @@ def test_a_rendered_gate_is_the_verify_group_its_spec_says(
     )
 
 
+@pytest.mark.parametrize(
+    "spec",
+    [
+        GateSpec(group="g", migration="classic-to-consumer", phase=1, events="kafka://ev", max_pause_ms=3000),
+        GateSpec(group="g", migration="classic-to-consumer", phase=1, pipeline_out="/data/p", max_pause_ms=0),
+        GateSpec(group="g", migration="classic-to-consumer", phase=0, events="kafka://ev"),
+    ],
+)
+def test_a_rendered_pause_gate_is_the_verify_group_its_spec_says(
+    spec: GateSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "env:9092")
+    params = _parsed(verify_group, argv(spec))
+    pipeline_out = Path(spec.pipeline_out) if spec.pipeline_out else None
+    assert (params["events_source"], params["pipeline_out"], params["max_pause_ms"]) == (
+        spec.events,
+        pipeline_out,
+        spec.max_pause_ms,
+    )
+
+
 @pytest.mark.parametrize("wait_stopped_s", [None, 60])
 def test_a_rendered_removal_is_the_remove_members_its_spec_says(wait_stopped_s: int | None) -> None:
     spec = RemoveStaticSpec(group="orders", bootstrap="b:9092", wait_stopped_s=wait_stopped_s)
