@@ -200,6 +200,7 @@ BAD_VALUE = _rows(
     Row("verify-since-not-a-time", "verify-group {group} --bootstrap-server {bootstrap} --events kafka://{topic} --max-pause-ms 1 --since soon", 2, "--since 'soon' is not a time"),
     Row("verify-plan-without-a-pause-budget", "verify-group {group} --bootstrap-server {bootstrap} --plan {plan_own} --phase 1 --events kafka://{topic}", 2, "The plan states no pause budget for phase 1"),
     Row("verify-events-topic-missing", "verify-group {group} --bootstrap-server {bootstrap} --events kafka://{nogroup} --max-pause-ms 1 --since 0", 2, "Topic '{nogroup}' does not exist"),
+    Row("plan-pause-figures-without-budget", "upgrade-plan --fleet {fleet_b} --to cooperative --pause-figures kafka://{topic}", 2, "no --pause-budget-ms judges them"),
     Row("plan-pause-budget-negative", "upgrade-plan --fleet {fleet_b} --to cooperative --pause-budget-ms -1", 2, "--pause-budget-ms"),
     Row("upgrade-plan-bad-target", "upgrade-plan {group} --to sideways --bootstrap-server {bootstrap}", 2, "--to"),
     Row("sandbox-old-kafka", "sandbox start --dir {tmp}/sb-old --kafka-version 3.6.2", 2, r"not a release the sandbox supports: it runs 3\.7\.x, 3\.8\.x, 3\.9\.x and 4\.x"),
