@@ -132,7 +132,7 @@ def pause_check(figures: PauseFigures, budget_ms: int) -> Check:
             name=CHECK_NAME,
             status="fail",
             reason=f"{measured} > budget {_ms(budget_ms)} ({detail})",
-            hint="The phase paused members longer than the plan allows: find the slow members with "
+            hint="The phase paused members longer than its budget allows: find the slow members with "
             "`kafka-coop report` before the next bounce, or roll the phase back.",
         )
     return Check(name=CHECK_NAME, status="pass", reason=f"{measured} <= budget {_ms(budget_ms)} ({detail})")
