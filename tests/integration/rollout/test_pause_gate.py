@@ -6,6 +6,7 @@ begins phase 1, and the phase-1 gate judges the members' pauses against a budget
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -20,6 +21,7 @@ from kafka_coop.analytics import Judged, PauseFigures, from_events, from_pipelin
 from kafka_coop.analytics._pipeline import PipelineConfig
 from kafka_coop.analytics._spark import get_session, stop_session
 from kafka_coop.consumer import CoopConsumer
+from kafka_coop.schemas import read_schema
 from kafka_coop.sinks import KafkaTopicSink
 from tests.conftest import CliResult
 from tests.integration.analytics.test_pipeline import run_until
@@ -94,6 +96,15 @@ def judge(
     )
 
 
+def assert_published(document: dict[str, Any]) -> None:
+    """The JSON is what `kafka-coop schema verify-group` publishes for its `v`."""
+    import jsonschema
+
+    published = read_schema("verify-group", document["v"])
+    assert published is not None
+    jsonschema.validate(document, json.loads(published[1]))
+
+
 @pytest.fixture(scope="module")
 def walk(bootstrap: str, admin: ClusterAdmin, run_cli: Callable[..., CliResult]) -> Iterator[Walk]:
     """Two classic members; the phase-0 gate passes (and writes its marker); each member is bounced to
@@ -144,6 +155,7 @@ def test_the_gate_passes_a_phase_whose_pauses_are_within_the_budget(
     assert pause["events"] > 0 and pause["pauses_ms"], pause  # the bounces paused the members
     assert pause["span"]["start_ms"] == walk.phase0["marker"]["ts_ms"]
     assert check["reason"].startswith(f"pause p95 {pause['p95_ms']:,} ms <= budget 600,000 ms")
+    assert_published(document)
 
 
 def test_the_gate_fails_a_phase_whose_pause_p95_exceeds_the_budget(
@@ -223,6 +235,7 @@ def test_the_pipelines_figures_judge_the_phase_as_the_events_topic_does(
     assert passing.code == 0, passing.stderr
     pause = passing.json()["pause"]
     assert (pause["source"], pause["pauses_ms"]) == ("pipeline", list(from_topic.pauses_ms))
+    assert_published(passing.json())
     failing = judge(run_cli, bootstrap, walk, out, 1)
     assert failing.code == 1, failing.stderr
     check = next(c for c in failing.json()["checks"] if c["name"] == "pause-budget")
