@@ -9,7 +9,6 @@ A passing phase gate writes the marker that begins the next phase (`write_marker
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -74,18 +73,18 @@ def from_pipeline(out_dir: Path, judged: Judged, now: int | None = None) -> Paus
     check_pipeline_out(out_dir)
     import pyarrow as pa
 
-    from kafka_coop.analytics._figures import PROGRESS_FILE, read_pipeline_rows
+    from kafka_coop.analytics._figures import read_pipeline_rows
 
     now = now_ms() if now is None else now
     try:
         table = read_pipeline_rows(out_dir, groups=[judged.group], kinds=["pause", "callbacks", "phase"])
-        progress = _progress_frontier(out_dir / PROGRESS_FILE)
     except (OSError, ValueError, pa.ArrowException) as exc:
         raise InvalidInput(
             f"The pipeline's output {out_dir} cannot be read: {str(exc).splitlines()[0][:200]}.",
             hint="Check the directory's files and permissions; the pipeline rewrites nothing it committed.",
         ) from None
     rows = table.to_pylist()
+    progress = _group_frontier(rows)
     markers = [
         PhaseMarker(
             ts_ms=int(r["ts"]),
@@ -120,12 +119,13 @@ def from_pipeline(out_dir: Path, judged: Judged, now: int | None = None) -> Paus
     )
 
 
-def _progress_frontier(path: Path) -> int | None:
-    """The pipeline's frontier: every event older than it is in the output (None: no batch yet)."""
-    if not path.exists():
-        return None
-    data: Any = json.loads(path.read_text(encoding="utf-8"))
-    return int(data["frontier_ms"])
+def _group_frontier(rows: list[dict[str, Any]]) -> int | None:
+    """How far the pipeline's figures of the group reach: the latest event time its committed
+    `callbacks` rows count (each group runs on its own event-time clock; None: nothing written yet)."""
+    return max(
+        (int(r["last_ts"]) for r in rows if r["kind"] == "callbacks" and r["last_ts"] is not None),
+        default=None,
+    )
 
 
 # --- the events topic, with the reference engine -------------------------------------------------------
