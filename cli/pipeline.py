@@ -61,6 +61,12 @@ def pipeline() -> None:
 @click.option("--watermark", default="2s", show_default=True, help="How long events wait for late ones.")
 @click.option("--window", default="1m", show_default=True, help="Window of the per-group figures.")
 @click.option(
+    "--idle",
+    default="10s",
+    show_default=True,
+    help="How long a partition that brings a group nothing holds the group's event-time clock back.",
+)
+@click.option(
     "--figures-topic",
     default=None,
     metavar="TOPIC",
@@ -78,6 +84,7 @@ def run(
     trigger: str,
     watermark: str,
     window: str,
+    idle: str,
     figures_topic: str | None,
     bootstrap: str,
     command_config: Path | None,
@@ -97,6 +104,7 @@ def run(
         trigger_s=seconds(trigger, "--trigger"),
         watermark_ms=int(seconds(watermark, "--watermark") * 1000),
         window_ms=int(seconds(window, "--window") * 1000),
+        idle_ms=int(seconds(idle, "--idle") * 1000),
         figures_topic=figures_topic,
     )
     term.progress(f"Starting the pipeline over {source} (Spark {master or 'local[*]'})…")

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kafka_coop.analytics._model import Malformed
+from kafka_coop.analytics._versions import refusal
 from kafka_coop.errors import InvalidInput
 from kafka_coop.events import RebalanceEvent
 
@@ -69,7 +70,8 @@ def expand_paths(sources: Iterable[str | Path]) -> list[Path]:
 
 
 def validate_line(text: str) -> dict[str, Any] | str:
-    """The event as a plain dict, or the reason the line is refused (one line of text)."""
+    """The event as a plain dict, or the reason the line is refused (one line of text): a line of a
+    newer event version is refused as that version (`_versions`), as the pipeline refuses it."""
     try:
         event = RebalanceEvent.model_validate_json(text, strict=True)
     except ValidationError as exc:
@@ -77,7 +79,7 @@ def validate_line(text: str) -> dict[str, Any] | str:
         if first["type"] == "json_invalid":
             return "invalid JSON"
         where = ".".join(str(x) for x in first["loc"]) or "line"
-        return f"{where}: {first['msg']}"
+        return refusal(f"{where}: {first['msg']}", text)
     return event.model_dump()
 
 

@@ -31,6 +31,7 @@ from kafka_coop.analytics._kafka_options import java_client_options
 from kafka_coop.analytics._model import Malformed, PhaseWindow
 from kafka_coop.analytics._read import expand_paths, is_kafka_source, kafka_topic
 from kafka_coop.analytics._timeline import LevelChange, levels
+from kafka_coop.analytics._versions import refusal
 from kafka_coop.errors import InvalidInput
 
 try:
@@ -285,12 +286,14 @@ def _decoded(lines: DataFrame) -> DataFrame:
     d = F.col("d")
     bad = d["reason"].isNotNull()
     return (
-        lines.select(F.call_function(DECODE, F.col("value")).alias("d"), "path", "pid", "row", "line")
+        lines.select(
+            F.call_function(DECODE, F.col("value")).alias("d"), "path", "pid", "row", "line", "value"
+        )
         .where(~bad | (d["reason"] != ""))  # "" = a blank line: not an event, not an error
         .select(
             *(d[c].alias(c) for c in EVENT_COLUMNS),
             d["reason"].alias("reason"),
-            *(F.when(bad, F.col(c)).alias(c) for c in ("path", "pid", "row", "line")),
+            *(F.when(bad, F.col(c)).alias(c) for c in ("path", "pid", "row", "line", "value")),
         )
     )
 
@@ -316,8 +319,12 @@ def _analyse_partition(
         bad = table.filter(refused)
         records.append({"rec": "head", "events": 0, "malformed": bad.num_rows})
         records.extend(
-            {"rec": "malformed", **row}
-            for row in bad.select(["path", "pid", "row", "line", "reason"]).slice(0, keep).to_pylist()
+            {"rec": "malformed", **row, "reason": refusal(row["reason"], value)}
+            for row, value in zip(
+                bad.select(["path", "pid", "row", "line", "reason"]).slice(0, keep).to_pylist(),
+                bad["value"].slice(0, keep).to_pylist(),
+                strict=True,
+            )
         )
         events = table.filter(pc.invert(refused)).select(list(EVENT_COLUMNS))
         phases = [PhaseWindow(name=name, start_ms=start, end_ms=end) for name, start, end in windows]

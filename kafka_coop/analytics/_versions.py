@@ -19,7 +19,7 @@ UNSUPPORTED: Final = "unsupported version {v}"
 MAX_PARSED: Final = 64 * 1024  # a refused record larger than this keeps the decoder's reason
 
 
-def newer_version(raw: bytes | None) -> int | None:
+def newer_version(raw: str | bytes | None) -> int | None:
     """The `v` of a JSON object whose whole-number `v` is above EVENT_VERSION, else None."""
     if raw is None or len(raw) > MAX_PARSED:
         return None
@@ -35,7 +35,7 @@ def newer_version(raw: bytes | None) -> int | None:
     return v
 
 
-def refusal(reason: str, raw: bytes | None) -> str:
+def refusal(reason: str, raw: str | bytes | None) -> str:
     """The dead letter's reason for a record the decoder refused with `reason`."""
     v = newer_version(raw)
     return reason if v is None else UNSUPPORTED.format(v=v)

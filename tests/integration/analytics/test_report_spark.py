@@ -315,6 +315,26 @@ def test_lines_with_bytes_that_are_not_utf8_read_as_the_python_reader_reads_them
     assert any("\ufffd" in str(e["group"]) for e in events_read), "the test holds an undecodable byte"
 
 
+def test_lines_of_a_newer_event_version_are_refused_as_that_version_by_both_engines(tmp_path: Path) -> None:
+    """The `v` rule (`_versions`) holds in the Spark engine too: the JVM decoder trips on the newer
+    schema's new kind first, and the reported reason is still the version, as the Python reader says."""
+    newer = {**GOOD, "v": 2, "kind": "resized", "extra": [1]}
+    (tmp_path / "in").mkdir()
+    write(
+        tmp_path / "in" / "mixed.jsonl",
+        STREAMS["eager"],
+        [json.dumps(newer) + "\n", json.dumps({**GOOD, "v": 3.0}) + "\n"],
+    )
+
+    result = spark_report(tmp_path, [tmp_path / "in"])
+
+    _, malformed = read_event_lines([tmp_path / "in"])
+    assert [m.reason for m in malformed] == ["unsupported version 2", "unsupported version 3"]
+    assert [(m.path, m.line, m.reason) for m in result.malformed] == [
+        (m.path, m.line, m.reason) for m in malformed
+    ]
+
+
 def test_generated_random_streams_give_the_reference_summary(tmp_path: Path) -> None:
     """A seeded set of random fleets (every protocol, kills, losses, out-of-order lines) in one run."""
     events: list[dict[str, Any]] = []

@@ -107,3 +107,19 @@ def test_bad_phases_file_names_the_file_and_the_field(tmp_path: Path, content: s
 def test_missing_phases_file_is_invalid_input(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="does not exist"):
         load_phases(tmp_path / "nope.json")
+
+
+def test_a_line_of_a_newer_event_version_is_refused_as_that_version_whatever_else_it_holds(
+    tmp_path: Path,
+) -> None:
+    """The report applies the pipeline's `v` rule: a fleet upgraded ahead of its reader shows up as
+    one reason, not as the schema errors of whatever the newer version changed."""
+    path = tmp_path / "a.jsonl"
+    newer = {**ev("a", 9, 9, "assigned"), "v": 2, "kind": "resized", "extra": [1]}
+    older = {**ev("a", 9, 9, "assigned"), "v": 0}
+    path.write_text(line(newer) + line(older) + line(EAGER[0]))
+    events, malformed = read_event_lines([path])
+    assert (len(events), [m.reason for m in malformed]) == (
+        1,
+        ["unsupported version 2", "v: Input should be 1"],
+    )
