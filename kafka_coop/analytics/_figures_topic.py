@@ -15,13 +15,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
 
 from kafka_coop.analytics._figures import committed_files, read_pipeline_rows
 from kafka_coop.analytics._stream import KIND_FIELDS
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
+
+if TYPE_CHECKING:
+    from confluent_kafka import KafkaError
 
 COMPACTED: Final = {"cleanup.policy": "compact"}
 FLUSH_S: Final = 30.0
@@ -126,9 +129,9 @@ class FiguresPublisher:
         self._sent.update(changed)
         return len(changed)
 
-    def _delivered(self, err: object, _msg: object) -> None:
+    def _delivered(self, err: KafkaError | None, _msg: object) -> None:
         if err is not None:
-            self._failed.append(str(err))
+            self._failed.append(err.str())  # the broker's words, not KafkaError's repr
 
     def flush(self) -> None:
         left = self._producer.flush(FLUSH_S)

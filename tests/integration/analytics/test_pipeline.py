@@ -325,3 +325,46 @@ def test_an_existing_figures_topic_without_compaction_is_refused_in_one_sentence
     assert result.code == 2, result.stderr
     assert f"--figures-topic {plain} exists with cleanup.policy=delete" in result.stderr
     assert not out.exists()
+
+
+def test_a_figures_topic_the_broker_refuses_stops_the_job_with_exit_3_and_a_resumable_checkpoint(
+    tmp_path: Path,
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    walked: list[dict[str, Any]],
+) -> None:
+    """The broker refuses every figure (records larger than the topic's `max.message.bytes`: the
+    broker's own MESSAGE_TOO_LARGE, no fault injected in the client): the job stops after the batch
+    committed, in one sentence with exit 3. The same command with a topic that takes the figures
+    resumes from the checkpoint: nothing counted twice, and its topic holds the output's current state."""
+    topic = topic_factory(3)
+    events = squeezed(walked, now_ms() - 10_000, 6_000)
+    produce(bootstrap, topic, lines(events))
+    refusing, healthy = f"{topic}-refusing", f"{topic}-figures"
+    admin.ensure_topic(refusing, 1, config={"cleanup.policy": "compact", "max.message.bytes": "16"})
+    out, log = tmp_path / "out", tmp_path / "pipeline.log"
+    first = start_cli(out, topic, bootstrap, log, "--figures-topic", refusing)
+    try:
+        code = first.wait(240)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    said = log.read_text()
+    assert code == 3, said
+    refused = f"Could not write the figures to {refusing} on {bootstrap}: Broker: Message size too large."
+    assert refused in said
+    assert "run the same command again to resume" in said and "Traceback" not in said
+    assert (out / PROGRESS_FILE).exists(), "the batch whose figures were refused had committed"
+    committed = said.count(" committed")
+    second = start_cli(out, topic, bootstrap, log, "--figures-topic", healthy)
+    try:  # the first run applied every event: the restart is judged once it committed a batch of its own
+        restarted = lambda: log.read_text().count(" committed") > committed  # noqa: E731
+        wait_for("a batch of the restart", restarted, second, log)
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(60) == 0, log.read_text()
+    finally:
+        if second.poll() is None:
+            second.kill()
+    assert summary_of(out) == summarize(events)
+    assert latest_by_key(bootstrap, healthy) == current_state(out), "the healthy topic's figures"
