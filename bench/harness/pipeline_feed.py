@@ -18,12 +18,7 @@ def produce(bootstrap: str, topic: str, records: list[tuple[bytes, bytes]]) -> N
         {"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 1_000_000, "compression.type": "lz4"}
     )
     for key, value in records:
-        while True:
-            try:
-                producer.produce(topic, value, key)
-                break
-            except BufferError:
-                producer.poll(0.05)
+        send(producer, topic, key, value, 0.05)
     if producer.flush(300) != 0:
         raise RuntimeError("the producer could not deliver every event")
 
@@ -90,12 +85,7 @@ def produce_paced(
         wait = due - time.time()
         if wait > 0:
             time.sleep(wait)
-        while True:
-            try:
-                producer.produce(topic, line, key)
-                break
-            except BufferError:
-                producer.poll(0.01)
+        send(producer, topic, key, line, 0.01)
         if i % 1000 == 0:
             producer.poll(0)
             lags.append(time.time() * 1000 - keys[i][1])
@@ -158,3 +148,13 @@ class Watcher(threading.Thread):
             if reach >= ts:
                 return wall
         return None
+
+
+def send(producer: Any, topic: str, key: bytes, value: bytes, backoff_s: float) -> None:
+    """Produce one record, serving deliveries while librdkafka's queue is full."""
+    while True:
+        try:
+            producer.produce(topic, value, key)
+            return
+        except BufferError:
+            producer.poll(backoff_s)

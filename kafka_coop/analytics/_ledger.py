@@ -19,8 +19,20 @@ MemberKey = tuple[str, str]  # (group, name)
 RELEASE_KINDS: Final = frozenset({"revoked", "lost"})
 
 
+class _Span:
+    """`[start_ms, end_ms)`: what an interval and a pause have in common."""
+
+    __slots__ = ()
+    start_ms: int
+    end_ms: int
+
+    @property
+    def duration_ms(self) -> int:
+        return self.end_ms - self.start_ms
+
+
 @dataclass(frozen=True, slots=True)
-class Interval:
+class Interval(_Span):
     """A partition without an owner, `[start_ms, end_ms)`."""
 
     group: str
@@ -32,13 +44,9 @@ class Interval:
     to_member: str
     cause: str  # revoked | lost | vanished
 
-    @property
-    def duration_ms(self) -> int:
-        return self.end_ms - self.start_ms
-
 
 @dataclass(frozen=True, slots=True)
-class Pause:
+class Pause(_Span):
     """A member processing nothing because of a rebalance, `[start_ms, end_ms)`."""
 
     group: str
@@ -46,10 +54,6 @@ class Pause:
     start_ms: int
     end_ms: int
     cause: str  # revoked | lost | started
-
-    @property
-    def duration_ms(self) -> int:
-        return self.end_ms - self.start_ms
 
 
 # Plain tuples in the hot path (the live pipeline applies every event through here): an interval is
