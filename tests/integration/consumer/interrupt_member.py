@@ -9,6 +9,7 @@ KeyboardInterrupt wherever the loop is, inside `poll` included; the `with` block
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
@@ -17,6 +18,10 @@ from tests.integration.consumer.members import REBALANCE_CONF
 
 def main(argv: list[str]) -> int:
     bootstrap, group, topic, rebalance, out = argv
+    # Ctrl-C as a service run from a terminal gets it. A shell without job control starts background
+    # jobs with SIGINT ignored (how CI runners and `cmd &` in scripts launch), the test's pytest
+    # inherits that, and Python keeps an ignored SIGINT ignored: the SIGINT would never arrive.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from kafka_coop import CoopConsumer
 
     conf = {
