@@ -82,7 +82,7 @@ DEFAULTS: dict[str, int] = {
     "records": 1_000_000,
     "record_bytes": 100,
     "partitions": 12,
-    "repeats": 11,  # measured pairs, after one warm-up pair
+    "repeats": 25,  # measured pairs, after one warm-up pair (single pairs spread ~0.05: see docs/benchmarks.md)
     "batch": 1000,
 }
 QUICK: dict[str, int] = {"records": 200_000, "repeats": 3}
