@@ -359,24 +359,12 @@ def run(args: BenchArgs) -> BenchResult:
             "load_avg_end": [round(x, 2) for x in os.getloadavg()],
         }
     ]
+    queries = {**floors, "baseline": baseline, "ceiling": ceiling, "pipeline": pipeline}
     result.samples = {
-        "source_batch_rate": Series(
-            unit="events/s", values=[r * 1000 / max(1, ms) for r, ms in _busy(floors["source"])]
-        ),
-        "decode_batch_rate": Series(
-            unit="events/s", values=[r * 1000 / max(1, ms) for r, ms in _busy(floors["decode"])]
-        ),
-        "baseline_batch_rate": Series(
-            unit="events/s",
-            values=[r * 1000 / max(1, ms) for r, ms in _busy(baseline)],
-        ),
-        "ceiling_batch_rate": Series(
-            unit="events/s", values=[r * 1000 / max(1, ms) for r, ms in _busy(ceiling)]
-        ),
-        "pipeline_batch_rate": Series(
-            unit="events/s",
-            values=[r * 1000 / max(1, ms) for r, ms in _busy(pipeline)],
-        ),
+        f"{side}_batch_rate": Series(
+            unit="events/s", values=[r * 1000 / max(1, ms) for r, ms in _busy(progress)]
+        )
+        for side, progress in queries.items()
     }
     result.figures = {
         "events_per_s": Figure(
