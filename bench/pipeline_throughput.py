@@ -9,6 +9,12 @@ over that topic, each reading it in micro-batches of at most `max_offsets` recor
   Spark's `noop` sink: what reading and decoding cost before anything is written.
 * **baseline**: the pipeline's own source and decoding (`_pipeline.pipeline_input`) written straight to
   Parquet, no per-group step: what Spark's Kafka source, the JVM decoder and the file sink cost here.
+* **ceiling**: what any per-group step writing this output costs, in the JVM, no state: the baseline's
+  input shuffled by group into `state_partitions` partitions (as the stateful operator's input is), each
+  event expanded into the pipeline's output rows (`OUTPUT_MIX`: the kinds and rows per event of the
+  pipeline's own output, 2.15 per event; each row fills its kind's columns from the event's, the rest
+  null, as the step's rows do) with the output's columns and types, to Parquet partitioned by group and
+  date as the pipeline's sink. A JVM step (`flatMapGroupsWithState`) does this and more.
 * **pipeline**: the real job (`_pipeline.start_pipeline`): the same, plus the per-group step
   (`applyInPandasWithState` running `_stream` in Python workers) and its state store.
 
@@ -28,6 +34,7 @@ Run: `.venv/bin/python -m bench --only pipeline_throughput` -> bench/results/pip
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import os
 import tempfile
@@ -37,6 +44,7 @@ from typing import Any
 
 from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result, sandbox
 from bench.harness.pipeline_feed import fleet_records, produce
+from kafka_coop.analytics import KIND_FIELDS, OUTPUT_FIELDS, TS_FROM_END
 
 NAME = "pipeline-throughput"
 TITLE = (
@@ -59,6 +67,19 @@ DEFAULTS: dict[str, Any] = {
 }
 QUICK: dict[str, Any] = {"events": 300_000, "max_offsets": 100_000, "fleets": 4}
 TIMEOUT_S = 1800.0
+# rows per event of each kind in the pipeline's output: its 1,000,000-event run of 2026-11-26 (2.15 in
+# all, no dead letters); each run records the pipeline's own mix next to it
+OUTPUT_MIX: dict[str, float] = {
+    "interval": 1.405589,
+    "callbacks": 0.345606,
+    "pause": 0.263177,
+    "window": 0.131090,
+    "window_open": 0.003341,
+    "partition": 0.001749,
+    "member": 0.000577,
+}
+_TIMES = frozenset({"ts", "window_end", "first_ts", "last_ts", "start_ms", "end_ms", "since", "event_ts"})
+_MEMBERS = frozenset({"member", "from_member", "to_member", "owner", "handover_from", "handover_to"})
 PHASES = ("latestOffset", "getBatch", "queryPlanning", "addBatch", "walCommit", "commitOffsets")
 
 
@@ -100,6 +121,59 @@ def steady(progress: list[dict[str, Any]], warmup: int) -> dict[str, Any]:
         "wall_rate": rows * 1000 / wall_ms if wall_ms else 0.0,
         "phase_ms": phases,
     }
+
+
+def filled_by() -> dict[str, tuple[str, ...]]:
+    """Each output column but kind, group and date -> the kinds of row that fill it (as the step does)."""
+    return {
+        name: tuple(k for k in KIND_FIELDS if name in KIND_FIELDS[k] or (name == "ts" and k in TS_FROM_END))
+        for name, _ in OUTPUT_FIELDS
+        if name not in ("kind", "group", "date")
+    }
+
+
+def ceiling_rows(events: Any, partitions: int) -> Any:
+    """`events` (the pipeline's input) shuffled by group, each event as its share of OUTPUT_MIX's rows.
+
+    Per event: floor(total) rows, one more for a hashed fraction of events; each row's kind drawn by a
+    hash from the mix. A column is the event's value (a time, a member, the topic, a count, varied by
+    the row's slot) where the row's kind fills it, null elsewhere."""
+    from pyspark.sql import functions as F
+
+    total = sum(OUTPUT_MIX.values())
+    whole = int(total)
+
+    def uniform(seed: int) -> Any:
+        return F.pmod(F.xxhash64(F.lit(seed), "partition", "offset", "slot"), F.lit(1_000_000)) / 1e6
+
+    draw, cuts = uniform(2) * total, itertools.accumulate(OUTPUT_MIX.values())
+    pick = F.lit(list(OUTPUT_MIX)[-1])
+    for kind, cut in reversed(list(zip(OUTPUT_MIX, cuts, strict=True))[:-1]):  # the first cut above
+        pick = F.when(draw < cut, F.lit(kind)).otherwise(pick)
+    rows = (
+        events.repartition(partitions, "group")
+        .withColumn("slot", F.explode(F.sequence(F.lit(0), F.lit(whole))))
+        .where((F.col("slot") < whole) | (uniform(1) < total - whole))
+        .withColumn("okind", pick)
+    )
+    types = dict(OUTPUT_FIELDS)
+    counts = ("seq", "cb_us", "n_owned", "offset", "partition")
+    columns = [F.col("okind").alias("kind"), F.col("group")]
+    for i, (name, filling) in enumerate(filled_by().items()):
+        if types[name] == "binary":
+            value = F.col("raw")
+        elif types[name] == "long":
+            value = (F.col("ts") if name in _TIMES else F.col(counts[i % len(counts)])) + F.col("slot")
+        elif name in _MEMBERS:
+            value = F.col("member")
+        elif name == "topic":
+            value = F.col("topic")
+        else:
+            value = F.concat(F.lit(f"{name}-"), F.col("okind"))
+        spark_type = {"long": "bigint"}.get(types[name], types[name])
+        columns.append(F.when(F.col("okind").isin(*filling), value).cast(spark_type).alias(name))
+    shaped = rows.select(*columns)
+    return shaped.withColumn("date", F.date_format(F.timestamp_millis(F.col("ts")), "yyyy-MM-dd"))
 
 
 def batch_table(progress: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -193,6 +267,21 @@ def run(args: BenchArgs) -> BenchResult:
         )
         baseline = drain(baseline_query, len(lines))
         baseline_query.stop()
+        events = pipeline_input(pipeline_records(spark, config), config.markers_topic)
+        load_ceiling = [round(x, 2) for x in os.getloadavg()]
+        ceiling_query = (
+            ceiling_rows(events, int(params["state_partitions"]))
+            .writeStream.format("parquet")
+            .option("path", str(root / "ceiling"))
+            .option("checkpointLocation", str(root / "ceiling-ckpt"))
+            .partitionBy("group", "date")
+            .trigger(processingTime=trigger)
+            .start()
+        )
+        ceiling = drain(ceiling_query, len(lines))
+        ceiling_query.stop()
+        ceiling_written = spark.read.parquet(str(root / "ceiling"))
+        ceiling_rows_written = ceiling_written.count()
         load_pipeline = [round(x, 2) for x in os.getloadavg()]
         (root / "out").mkdir()
         (root / "ckpt").mkdir()
@@ -210,16 +299,27 @@ def run(args: BenchArgs) -> BenchResult:
         dead = rows.filter(pc.equal(rows["kind"], "deadletter"))["reason"].to_pylist()
         dead_letters = {str(reason): dead.count(reason) for reason in sorted(set(dead), key=str)}
         kinds = rows["kind"].to_pylist()
-        output_rows = {kind: kinds.count(kind) for kind in sorted(set(kinds))}
+        output_counts = {kind: kinds.count(kind) for kind in sorted(set(kinds))}
         pipeline = [
             *pipeline,
             *(p for p in query.recentProgress if int(p["batchId"]) > pipeline[-1]["batchId"]),
         ]
         query.stop()
+        shape = [(f.name, f.dataType) for f in spark.read.parquet(str(root / "out")).schema]
+        if [(f.name, f.dataType) for f in ceiling_written.schema] != shape:  # as written, read back
+            raise RuntimeError(
+                f"the ceiling's columns {ceiling_written.schema} are not the pipeline's {shape}"
+            )
         stop_session()
-    b, p = steady(baseline, warmup), steady(pipeline, warmup)
+    b, c, p = steady(baseline, warmup), steady(ceiling, warmup), steady(pipeline, warmup)
     f_source, f_decode = steady(floors["source"], warmup), steady(floors["decode"], warmup)
-    for side, s in (("source", f_source), ("decode", f_decode), ("baseline", b), ("pipeline", p)):
+    for side, s in (
+        ("source", f_source),
+        ("decode", f_decode),
+        ("baseline", b),
+        ("ceiling", c),
+        ("pipeline", p),
+    ):
         print(
             f"  {side}: {s['processing_rate']:,.0f} events/s processing, {s['wall_rate']:,.0f} wall "
             f"({s['rows']:,} rows in {s['batches']} steady batches, {s['busy_s']:.1f} s busy); "
@@ -227,7 +327,12 @@ def run(args: BenchArgs) -> BenchResult:
             flush=True,
         )
     print(f"  pipeline counted {counted:,} of {len(lines):,}; dead letters {dead_letters}", flush=True)
-    print(f"  output rows by kind {output_rows}", flush=True)
+    pipeline_ratio = sum(output_counts.values()) / len(lines)
+    print(
+        f"  output rows by kind {output_counts}: {pipeline_ratio:.3f} per event; the ceiling wrote "
+        f"{ceiling_rows_written:,} ({ceiling_rows_written / len(lines):.3f} per event)",
+        flush=True,
+    )
     result.runs = [
         {
             "events": len(lines),
@@ -235,33 +340,31 @@ def run(args: BenchArgs) -> BenchResult:
             "source_steady": json.loads(json.dumps(f_source)),
             "decode_steady": json.loads(json.dumps(f_decode)),
             "baseline_steady": json.loads(json.dumps(b)),
+            "ceiling_steady": json.loads(json.dumps(c)),
             "pipeline_steady": json.loads(json.dumps(p)),
             "baseline_batches": json.loads(json.dumps(batch_table(baseline))),
+            "ceiling_batches": json.loads(json.dumps(batch_table(ceiling))),
             "pipeline_batches": json.loads(json.dumps(batch_table(pipeline))),
             "pipeline_events_counted": counted,
             "pipeline_dead_letters": dead_letters,
-            "pipeline_output_rows": output_rows,
+            "pipeline_output_rows": output_counts,
+            "pipeline_rows_per_event": round(pipeline_ratio, 4),
+            "ceiling_output_mix": json.loads(json.dumps(OUTPUT_MIX)),
+            "ceiling_rows_written": ceiling_rows_written,
+            "ceiling_rows_per_event": round(ceiling_rows_written / len(lines), 4),
             "load_avg_start": list(load_start),
             "load_avg_baseline": list(load_baseline),
+            "load_avg_ceiling": list(load_ceiling),
             "load_avg_pipeline": list(load_pipeline),
             "load_avg_end": [round(x, 2) for x in os.getloadavg()],
         }
     ]
+    queries = {**floors, "baseline": baseline, "ceiling": ceiling, "pipeline": pipeline}
     result.samples = {
-        "source_batch_rate": Series(
-            unit="events/s", values=[r * 1000 / max(1, ms) for r, ms in _busy(floors["source"])]
-        ),
-        "decode_batch_rate": Series(
-            unit="events/s", values=[r * 1000 / max(1, ms) for r, ms in _busy(floors["decode"])]
-        ),
-        "baseline_batch_rate": Series(
-            unit="events/s",
-            values=[r * 1000 / max(1, ms) for r, ms in _busy(baseline)],
-        ),
-        "pipeline_batch_rate": Series(
-            unit="events/s",
-            values=[r * 1000 / max(1, ms) for r, ms in _busy(pipeline)],
-        ),
+        f"{side}_batch_rate": Series(
+            unit="events/s", values=[r * 1000 / max(1, ms) for r, ms in _busy(progress)]
+        )
+        for side, progress in queries.items()
     }
     result.figures = {
         "events_per_s": Figure(
@@ -293,6 +396,20 @@ def run(args: BenchArgs) -> BenchResult:
             unit="events/s",
             description="baseline, same run and session: source + JVM decoder + Parquet, no per-group step",
         ),
+        "ceiling_events_per_s": Figure(
+            value=round(c["processing_rate"]),
+            unit="events/s",
+            description="ceiling, same run: the baseline's input shuffled by group, expanded in the JVM "
+            f"to the pipeline's output rows ({sum(OUTPUT_MIX.values()):.2f} per event, its columns) into "
+            "Parquet by group and date; no step, no state",
+            target=TARGET_EVENTS_PER_S,
+            better="higher",
+        ),
+        "ceiling_wall_events_per_s": Figure(
+            value=round(c["wall_rate"]),
+            unit="events/s",
+            description="ceiling, steady state: input rows / wall time, first steady batch to last",
+        ),
         "pipeline_vs_baseline": Figure(
             value=round(p["processing_rate"] / b["processing_rate"], 3) if b["processing_rate"] else 0.0,
             unit="x",
@@ -306,7 +423,8 @@ def run(args: BenchArgs) -> BenchResult:
     }
     result.notes.append(
         f"load average (1/5/15 min) at start {load_start}, before the baseline {load_baseline}, before the "
-        f"pipeline {load_pipeline} on {os.cpu_count()} cores (shared with other jobs)"
+        f"ceiling {load_ceiling}, before the pipeline {load_pipeline} on {os.cpu_count()} cores (shared "
+        "with other jobs)"
     )
     return result.finish()
 
@@ -325,6 +443,7 @@ def plot(result: BenchResult, fig: Any) -> None:
         ("source_batch_rate", "tab:green"),
         ("decode_batch_rate", "tab:olive"),
         ("baseline_batch_rate", "tab:gray"),
+        ("ceiling_batch_rate", "tab:purple"),
         ("pipeline_batch_rate", "tab:blue"),
     ):
         values = result.samples[key].values

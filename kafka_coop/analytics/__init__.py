@@ -32,6 +32,7 @@ from kafka_coop.analytics._phases import load_phases
 from kafka_coop.analytics._prepare import SparkPrepared, prepare_spark
 from kafka_coop.analytics._read import read_event_lines
 from kafka_coop.analytics._report import ENGINES, ReportResult, run_report
+from kafka_coop.analytics._stream import KIND_FIELDS, OUTPUT_FIELDS, TS_FROM_END
 from kafka_coop.analytics._summary import pauses, summarize
 
 if TYPE_CHECKING:
@@ -67,7 +68,10 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
     "ENGINES",
+    "KIND_FIELDS",
     "MARKERS_TOPIC",
+    "OUTPUT_FIELDS",
+    "TS_FROM_END",
     "FiguresPublisher",
     "Judged",
     "Malformed",
