@@ -82,7 +82,7 @@ DEFAULTS: dict[str, int] = {
     "records": 1_000_000,
     "record_bytes": 100,
     "partitions": 12,
-    "repeats": 25,  # measured pairs, after one warm-up pair (single pairs spread ~0.05: see docs/benchmarks.md)
+    "repeats": 25,  # measured pairs after one warm-up pair (a pair spreads ~0.05: docs/benchmarks.md)
     "batch": 1000,
 }
 QUICK: dict[str, int] = {"records": 200_000, "repeats": 3}
