@@ -71,6 +71,8 @@ from kafka_coop.events import CommittedOffset, RebalanceEvent
 
 # How long close serves an incremental rebalance under way before it commits again (see close()).
 CLOSE_REBALANCE_WAIT_S = 5.0
+# How long close() waits for the client's own close of a member its group dropped (`_close_client`).
+CLIENT_CLOSE_WAIT_S = 30.0
 HELD_NOW = object()
 # A seek librdkafka could not apply because fetching had not started where the seek could land.
 NOT_FETCHING_YET = (KafkaError._STATE, KafkaError._OUTDATED)
@@ -860,13 +862,42 @@ class Core:
                 report.errors.append(error)
         elif why is not None and keys and not self.prepared.transactional:
             report.errors.append(f"nothing committed on close: {why}")
-        if self.handler.evicted and self.handler.protocol == "eager":
+        evicted = self.handler.evicted
+        if evicted and self.handler.protocol == "eager":
             self._serve_pending_callbacks()
         try:
-            self.inner.close()
+            if evicted:
+                self._close_client(report)
+            else:
+                self.inner.close()
         except (KafkaException, ConsumerFailed, RuntimeError) as exc:
             self.log.warning("Closing the client reported: %s", describe_error(exc))
         return report
+
+    def _close_client(self, report: CloseReport) -> None:
+        """The client's close of a member its group dropped, bounded: there librdkafka's close can wait
+        for good inside the client's rebalance callback (`rd_kafka_rebalance_protocol`, librdkafka issue
+        4041; seen for a cooperative static member whose poll overran). Past CLIENT_CLOSE_WAIT_S the
+        close goes on in a daemon thread and the report says so; what close() commits was committed
+        before it, and the partitions' next owners start from there."""
+        failed: list[BaseException] = []
+
+        def close() -> None:
+            try:
+                self.inner.close()
+            except BaseException as exc:  # handed to the caller below
+                failed.append(exc)
+
+        closer = threading.Thread(target=close, name="kafka-coop-client-close", daemon=True)
+        closer.start()
+        closer.join(CLIENT_CLOSE_WAIT_S)
+        if closer.is_alive():
+            report.errors.append(
+                f"the client's close did not return within {CLIENT_CLOSE_WAIT_S:g} s (librdkafka waits in "
+                "its rebalance callback for a member its group dropped); it goes on in the background"
+            )
+        elif failed:
+            raise failed[0]
 
 
 def treat_as_done_on_close() -> bool:

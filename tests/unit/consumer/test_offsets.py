@@ -330,6 +330,29 @@ def test_close_after_a_static_members_overrun_commits_nothing_and_no_twin_is_bla
     assert "nothing committed on close" in (last(sink, "closed").error or "")
 
 
+@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
+def test_close_of_an_evicted_member_returns_when_the_clients_close_never_does(
+    protocol: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """librdkafka's close of a member its group dropped can wait for good inside the client's rebalance
+    callback (librdkafka issue 4041; seen in CI for a cooperative static member): close() gives the
+    client a bound, says what happened, and lets it finish in the background."""
+    monkeypatch.setattr(_core, "CLIENT_CLOSE_WAIT_S", 0.3)
+    consumer, inner, sink = make(protocol, instance_id="svc-0")
+    inner.rebalance("assign", parts(0, 1))
+    mark(consumer, inner, 0, 3)
+    inner.group.overrun_poll_limit()
+    consumer.poll(0)
+    never = threading.Event()
+    monkeypatch.setattr(inner, "close", never.wait)
+    closer = threading.Thread(target=consumer.close, daemon=True)
+    closer.start()
+    closer.join(5.0)
+    never.set()
+    assert not closer.is_alive(), "close() waited for the client's close"
+    assert "did not return within 0.3 s" in (last(sink, "closed").error or "")
+
+
 def test_close_after_a_manual_assign_commits_what_was_marked_done() -> None:
     """Finding 8."""
     consumer, inner, _ = make("eager", subscribe=False, conf={"enable.auto.commit": "false"})
