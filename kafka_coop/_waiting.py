@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from typing import TypeVar
 
 T = TypeVar("T")
 
 
-def interruptible_call(call: Callable[[], T], *, name: str = "kafka-coop-wait") -> T:
-    """`call()`'s result or exception; in the main thread its wait is interruptible (elsewhere it is
-    called directly: only the main thread receives signals)."""
-    if threading.current_thread() is not threading.main_thread():
-        return call()
+class StillRunning(Exception):
+    """`bounded_call`'s call had not returned when its time was up; it goes on in its daemon thread."""
+
+
+def _started(call: Callable[[], T], name: str) -> Future[T]:
+    """`call()` running on a daemon thread of its own; its result or exception lands in the future."""
     done: Future[T] = Future()
 
     def run() -> None:
@@ -30,4 +31,22 @@ def interruptible_call(call: Callable[[], T], *, name: str = "kafka-coop-wait") 
             done.set_exception(exc)
 
     threading.Thread(target=run, name=name, daemon=True).start()
+    return done
+
+
+def interruptible_call(call: Callable[[], T], *, name: str = "kafka-coop-wait") -> T:
+    """`call()`'s result or exception; in the main thread its wait is interruptible (elsewhere it is
+    called directly: only the main thread receives signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        return call()
+    return _started(call, name).result()
+
+
+def bounded_call(call: Callable[[], T], timeout_s: float, *, name: str) -> T:
+    """`call()`'s result or exception if it returns within `timeout_s`; StillRunning otherwise (the
+    call is abandoned to its daemon thread, which ends when it returns, if ever)."""
+    done = _started(call, name)
+    wait([done], timeout_s)
+    if not done.done():
+        raise StillRunning(name)
     return done.result()

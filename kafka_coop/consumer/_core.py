@@ -39,6 +39,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
+from kafka_coop._waiting import StillRunning, bounded_call
 from kafka_coop.consumer._client_callbacks import ClientErrors, ClientLog
 from kafka_coop.consumer._fatal import describe_error, error_code
 from kafka_coop.consumer._freeze import GAP_S, WATCHDOG, CallState, FreezeGuard
@@ -880,24 +881,13 @@ class Core:
         4041; seen for a cooperative static member whose poll overran). Past CLIENT_CLOSE_WAIT_S the
         close goes on in a daemon thread and the report says so; what close() commits was committed
         before it, and the partitions' next owners start from there."""
-        failed: list[BaseException] = []
-
-        def close() -> None:
-            try:
-                self.inner.close()
-            except BaseException as exc:  # handed to the caller below
-                failed.append(exc)
-
-        closer = threading.Thread(target=close, name="kafka-coop-client-close", daemon=True)
-        closer.start()
-        closer.join(CLIENT_CLOSE_WAIT_S)
-        if closer.is_alive():
+        try:
+            bounded_call(self.inner.close, CLIENT_CLOSE_WAIT_S, name="kafka-coop-client-close")
+        except StillRunning:
             report.errors.append(
                 f"the client's close did not return within {CLIENT_CLOSE_WAIT_S:g} s (librdkafka waits in "
                 "its rebalance callback for a member its group dropped); it goes on in the background"
             )
-        elif failed:
-            raise failed[0]
 
 
 def treat_as_done_on_close() -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from confluent_kafka import Consumer, KafkaException, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
+from kafka_coop._waiting import StillRunning, bounded_call
 from kafka_coop.consumer._core import ClientFactory, CloseReport, Core, treat_as_done_on_close
 from kafka_coop.consumer._listener import (
     Hook,
@@ -344,23 +344,10 @@ class CoopConsumer:
     def _close_within(self, timeout: float, batch_done: bool) -> CloseReport:
         core = self._core
         intended = core.close_intended(batch_done)
-        outcome: list[CloseReport] = []
-        failed: list[BaseException] = []
-
-        def close_now() -> None:
-            try:
-                outcome.append(core.close(batch_done=batch_done))
-            except BaseException as exc:
-                failed.append(exc)
-
-        closer = threading.Thread(target=close_now, name="kafka-coop-close", daemon=True)
-        closer.start()
-        closer.join(timeout)
-        if outcome:
-            return outcome[0]
-        if failed:
-            raise failed[0]
-        return core.close_timed_out(intended, timeout)
+        try:
+            return bounded_call(lambda: core.close(batch_done=batch_done), timeout, name="kafka-coop-close")
+        except StillRunning:
+            return core.close_timed_out(intended, timeout)
 
     def __enter__(self) -> CoopConsumer:
         return self
