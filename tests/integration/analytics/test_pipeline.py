@@ -267,6 +267,20 @@ def halves(walked: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Callable
     return early, later
 
 
+def resume_until_counted(
+    out: Path, topic: str, bootstrap: str, log: Path, figures_topic: str, events: list[dict[str, Any]]
+) -> None:
+    """The same command again, until the output counts every event; SIGTERM then ends it with exit 0."""
+    second = start_cli(out, topic, bootstrap, log, "--figures-topic", figures_topic)
+    try:
+        wait_for("every event", lambda: summary_of(out).events >= len(events), second, log)
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(60) == 0, log.read_text()
+    finally:
+        if second.poll() is None:
+            second.kill()
+
+
 def test_a_job_killed_mid_stream_resumes_from_its_checkpoint_with_nothing_counted_twice_or_lost(
     tmp_path: Path,
     bootstrap: str,
@@ -304,14 +318,7 @@ def test_a_job_killed_mid_stream_resumes_from_its_checkpoint_with_nothing_counte
             first.kill()
     events = early + later
     (tmp_path / "events.jsonl").write_text("".join(f"{line}\n" for line in lines(events)))  # to look into
-    second = start_cli(out, topic, bootstrap, log, "--figures-topic", figures_topic)
-    try:
-        wait_for("second half", lambda: summary_of(out).events >= len(events), second, log)
-        second.send_signal(signal.SIGTERM)
-        assert second.wait(60) == 0, log.read_text()
-    finally:
-        if second.poll() is None:
-            second.kill()
+    resume_until_counted(out, topic, bootstrap, log, figures_topic, events)
     assert summary_of(out) == summarize(events)
     assert latest_by_key(bootstrap, figures_topic) == current_state(out), "the compacted topic's figures"
     assert (admin.topic_config(figures_topic) or {}).get("cleanup.policy") == "compact"
@@ -371,13 +378,6 @@ def test_a_figures_topic_the_broker_refuses_stops_the_job_with_exit_3_and_a_resu
     later = second_half()  # new events: a restart with nothing new to read may run no batch at all
     produce(bootstrap, topic, lines(later))
     events = early + later
-    second = start_cli(out, topic, bootstrap, log, "--figures-topic", healthy)
-    try:
-        wait_for("the second half", lambda: summary_of(out).events >= len(events), second, log)
-        second.send_signal(signal.SIGTERM)
-        assert second.wait(60) == 0, log.read_text()
-    finally:
-        if second.poll() is None:
-            second.kill()
+    resume_until_counted(out, topic, bootstrap, log, healthy, events)
     assert summary_of(out) == summarize(events)
     assert latest_by_key(bootstrap, healthy) == current_state(out), "the healthy topic's figures"
