@@ -122,7 +122,9 @@ class Watchdog:
         self.last = now
 
     def stopped_for(self, since: float, now: float) -> float:
-        noted = max((gap for at, gap in list(self._gaps) if at > since), default=0.0)
+        # A gap noted after `now` came from a faked clock (a test's monkeypatch or freezegun while the
+        # thread ticked): a monotonic clock never runs back, so it is no freeze of this window.
+        noted = max((gap for at, gap in list(self._gaps) if since < at <= now), default=0.0)
         return max(noted, now - self.last - self.tick_s, 0.0)
 
 

@@ -81,6 +81,10 @@ def client_partitions(keys: Iterable[TopicPartition]) -> list[ClientPartition]:
     return [ClientPartition(topic, partition) for topic, partition in keys]
 
 
+# The eviction clock, read through this name so a test can move it without moving the process's.
+_monotonic = time.monotonic
+
+
 class RebalanceHandler:
     """Decides, for each rebalance callback, the calls to make, the hooks to run and the event to emit.
 
@@ -133,7 +137,7 @@ class RebalanceHandler:
 
     def note_eviction(self, limit: str) -> None:
         """librdkafka logged that it evicted this member itself (see `ClientLog`)."""
-        self._eviction = Eviction(limit, time.monotonic())
+        self._eviction = Eviction(limit, _monotonic())
         if self.protocol != "consumer":
             # Classic: the member id is reset now (rd_kafka_cgrp_max_poll_interval_check_tmr_cb). KIP-848
             # keeps the member until its partitions are unassigned, so its commits still count.
@@ -142,7 +146,7 @@ class RebalanceHandler:
     def fatal(self, code: int, detail: str) -> ConsumerFailed:
         """The typed exception for a fatal error, knowing whether this member was just evicted."""
         eviction = self._eviction
-        if eviction is not None and time.monotonic() - eviction.at > self.eviction_window_s:
+        if eviction is not None and _monotonic() - eviction.at > self.eviction_window_s:
             eviction = None
         return fatal_error(
             code,

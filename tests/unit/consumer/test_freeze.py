@@ -214,6 +214,17 @@ def test_the_watchdog_sees_a_sigstop_as_a_stretch_without_ticks() -> None:
     assert watchdog.stopped_for(since + 6.0, since + 6.0) < 1.0
 
 
+def test_a_tick_read_from_a_faked_clock_holds_no_consumer_once_the_clock_is_real_again() -> None:
+    """A test that fakes `time.monotonic` an hour ahead (freezegun, a monkeypatch) while the watchdog
+    ticks leaves a gap noted an hour in the future; once the real clock is back, no consumer of that
+    process may read it as a freeze (it held every consumer of a CI worker for an hour)."""
+    watchdog = _freeze.Watchdog(tick_s=0.01)
+    now = watchdog.last
+    watchdog.record(now + 3600.0)  # a tick while the clock was faked
+    watchdog.record(now + 0.1)  # the next tick, on the real clock
+    assert watchdog.stopped_for(now + 0.2, now + 0.3) < _freeze.GAP_S
+
+
 def test_the_watchdog_flags_every_consumer_at_each_tick_from_its_own_thread() -> None:
     watchdog = _freeze.Watchdog(tick_s=0.01)
     state = _freeze.CallState()
