@@ -38,7 +38,9 @@ from tests.integration.topics import read_to_end
 from tests.unit.analytics.test_engine import STREAMS, prefixed
 from tests.unit.analytics.test_read import BAD_LINES
 
-pytestmark = pytest.mark.spark
+# One xdist worker runs this module, so each module-scoped Spark set-up (a session, a cluster, a
+# member walk: 90-235 s on 2 cores) runs once, not once on every worker its tests landed on.
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("pipeline")]
 
 MASTER = "local[2]"
 KNOWN = [e for name, events in STREAMS.items() for e in prefixed(events, f"{name}/")]

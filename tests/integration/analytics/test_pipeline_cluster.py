@@ -30,7 +30,9 @@ from tests.integration.analytics.spark_cluster import StandaloneCluster
 from tests.integration.analytics.test_pipeline import lines, now_ms, produce, squeezed, summary_of
 from tests.integration.cli._contract import Ran, Running, assert_one_sentence, cli_argv, running
 
-pytestmark = pytest.mark.spark
+# One xdist worker runs this module, so each module-scoped Spark set-up (a session, a cluster, a
+# member walk: 90-235 s on 2 cores) runs once, not once on every worker its tests landed on.
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("pipeline-cluster")]
 
 WAIT_S = 240.0
 

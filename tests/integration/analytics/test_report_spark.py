@@ -41,7 +41,10 @@ from tests.integration.analytics.spark_cluster import StandaloneCluster
 from tests.unit.analytics.test_engine import STREAMS, prefixed
 from tests.unit.analytics.test_read import BAD_LINES
 
-pytestmark = pytest.mark.spark  # needs the spark extra (PySpark)
+# One xdist worker runs this module, so each module-scoped Spark set-up (a session, a cluster, a
+# member walk: 90-235 s on 2 cores) runs once, not once on every worker its tests landed on.
+# (spark: needs the spark extra, PySpark.)
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("report-spark")]
 
 MASTER = "local[2]"
 
