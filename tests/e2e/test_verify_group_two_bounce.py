@@ -72,7 +72,12 @@ def test_each_phase_of_the_two_bounce_passes_only_its_own_gate(
     processes.rolling_bounce(group, reconfigure={"assignors": ("cooperative-sticky",)})
     code, checks = _verify(run_cli, bootstrap, group, 2)
     assert code == 0, checks
-    assert checks["member-protocol"]["reason"] == "every member is cooperative"
+    # The member bounced last may not show its protocol yet (its manifest not read, its last JoinGroup
+    # owning nothing until the group's next rebalance): a warning the gate passes, never a failure.
+    protocol = checks["member-protocol"]
+    assert protocol["reason"] == "every member is cooperative" or (
+        protocol["status"] == "warn" and protocol["reason"].startswith("cooperative not proven for 1 member")
+    ), checks
     code, checks = _verify(run_cli, bootstrap, group, 1)
     assert code == 1
     assert {"selected-assignor", "member-protocol", "member-config"} <= _failing(checks)
