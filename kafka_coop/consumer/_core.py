@@ -866,8 +866,11 @@ class Core:
         evicted = self.handler.evicted
         if evicted and self.handler.protocol == "eager":
             self._serve_pending_callbacks()
+        # librdkafka's eviction may not be known yet: it logs MAXPOLL to a queue only a poll serves, and
+        # a service stuck past its poll limit may go straight to close(). The last call's time tells.
+        overran = _monotonic() - self.guard.checked_at > self.prepared.max_poll_s
         try:
-            if evicted:
+            if evicted or overran:
                 self._close_client(report)
             else:
                 self.inner.close()

@@ -18,7 +18,7 @@ import confluent_kafka
 
 from kafka_coop._vocab import RebalanceProtocol, connection_conf
 from kafka_coop.consumer._client_callbacks import ClientLog
-from kafka_coop.consumer._freeze import freeze_limit_s
+from kafka_coop.consumer._freeze import LIBRDKAFKA_MAX_POLL_S, freeze_limit_s
 from kafka_coop.consumer._handler import RebalanceHandler
 from kafka_coop.consumer._listener import Hook, Hooks, RebalanceListener, StartOffsetsHook
 from kafka_coop.errors import InvalidInput
@@ -58,6 +58,7 @@ class Prepared:
     auto_commit: bool  # kafka-coop commits every `interval_s` (enable.auto.commit, default true)
     interval_s: float
     freeze_limit_s: float
+    max_poll_s: float  # max.poll.interval.ms: past it since the last call, librdkafka evicted this member
     transactional: bool  # the application's producer transactions own the commit
 
     def client_conf(self) -> dict[str, Any]:
@@ -123,6 +124,7 @@ def prepare(
         auto_commit=auto_commit and not transactional,
         interval_s=interval_ms / 1000.0,
         freeze_limit_s=freeze_limit_s(protocol, settings.session_timeout_ms, settings.max_poll_interval_ms),
+        max_poll_s=(settings.max_poll_interval_ms or 0) / 1000.0 or LIBRDKAFKA_MAX_POLL_S,
         transactional=transactional,
     )
 

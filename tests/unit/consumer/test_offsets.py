@@ -353,6 +353,32 @@ def test_close_of_an_evicted_member_returns_when_the_clients_close_never_does(
     assert "did not return within 0.3 s" in (last(sink, "closed").error or "")
 
 
+@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
+def test_close_right_after_a_poll_overrun_returns_when_the_clients_close_never_does(
+    protocol: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same hang, with librdkafka's eviction not yet known: it logs MAXPOLL to a queue that only a
+    poll serves, and a service stuck past max.poll.interval.ms may go straight to close() (the min
+    lane hung there, in `rd_kafka_assign` inside `rd_kafka_consumer_close`). The time since the last
+    call returned tells: past the poll limit, the client's close is bounded too."""
+    monkeypatch.setattr(_core, "CLIENT_CLOSE_WAIT_S", 0.3)
+    timing = {"session.timeout.ms": "6000", "max.poll.interval.ms": "7000"}
+    consumer, inner, sink = make(protocol, instance_id="svc-0", conf=timing)
+    inner.rebalance("assign", parts(0, 1))
+    mark(consumer, inner, 0, 3)
+    consumer.poll(0)
+    stuck = _core._monotonic() + 10.0  # the service is stuck 10 s, past its 7 s poll limit
+    monkeypatch.setattr(_core, "_monotonic", lambda: stuck)
+    never = threading.Event()
+    monkeypatch.setattr(inner, "close", never.wait)
+    closer = threading.Thread(target=consumer.close, daemon=True)
+    closer.start()
+    closer.join(5.0)
+    never.set()
+    assert not closer.is_alive(), "close() waited for the client's close"
+    assert "did not return within 0.3 s" in (last(sink, "closed").error or "")
+
+
 def test_close_after_a_manual_assign_commits_what_was_marked_done() -> None:
     """Finding 8."""
     consumer, inner, _ = make("eager", subscribe=False, conf={"enable.auto.commit": "false"})
