@@ -330,6 +330,20 @@ def test_close_after_a_static_members_overrun_commits_nothing_and_no_twin_is_bla
     assert "nothing committed on close" in (last(sink, "closed").error or "")
 
 
+def assert_close_returns_though_the_clients_close_never_does(
+    consumer: CoopConsumer, inner: FakeConsumer, sink: MemorySink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With CLIENT_CLOSE_WAIT_S at 0.3 s: close() returns and its `closed` event says why."""
+    never = threading.Event()
+    monkeypatch.setattr(inner, "close", never.wait)
+    closer = threading.Thread(target=consumer.close, daemon=True)
+    closer.start()
+    closer.join(5.0)
+    never.set()
+    assert not closer.is_alive(), "close() waited for the client's close"
+    assert "did not return within 0.3 s" in (last(sink, "closed").error or "")
+
+
 @pytest.mark.parametrize("protocol", ["eager", "cooperative"])
 def test_close_of_an_evicted_member_returns_when_the_clients_close_never_does(
     protocol: str, monkeypatch: pytest.MonkeyPatch
@@ -343,14 +357,7 @@ def test_close_of_an_evicted_member_returns_when_the_clients_close_never_does(
     mark(consumer, inner, 0, 3)
     inner.group.overrun_poll_limit()
     consumer.poll(0)
-    never = threading.Event()
-    monkeypatch.setattr(inner, "close", never.wait)
-    closer = threading.Thread(target=consumer.close, daemon=True)
-    closer.start()
-    closer.join(5.0)
-    never.set()
-    assert not closer.is_alive(), "close() waited for the client's close"
-    assert "did not return within 0.3 s" in (last(sink, "closed").error or "")
+    assert_close_returns_though_the_clients_close_never_does(consumer, inner, sink, monkeypatch)
 
 
 @pytest.mark.parametrize("protocol", ["eager", "cooperative"])
@@ -369,14 +376,7 @@ def test_close_right_after_a_poll_overrun_returns_when_the_clients_close_never_d
     consumer.poll(0)
     stuck = _core._monotonic() + 10.0  # the service is stuck 10 s, past its 7 s poll limit
     monkeypatch.setattr(_core, "_monotonic", lambda: stuck)
-    never = threading.Event()
-    monkeypatch.setattr(inner, "close", never.wait)
-    closer = threading.Thread(target=consumer.close, daemon=True)
-    closer.start()
-    closer.join(5.0)
-    never.set()
-    assert not closer.is_alive(), "close() waited for the client's close"
-    assert "did not return within 0.3 s" in (last(sink, "closed").error or "")
+    assert_close_returns_though_the_clients_close_never_does(consumer, inner, sink, monkeypatch)
 
 
 def test_close_after_a_manual_assign_commits_what_was_marked_done() -> None:
