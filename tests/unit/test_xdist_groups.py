@@ -40,7 +40,7 @@ def test_the_tests_of_one_xdist_group_run_on_one_worker(tmp_path: Path) -> None:
     (tmp_path / "test_loose.py").write_text(LOOSE)
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup", "-rA"],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "3", "--dist", "loadgroup", "-rA"],
         check=False,
         cwd=tmp_path,
         capture_output=True,

@@ -36,11 +36,6 @@ def _cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     )
 
 
-# One worker starts the three-node cluster once for the module (make test: --dist loadgroup); in run V
-# each of three workers started its own (~33 s each).
-pytestmark = pytest.mark.xdist_group("three-node-cluster")
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     """Started through the CLI, as a user would, then driven through the Python API."""
