@@ -226,6 +226,7 @@ def test_mixed_java_and_librdkafka_fleet_gets_a_cutover_safe_for_both_and_it_run
         + _members("python", group, topic, 2, "py", assignors=("range",))
     )
     processes.wait_stable(group, joined=members)
+    wait_declared(_describe(run_cli, group, bootstrap), [m.spec.name for m in members])
 
     plan = _plan(run_cli, "upgrade-plan", group, "cooperative", bootstrap)
     assert plan.fleet.families == {"java": 2, "librdkafka": 2}
