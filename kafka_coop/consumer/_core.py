@@ -879,11 +879,11 @@ class Core:
         return report
 
     def _close_client(self, report: CloseReport) -> None:
-        """The client's close of a member its group dropped, bounded: there librdkafka's close can wait
-        for good inside the client's rebalance callback (`rd_kafka_rebalance_protocol`, librdkafka issue
-        4041; seen for a cooperative static member whose poll overran). Past CLIENT_CLOSE_WAIT_S the
-        close goes on in a daemon thread and the report says so; what close() commits was committed
-        before it, and the partitions' next owners start from there."""
+        """The client's close of a member its group dropped, bounded where the close waits without the
+        GIL: past CLIENT_CLOSE_WAIT_S it goes on in a daemon thread and the report says so. The hang seen
+        in CI (librdkafka issue 4041: `rd_kafka_rebalance_protocol` / `rd_kafka_assign` inside
+        confluent-kafka's rebalance-callback fallback) holds the GIL, so this bound cannot return there
+        (docs/consumer.md, "Known hang"). What close() commits was committed before it."""
         try:
             bounded_call(self.inner.close, CLIENT_CLOSE_WAIT_S, name="kafka-coop-client-close")
         except StillRunning:
