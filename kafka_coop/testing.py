@@ -51,7 +51,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-__all__ = ["FakeConsumer", "FakeGroup", "FakeMessage", "PartitionResult", "kafka_error"]
+__all__ = ["FakeConsumer", "FakeGroup", "FakeMessage", "PartitionResult", "WouldHang", "kafka_error"]
 
 Key = tuple[str, int]
 OFFSET_INVALID = -1001
@@ -113,6 +113,31 @@ class PartitionResult:
     def __init__(self, topic: str, partition: int, offset: int, error: KafkaError) -> None:
         self.topic, self.partition, self.offset, self.error = topic, partition, offset, error
         self.leader_epoch: int | None = None
+
+
+class WouldHang(BaseException):
+    """The real client would never return here: close() served a rebalance queued before it, after its
+    group handler terminated (librdkafka issue 4041; confluent-kafka holds the GIL while it waits).
+    A BaseException, so that no `except Exception` in the code under test hides it."""
+
+
+class _QueuedRebalance:
+    """A rebalance librdkafka queued for the member, served by its next call."""
+
+    def __init__(
+        self,
+        member: FakeConsumer,
+        kind: str,
+        keys: list[Key] | None,
+        offsets: Mapping[Key, int] | None = None,
+    ) -> None:
+        """`keys` None: the group's whole assignment when it is served (nothing to serve if empty)."""
+        self.member, self.kind, self.keys, self.offsets = member, kind, keys, offsets
+
+    def __call__(self) -> None:
+        keys = self.keys if self.keys is not None else sorted(self.member.group_assignment)
+        if keys or self.keys is not None:
+            self.member.rebalance(self.kind, keys, self.offsets)
 
 
 class FakeConsumer:
@@ -181,6 +206,16 @@ class FakeConsumer:
             raise TypeError("expected list of topic unicode strings")
         self.calls.append("subscribe")
         self.callbacks = callbacks
+
+    def unsubscribe(self) -> None:
+        """The group's assignment is revoked (served by the next call) and the member joins no more. A
+        rebalance still queued is served first; eager then revokes nothing more (its rejoin makes it
+        stale, rd_kafka_cgrp_revoke_all_rejoin)."""
+        self._check_open()
+        self.calls.append("unsubscribe")
+        queued = any(isinstance(op, _QueuedRebalance) for op in self.pending)
+        if not (queued and self.protocol == "eager"):  # the group's assignment, pending partitions included
+            self.pending.append(_QueuedRebalance(self, "revoke", None))
 
     def rebalance(self, kind: str, keys: Iterable[Key], offsets: Mapping[Key, int] | None = None) -> None:
         """librdkafka's rebalance_cb as confluent-kafka runs it, now (kind: assign, revoke, lost)."""
@@ -481,7 +516,14 @@ class FakeConsumer:
         self._check_open()
         self.calls.append("close")
         self.terminating = True
-        while self.pending:  # close serves what was queued before it, with the group terminating
+        queued = [op.kind for op in self.pending if isinstance(op, _QueuedRebalance)]
+        if queued and self.callbacks:
+            self.closed = True
+            raise WouldHang(
+                f"close() found a queued {queued[0]}: librdkafka serves it after its group handler "
+                "terminated and never returns (librdkafka issue 4041); serve it before closing"
+            )
+        while self.pending:  # close serves what was queued before it (log lines, commit callbacks)
             self.pending.pop(0)()
         if self.fatal is None and self.callbacks:
             # eager revokes the app's assignment (none after a pending assign it turned into an unassign);
@@ -539,19 +581,19 @@ class FakeGroup:
         """The group gives partitions (eager: the whole new assignment)."""
         member = self._member()
         keys = list(partitions)
-        member.pending.append(lambda: member.rebalance("assign", keys, offsets))
+        member.pending.append(_QueuedRebalance(member, "assign", keys, offsets))
 
     def revoke(self, partitions: Iterable[Key]) -> None:
         """The group takes partitions back (eager: everything, then `assign` the rest)."""
         member = self._member()
         keys = list(partitions)
-        member.pending.append(lambda: member.rebalance("revoke", keys))
+        member.pending.append(_QueuedRebalance(member, "revoke", keys))
 
     def lose(self, partitions: Iterable[Key]) -> None:
         """The partitions were lost (session or poll limit ran out, fenced)."""
         member = self._member()
         keys = list(partitions)
-        member.pending.append(lambda: member.rebalance("lost", keys))
+        member.pending.append(_QueuedRebalance(member, "lost", keys))
 
     def rebalance_to(self, partitions: Iterable[Key]) -> None:
         """A rebalance that leaves the member owning `partitions`, in its protocol's sequence: eager
@@ -581,15 +623,9 @@ class FakeGroup:
         under way (rd_kafka_cgrp_revoke_all_rejoin_maybe)."""
         member = self._member()
         member.log("MAXPOLL", "Application maximum poll interval (300000ms) exceeded by 1ms: leaving group")
-
-        def reset() -> None:
-            if member.protocol != "consumer":
-                member.member_id = ""
-            keys = sorted(member.group_assignment)
-            if keys:
-                member.rebalance("revoke" if rebalancing else "lost", keys)
-
-        member.pending.append(reset)
+        if member.protocol != "consumer":
+            member.member_id = ""  # at once, on librdkafka's own thread (memberid() reads it)
+        member.pending.append(_QueuedRebalance(member, "revoke" if rebalancing else "lost", None))
 
     def rejoin(self, member_id: str = "member-2") -> None:
         """The member joins again with a new member id (after an eviction)."""

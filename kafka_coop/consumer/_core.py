@@ -813,20 +813,51 @@ class Core:
         self._confirm(result)
         return [(tp.topic, tp.partition, tp.offset) for tp in result if tp.error is None], None
 
-    def _serve_pending_callbacks(self) -> None:
-        """Before closing a member the group already dropped: serve the rebalance librdkafka queued for
-        it (the revoke of a member whose poll overran) while its group handler still runs. Left to the
-        client's close, that callback can come after the group handler terminated, and confluent-kafka's
-        callback then waits for good on a question to it (`rd_kafka_rebalance_protocol`, librdkafka
-        issue 4041; seen in the min-version lane, eager: close() never returned). Records the client hands
-        out meanwhile go to no one and are not committed: the partitions' next owner reads them. Eager
-        only: a cooperative static member served this way rejoined and was fenced (FENCED_INSTANCE_ID)."""
+    def _serve_rebalances_before_close(self) -> None:
+        """Serve, on this thread and while the member's group handler still runs, every rebalance
+        librdkafka queued for this member, so that its client's close finds none.
+
+        Why: the client's close starts by terminating the group handler, and a classic member's
+        terminate makes a rebalance still queued stale (it rejoins, join-state init), so the handler
+        terminates without waiting for it. The close then serves that rebalance, and confluent-kafka's
+        callback asks the terminated handler (`rd_kafka_rebalance_protocol`, `rd_kafka_assign`) a
+        question nobody answers, holding the GIL: the whole process stops (librdkafka issue 4041; seen
+        in CI after a static member's poll overrun, a queued assign of a member that joined during it).
+
+        A member that may leave first unsubscribes: from then on no rebalance can be queued, and the
+        revoke it makes is served here. A classic static member with a member id does not: outside
+        close, an unsubscribe would send the LeaveGroup static membership exists to avoid. It serves
+        what is queued, and only a rebalance that arrives in the instant before the close starts is left
+        to it (docs/consumer.md, "Known hang"). Records the client hands out meanwhile go to no one:
+        they are sought back (not done, not committed), and the partitions' next owner reads them."""
+        if not self.subscribed:
+            return
+        if self._may_leave_first():
+            try:
+                self.inner.unsubscribe()
+            except (KafkaException, RuntimeError) as exc:
+                self.log.debug("unsubscribe before close: %s", describe_error(exc))
         deadline = _monotonic() + CLOSE_REBALANCE_WAIT_S
         try:
-            while _monotonic() < deadline and self.inner.consume(1000, 0):
-                pass
+            while _monotonic() < deadline:
+                msg = self.inner.poll(0)
+                if msg is None:
+                    return
+                if msg.error() is None:
+                    self.seek_back([msg])
         except (KafkaException, RuntimeError) as exc:
-            self.log.debug("serving callbacks before close: %s", describe_error(exc))
+            self.log.debug("serving rebalances before close: %s", describe_error(exc))
+
+    def _may_leave_first(self) -> bool:
+        """Whether close may unsubscribe before closing the client: not a classic static member that
+        still has its member id (its LeaveGroup would hand its partitions to others at once). One whose
+        id was reset sends none: librdkafka leaves only with a member id."""
+        if self.handler.protocol == "consumer" or not self.prepared.settings.instance_id:
+            return True
+        try:
+            return not str(self.inner.memberid() or "")
+        except (KafkaException, RuntimeError):
+            return False
 
     def close(self, *, batch_done: bool) -> CloseReport:
         """Commit what is done, close the client (librdkafka revokes through the handler)."""
@@ -864,11 +895,12 @@ class Core:
         elif why is not None and keys and not self.prepared.transactional:
             report.errors.append(f"nothing committed on close: {why}")
         evicted = self.handler.evicted
-        if evicted and self.handler.protocol == "eager":
-            self._serve_pending_callbacks()
+        self._serve_rebalances_before_close()
+        evicted = evicted or self.handler.evicted  # serving a loss may have shown the eviction
         # librdkafka's eviction may not be known yet: it logs MAXPOLL to a queue only a poll serves, and
         # a service stuck past its poll limit may go straight to close(). The last call's time tells.
         overran = _monotonic() - self.guard.checked_at > self.prepared.max_poll_s
+        self.handler.client_closing = True
         try:
             if evicted or overran:
                 self._close_client(report)

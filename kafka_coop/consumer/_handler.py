@@ -109,6 +109,9 @@ class RebalanceHandler:
         self.legacy = LegacyCallbacks()
         self.failure: ConsumerFailed | None = None
         self.closing = False
+        # The client's own close has started: its group handler may have terminated, and then never
+        # answers memberid()/assignment() (before it, close serves rebalances with the group alive).
+        self.client_closing = False
         self.evicted = False
         self.rebalances = 0  # callbacks (and fatal errors) served so far: the group's answers
         self.eviction_window_s = eviction_window_s
@@ -470,7 +473,7 @@ class RebalanceHandler:
             self._ownership.replace(keys)
 
     def _read_member_id(self) -> Steps[str]:
-        if self.closing:  # see _reconcile: a terminated group never answers memberid()
+        if self.client_closing:  # see _reconcile: a terminated group never answers memberid()
             return self._member_id
         try:
             member_id = yield ReadMemberId()
