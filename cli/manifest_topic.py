@@ -25,6 +25,9 @@ from ._context import (
 )
 from ._tables import aligned_table
 
+# How long a topic just created may take to show in the metadata and configs of the broker asked.
+SETTLE_S = 30.0
+
 
 class ManifestTopicResult(BaseModel):
     """What `manifest-topic --output json` prints (schema `manifest-topic`)."""
@@ -96,8 +99,19 @@ def manifest_topic(
     created = layout is None and admin.create_topic(
         topic, partitions, replication_factor=replication_factor, config=MANIFEST_TOPIC_CONFIG
     )
-    layout = layout or admin.topic_layout(topic)
-    config = admin.topic_config(topic)
+    config: dict[str, str] | None
+    if created:
+        settled = admin.settled_topic(topic, timeout_s=SETTLE_S)
+        if settled is None:
+            raise ClusterUnavailable(
+                f"Created topic {topic!r}, but the cluster did not show its partitions and configs "
+                f"within {SETTLE_S:g} s.",
+                hint="Run the same manifest-topic command again: it checks the topic that is there.",
+            )
+        layout, config = settled
+    else:
+        layout = layout or admin.topic_layout(topic)
+        config = admin.topic_config(topic)
     if layout is None or config is None:
         raise ClusterUnavailable(
             f"Topic {topic!r} exists but this principal may not describe it or its configs.",

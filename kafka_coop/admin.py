@@ -455,6 +455,23 @@ class ClusterAdmin:
         first = info.partitions[min(info.partitions)]
         return len(info.partitions), len(first.replicas)
 
+    def settled_topic(
+        self, topic: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S, every_s: float = 0.2
+    ) -> tuple[tuple[int, int], dict[str, str]] | None:
+        """(layout, configs) of a topic that was just created, once the broker asked shows both; None if
+        it still did not after `timeout_s`. CreateTopics returns when the controller has the topic: the
+        metadata and DescribeConfigs answers of a broker under load can lag it by seconds (a describe
+        right after a create, read as "may not describe", failed CI twice)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            layout = self.topic_layout(topic)
+            config = self.topic_config(topic) if layout is not None else None
+            if layout is not None and config is not None:
+                return layout, config
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(every_s)
+
 
 def _complete(listing: Any) -> Any:
     """A ListGroups answer with no errors: librdkafka answers an unreachable cluster or a refused login
