@@ -33,6 +33,7 @@ BENCHMARKS: tuple[str, ...] = (
     "partition_add",
     "static_cutover",
     "chaos",
+    "close_soak",
 )
 
 
