@@ -6,15 +6,16 @@ On a fresh topic of 2 partitions with 10 records each, static member `a` (sessio
 max.poll.interval.ms 7000, heartbeat.interval.ms 500) consumes the 20 records, marking each done
 (`--offsets explicit`: enable.auto.offset.store=false) or not (`librdkafka-defaults`), and commits
 offset 4 of both partitions synchronously; a static joiner `b` subscribes and polls 0.5 s; then nothing
-polls until 10 s after a's last poll (both overrun their poll limit, an assignment for `b` queued and
+polls until 10 s after a's last poll (both overrun their poll limit, a rebalance queued and
 unserved); then a.close(), then b.close(). librdkafka's log (`--debug`, cgrp,consumer by default) goes
 to FILE through the consumers' logger.
 
-Prints one JSON line: `seen` (records a consumed), `failure` (a's `CoopConsumer.failure`, or null),
-`errors` (a's and b's event errors), `close_a_s` / `close_b_s` (how long each close took) and `error`
-(an exception that stopped the run, or null; the process then exits 2). A close that hangs prints
-nothing: the parent kills the process. Each stage of the run is marked on stderr (`stage closing_a`,
-...), so a hung run's last mark names the close that hung.
+Prints one JSON line: `seen` (records a consumed), `failure` / `failure_b` (a's / b's
+`CoopConsumer.failure`, or null), `errors` (a's event errors; b has no event sink, as in the
+reproduction), `close_a_s` / `close_b_s` (how long each close took) and `error` (an exception that
+stopped the run, or null; the process then exits 2). A close that hangs prints nothing: the parent
+kills the process. Each stage of the run is marked on stderr (`stage closing_a`, ...), so a hung run's
+last mark names the close that hung.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def scenario(bootstrap: str, rebalance: str, offsets: str, debug: str) -> dict[s
     stuck = time.monotonic()
     stage("stalled")
     b_conf = consumer_conf(bootstrap, group, f"{group}-b", rebalance, marks=True, debug=debug)
-    b = CoopConsumer(b_conf, events=events.append)
+    b = CoopConsumer(b_conf)  # no event sink, as in the reproduction
     b.subscribe([topic])
     b.poll(JOINER_POLL_S)
     time.sleep(max(0.0, STALL_S - (time.monotonic() - stuck)))
@@ -121,6 +122,7 @@ def scenario(bootstrap: str, rebalance: str, offsets: str, debug: str) -> dict[s
     return {
         "seen": seen,
         "failure": None if a.failure is None else str(a.failure),
+        "failure_b": None if b.failure is None else str(b.failure),
         "errors": [e.error for e in events if e.error],
         "close_a_s": round(t1 - t0, 3),
         "close_b_s": round(t2 - t1, 3),

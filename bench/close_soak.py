@@ -9,8 +9,8 @@ started is a hang (a run that does not hang takes ~11 s): it is dumped with `py-
 py-spy is on PATH (the dump is kept in the run's record) and killed with SIGKILL (a hung close holds the
 GIL, so a Python SIGTERM handler never runs). Every run is counted once, per variant (eager-range /
 cooperative-sticky x explicit marks / librdkafka's default offset store): `hang`, `failed` (non-zero
-exit: the scenario did not get to the closes), `fenced` (exit 0, but `a.failure` was set or an event
-error says FENCED or "another running member"), or `ok`.
+exit: the scenario did not get to the closes), `fenced` (exit 0, but `a.failure` or `b.failure` was
+set, or an event error of a's says FENCED or "another running member"), or `ok`.
 
 Why. librdkafka's close terminates the group handler first; for a classic member that makes a queued
 rebalance stale, the close serves it afterwards, and confluent-kafka's rebalance callback then waits on
@@ -111,8 +111,8 @@ def last_stage(stderr: str) -> str | None:
 
 
 def is_fenced(report: Mapping[str, Any]) -> bool:
-    """`a.failure` set, or an event error that says the member was fenced."""
-    if report.get("failure"):
+    """`a.failure` or `b.failure` set, or an event error of a's that says it was fenced."""
+    if report.get("failure") or report.get("failure_b"):
         return True
     errors = report.get("errors") or []
     return any(mark in str(e).lower() for e in errors for mark in FENCED_MARKS)
@@ -156,7 +156,8 @@ def figures_for(counts: Mapping[str, Mapping[str, int]], timeout_s: float) -> di
         "fenced": Figure(
             value=total["fenced"],
             unit="runs",
-            description="runs where a.failure was set or an event error said FENCED / another running member",
+            description="runs where a or b failed, or an event error of a's said FENCED or another running "
+            "member",
             target=0,
             better="lower",
         ),
@@ -246,6 +247,7 @@ def _finish(child: _Child, timed_out: bool, dump: str | None, results_dir: Path)
         "close_a_s": report.get("close_a_s"),
         "close_b_s": report.get("close_b_s"),
         "failure": report.get("failure"),
+        "failure_b": report.get("failure_b"),
         "errors": report.get("errors"),
         "error": report.get("error"),
     }

@@ -78,6 +78,7 @@ def test_a_hang_beats_a_failure_and_a_failure_beats_fencing() -> None:
     fenced = {"failure": None, "errors": ["commit failed: Broker: Static consumer FENCED by another member"]}
     assert is_fenced(fenced)
     assert is_fenced({"failure": "ConsumerFailed: ...", "errors": []})
+    assert is_fenced({"failure": None, "failure_b": "ConsumerFailed: ...", "errors": []})
     assert is_fenced({"errors": ["the group has another running member with this instance id"]})
     assert not is_fenced({"failure": None, "errors": ["member id reset (max.poll.interval.ms exceeded)"]})
     assert classify(None, True, fenced) == "hang"
