@@ -16,7 +16,9 @@ Why. librdkafka's close terminates the group handler first; for a classic member
 rebalance stale, the close serves it afterwards, and confluent-kafka's rebalance callback then waits on
 the terminated handler with the GIL held: the whole process stops (docs/consumer.md, "Close
 semantics"). `close()` therefore serves every queued rebalance before the client's close (step 3
-there). Measured with this scenario: 3 hangs in 44 eager closes before step 3, none in 60 after.
+there). A loop of this scenario (6 runs at once, librdkafka debug logging to a file) hung 3 times in
+44 eager closes before step 3 and never in 60 after; this benchmark, at 6 at once, did not reproduce
+the hang before step 3 (0 in 60 runs at 03fabe2), so its 0 after is a loose guard, not a proof.
 
 Figures: `hangs` and `fenced`, totals over every run, target 0 each; `failed` and `runs`; per variant
 the same counts (not in the README table). The plot: one stacked bar of outcomes per variant.
