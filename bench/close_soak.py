@@ -57,10 +57,10 @@ from bench._common import (
     BenchResult,
     Figure,
     Series,
-    comma_names,
     main_for,
     new_result,
     sandbox,
+    select_named,
 )
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
@@ -77,13 +77,8 @@ STDERR_TAIL_LINES = 20
 # --- pure parts: the schedule, one run's outcome, the counts ------------------------------------------
 def selected_variants(spec: str) -> list[str]:
     """The variants `spec` names (comma-separated; `all` or empty: every one), in VARIANTS order."""
-    if spec.strip() in ("", "all"):
-        return list(VARIANTS)
-    names = comma_names(spec)
-    unknown = [n for n in names if n not in VARIANTS]
-    if unknown:
-        raise ValueError(f"unknown variant(s) {unknown}; known: {', '.join(VARIANTS)}")
-    return [v for v in VARIANTS if v in names]
+    named = set(select_named(spec, {v: v for v in VARIANTS}, VARIANTS, "variant"))
+    return [v for v in VARIANTS if v in named]
 
 
 def schedule(variants: Sequence[str], rounds: int) -> list[tuple[int, str]]:
