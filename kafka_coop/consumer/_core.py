@@ -828,7 +828,7 @@ class Core:
         revoke it makes is served here. A classic static member with a member id does not: outside
         close, an unsubscribe would send the LeaveGroup static membership exists to avoid. It serves
         what is queued, and only a rebalance that arrives in the instant before the close starts is left
-        to it (docs/consumer.md, "Known hang"). Records the client hands out meanwhile go to no one:
+        to it (docs/consumer.md, "Known hang, narrowed"). Records the client hands out meanwhile go to no one:
         they are sought back (not done, not committed), and the partitions' next owner reads them."""
         if not self.subscribed:
             return
@@ -860,7 +860,8 @@ class Core:
             return False
 
     def close(self, *, batch_done: bool) -> CloseReport:
-        """Commit what is done, close the client (librdkafka revokes through the handler)."""
+        """Commit what is done, serve every queued rebalance (after an unsubscribe where that sends no
+        unwanted LeaveGroup: librdkafka then revokes through the handler here), close the client."""
         report = CloseReport()
         self.handler.closing = True
         self.settle_cancelled()
