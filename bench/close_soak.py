@@ -17,8 +17,9 @@ rebalance stale, the close serves it afterwards, and confluent-kafka's rebalance
 the terminated handler with the GIL held: the whole process stops (docs/consumer.md, "Close
 semantics"). `close()` therefore serves every queued rebalance before the client's close (step 3
 there). A loop of this scenario (6 runs at once, librdkafka debug logging to a file) hung 3 times in
-44 eager closes before step 3 and never in 60 after; this benchmark, at 6 at once, did not reproduce
-the hang before step 3 (0 in 60 runs at 03fabe2), so its 0 after is a loose guard, not a proof.
+192 runs before step 3 (all in the 48 eager, explicit-marks runs) and never in 120 after; this
+benchmark, at 6 at once, did not reproduce the hang before step 3 (0 in 60 runs at 03fabe2), so its 0
+after is a loose guard, not a proof.
 
 Figures: `hangs` and `fenced`, totals over every run, target 0 each; `failed` and `runs`; per variant
 the same counts (not in the README table). The plot: one stacked bar of outcomes per variant.

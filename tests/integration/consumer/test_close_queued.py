@@ -2,8 +2,8 @@
 
 The client's close terminates the group handler first; a classic member's terminate made the queued
 assign stale, the close then served it, and confluent-kafka's callback waited for good on the
-terminated handler while holding the GIL (seen in CI, reproduced on the sandbox: 3 hangs in 44 eager
-closes). kafka-coop now serves every queued rebalance before the client closes. The hang is a race: at
+terminated handler while holding the GIL (seen in CI, reproduced on the sandbox: 3 hangs in 192
+runs). kafka-coop now serves every queued rebalance before the client closes. The hang is a race: at
 03fabe2 the cooperative static case hung in 1 of 3 runs, the others in none. Each case runs in its own
 process: a hang would stop pytest's own timeout too.
 """
