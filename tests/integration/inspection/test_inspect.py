@@ -73,7 +73,12 @@ def test_a_mixed_java_and_librdkafka_group_is_described_member_by_member(
         assignors=("cooperative-sticky",),
         manifests=False,
     )
-    processes.add_many([spec, spec.replace(name="jv", kind="java", instance_id="jv-static")])
+    # One after the other: the Java member's join makes the librdkafka one re-join owning partitions,
+    # the wire's only cooperative evidence. Joined together (run Y, under load), nobody owned anything,
+    # and the Java member (family unknown) was inferred eager.
+    processes.add(spec)
+    processes.wait_stable(group, members=1)
+    processes.add(spec.replace(name="jv", kind="java", instance_id="jv-static"))
     processes.wait_stable(group, members=2)
     snap = _describe(run_cli, bootstrap, group)
     assert (snap.type, snap.state, snap.assignor) == ("classic", "stable", "cooperative-sticky")
