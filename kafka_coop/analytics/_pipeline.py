@@ -65,6 +65,7 @@ CHECKPOINT_FILE: Final = "kafka-coop.json"
 QUERY_DIR: Final = "query"
 APP_NAME: Final = "kafka-coop pipeline"
 POLL_S: Final = 0.5
+TASKS_END_WAIT_S: Final = 10.0  # how long a stop waits, Spark's log off, for the query's tasks to end
 STATE_DDL: Final = "blob binary"
 _SPARK_TYPES: Final = {"string": "string", "long": "bigint", "binary": "binary"}
 OUTPUT_DDL: Final = ", ".join(
@@ -490,9 +491,18 @@ def _stop_between_batches(query: StreamingQuery, trigger_s: float, spark: SparkS
     if query.isActive:
         quiet_spark_log(spark)
         try:
-            query.stop()  # returns once the query's thread has ended: nothing more of it to log
+            query.stop()  # returns once the query's thread has ended ...
+            _wait_for_tasks(spark)  # ... not its tasks: an aborting one logged a Java trace (CI, run Z)
         finally:
             spark.sparkContext.setLogLevel(SPARK_LOG_LEVEL)
+
+
+def _wait_for_tasks(spark: SparkSession, timeout_s: float = TASKS_END_WAIT_S) -> None:
+    """Until no stage runs (bounded): a stopped query's tasks go on aborting, and log while they do."""
+    tracker = spark.sparkContext.statusTracker()
+    deadline = time.monotonic() + timeout_s
+    while tracker.getActiveStageIds() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _batch_id(query: StreamingQuery) -> int | None:
