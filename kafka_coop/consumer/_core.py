@@ -916,7 +916,7 @@ class Core:
         GIL: past CLIENT_CLOSE_WAIT_S it goes on in a daemon thread and the report says so. The hang seen
         in CI (librdkafka issue 4041: `rd_kafka_rebalance_protocol` / `rd_kafka_assign` inside
         confluent-kafka's rebalance-callback fallback) holds the GIL, so this bound cannot return there
-        (docs/consumer.md, "Known hang"). What close() commits was committed before it."""
+        (docs/consumer.md, "Known hang, narrowed"). What close() commits was committed before it."""
         try:
             bounded_call(self.inner.close, CLIENT_CLOSE_WAIT_S, name="kafka-coop-client-close")
         except StillRunning:
