@@ -6,6 +6,8 @@ types. Connection trouble becomes `ClusterUnavailable` (exit 3) with one sentenc
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -25,6 +27,9 @@ DEFAULT_ADMIN_TIMEOUT_S = 10.0
 # coordinator is given up on and looked up again well inside a command's --timeout.
 ATTEMPT_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 2.0
+# librdkafka is given this much longer than we wait for a group-coordinator answer, so that its own
+# timeout never fires in a client that is still alive (`_coordinator_answer`)
+LIBRDKAFKA_TIMEOUT_SLACK_S = 60.0
 T = TypeVar("T")
 
 GroupState = Literal[
@@ -213,14 +218,17 @@ class ClusterAdmin:
         return False
 
     def fresh_client(self) -> Any:
-        """A new librdkafka client with the same settings: no cached coordinator, no pending requests.
-
-        A retry after a coordinator move needs one: the old client may keep asking the broker it
-        cached, and librdkafka can abort the process (`rd_kafka_enq_once_del_source_return` assertion,
-        librdkafka #4605/#3663) when a client with a timed-out coordinator request sees the coordinator
-        change. So a timed-out client is never asked again.
-        """
+        """A new librdkafka client with the same settings: no cached coordinator, no pending requests."""
         return AdminClient(self._settings)
+
+    def retire(self, client: Any) -> None:
+        """Close `client` now (a fresh one takes its place when it was this admin's own): a client that
+        stopped answering is never asked again, and must not even live on (`_coordinator_answer`)."""
+        if client is self.client:
+            self.client = self.fresh_client()
+        with contextlib.suppress(RuntimeError):  # already closed
+            client.poll(0)  # serves error_cb first: a refused login is what the sentence will say
+        client.__exit__(None, None, None)
 
     def describe_group(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> GroupDescription:
         """Describe one group; an unknown group comes back as state `dead` with no members."""
@@ -232,11 +240,17 @@ class ClusterAdmin:
         """Many groups in one request batch (describe --all); unknown ones come back `dead`."""
         if not groups:
             return {}
-        futures = self.client.describe_consumer_groups(groups, request_timeout=timeout_s)
+        client = self.client
+        futures = client.describe_consumer_groups(groups, request_timeout=_librdkafka_timeout(timeout_s))
+        deadline = time.monotonic() + timeout_s
         out: dict[str, GroupDescription] = {}
         for group, future in futures.items():
             try:
-                out[group] = _live_group(future.result())
+                if client is not self.client:  # an earlier group's answer timed out: it was closed
+                    raise KafkaException(KafkaError(KafkaError._TIMED_OUT))
+                out[group] = _live_group(
+                    _coordinator_answer(self, client, future, deadline - time.monotonic())
+                )
             except KafkaException:
                 out[group] = _describe_group(self, group, timeout_s)  # retries transient errors itself
         return out
@@ -328,9 +342,6 @@ class ClusterAdmin:
             return None
 
     def _offsets(self, group: str, timeout_s: float, client: Any = None) -> list[PartitionOffsets]:
-        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-        from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
-
         # A fresh client whose coordinator for the group was confirmed a moment ago by a describe: an
         # OffsetFetch answered NOT_COORDINATOR on an *admin* client makes librdkafka (2.16, and master
         # as of 2026-07) re-query the coordinator through the consumer group handle an admin client
@@ -339,11 +350,23 @@ class ClusterAdmin:
         # A stale cached coordinator is how that answer comes; this leaves only a moment's window.
         del client
         client = self.fresh_client()
-        described = client.describe_consumer_groups([group], request_timeout=timeout_s)[group].result()
+        try:
+            return self._offsets_on(client, group, timeout_s)
+        finally:
+            self.retire(client)  # a client of its own, closed either way: nothing asked on it lives on
+
+    def _offsets_on(self, client: Any, group: str, timeout_s: float) -> list[PartitionOffsets]:
+        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+        from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
+
+        deadline = time.monotonic() + timeout_s
+        librdkafka_s = _librdkafka_timeout(timeout_s)
+        future = client.describe_consumer_groups([group], request_timeout=librdkafka_s)[group]
+        described = _coordinator_answer(self, client, future, timeout_s)
         _require_topic_describe(client, group, described, timeout_s)
         request = [ConsumerGroupTopicPartitions(group)]
-        futures = client.list_consumer_group_offsets(request, request_timeout=timeout_s)
-        committed = futures[group].result()
+        futures = client.list_consumer_group_offsets(request, request_timeout=librdkafka_s)
+        committed = _coordinator_answer(self, client, futures[group], deadline - time.monotonic())
         parts = [tp for tp in committed.topic_partitions if tp.error is None]
         if not parts:
             return []
@@ -415,13 +438,16 @@ class ClusterAdmin:
     def delete_group(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> str | None:
         """Delete a consumer group (its committed offsets too); None when done or already gone, else
         Kafka's reason (a group with members is not deleted: NON_EMPTY_GROUP)."""
-        future = self.client.delete_consumer_groups([group], request_timeout=timeout_s)[group]
-        return _outcome(future, {KafkaError.GROUP_ID_NOT_FOUND})
+        client = self.client
+        future = client.delete_consumer_groups([group], request_timeout=_librdkafka_timeout(timeout_s))[group]
+        return _outcome(
+            lambda: _coordinator_answer(self, client, future, timeout_s), {KafkaError.GROUP_ID_NOT_FOUND}
+        )
 
     def delete_topic(self, topic: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> str | None:
         """Delete a topic; None when done or already gone, else Kafka's reason."""
         future = self.client.delete_topics([topic], operation_timeout=timeout_s, request_timeout=timeout_s)
-        return _outcome(future[topic], {KafkaError.UNKNOWN_TOPIC_OR_PART})
+        return _outcome(future[topic].result, {KafkaError.UNKNOWN_TOPIC_OR_PART})
 
     def topic_config(
         self, topic: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S
@@ -481,10 +507,10 @@ def _complete(listing: Any) -> Any:
     return listing
 
 
-def _outcome(future: Any, gone: set[int]) -> str | None:
+def _outcome(answer: Callable[[], Any], gone: set[int]) -> str | None:
     """None when a delete succeeded or there was nothing to delete, else Kafka's error text."""
     try:
-        future.result()
+        answer()
     except KafkaException as exc:
         err = exc.args[0] if exc.args else exc
         if isinstance(err, KafkaError) and err.code() in gone:
@@ -493,9 +519,33 @@ def _outcome(future: Any, gone: set[int]) -> str | None:
     return None
 
 
+def _librdkafka_timeout(timeout_s: float) -> float:
+    """The request_timeout librdkafka is given for a wait of `timeout_s` (`_coordinator_answer`)."""
+    return timeout_s + LIBRDKAFKA_TIMEOUT_SLACK_S
+
+
+def _coordinator_answer(admin: ClusterAdmin, client: Any, future: Any, timeout_s: float) -> Any:
+    """The group coordinator's answer to one request of `client`, waited for at most `timeout_s`.
+
+    librdkafka (2.16) frees a coordinator request twice, and aborts the process, when its own timeout
+    fired while the coordinator was unreachable and the coordinator comes back while the client lives
+    (docs/protocols.md). So librdkafka is given a minute more than we wait (`_librdkafka_timeout`), and
+    a client we stop waiting for is closed at once: its own timeout never fires. The wait is a lock
+    wait, which Ctrl-C interrupts at once.
+    """
+    try:
+        return future.result(timeout=max(0.0, timeout_s))
+    except concurrent.futures.TimeoutError:
+        admin.retire(client)
+        raise KafkaException(
+            KafkaError(KafkaError._TIMED_OUT, f"no answer from the group coordinator within {timeout_s:.3g}s")
+        ) from None
+
+
 def _describe_group(admin: ClusterAdmin, group: str, timeout_s: float) -> GroupDescription:
     def call(client: Any, remaining: float) -> Any:
-        return client.describe_consumer_groups([group], request_timeout=remaining)[group].result()
+        future = client.describe_consumer_groups([group], request_timeout=_librdkafka_timeout(remaining))
+        return _coordinator_answer(admin, client, future[group], remaining)
 
     try:
         desc = _with_retry(admin, group, timeout_s, call)
@@ -561,8 +611,8 @@ def _with_retry(
     When the time is up the answer is one sentence (exit 3), never a verdict made on missing data.
     """
     deadline = time.monotonic() + timeout_s
-    client = admin.client
     while True:
+        client = admin.client
         attempt_began = time.monotonic()
         attempt_s = max(1.0, min(ATTEMPT_TIMEOUT_S, deadline - attempt_began))
         try:
@@ -587,7 +637,7 @@ def _with_retry(
                 ) from None
             if code in _AUTHENTICATION_ERRORS:
                 raise _authentication_failed(admin.bootstrap, err) from None
-            if code not in _TRANSIENT_ERRORS or _nothing_answers(admin, client, attempt_began):
+            if code not in _TRANSIENT_ERRORS or _nothing_answers(admin, attempt_began):
                 raise admin.unreachable(err) from None
             if time.monotonic() + 0.2 >= deadline:
                 who = "The Kafka cluster" if group is None else f"The coordinator of group {group!r}"
@@ -597,10 +647,7 @@ def _with_retry(
                     "retry, or raise --timeout.",
                 ) from None
             time.sleep(0.2)  # the coordinator is loading or moving: Kafka says retry
-            fresh = admin.fresh_client()
-            if client is admin.client:  # the timed-out client is not asked again, by anyone
-                admin.client = fresh
-            client = fresh
+            admin.retire(client)  # a fresh client finds the new coordinator; this one is not asked again
 
 
 def _require_topic_describe(client: Any, group: str, described: Any, timeout_s: float) -> None:
@@ -630,10 +677,11 @@ def _require_topic_describe(client: Any, group: str, described: Any, timeout_s: 
             ) from None
 
 
-def _nothing_answers(admin: ClusterAdmin, client: Any, attempt_began: float) -> bool:
+def _nothing_answers(admin: ClusterAdmin, attempt_began: float) -> bool:
     """After a timeout: was it the whole cluster (or the login), not one coordinator? Then retrying
     cannot help. librdkafka says "all brokers down" (via error_cb, served by poll) once per transition,
     possibly before this attempt began; a quick metadata request settles it otherwise."""
+    client = admin.client
     client.poll(0)
     if admin.authentication_error is not None:
         return True

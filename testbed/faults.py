@@ -149,6 +149,10 @@ class Toxiproxy:
             {"name": name, "type": kind, "stream": stream, "toxicity": 1.0, "attributes": attributes},
         )
 
+    def set_enabled(self, proxy: str, enabled: bool) -> None:
+        """A disabled proxy closes its connections and refuses new ones: the broker looks gone."""
+        self._request("POST", f"/proxies/{proxy}", {"enabled": enabled})
+
     def remove_toxics(self, proxy: str) -> None:
         for toxic in self._request("GET", f"/proxies/{proxy}/toxics") or []:
             with contextlib.suppress(urllib.error.HTTPError):
@@ -196,8 +200,15 @@ class NetworkFaults:
                     proxy, f"latency-{stream}", "latency", stream, {"latency": ms, "jitter": jitter_ms}
                 )
 
+    def down(self) -> None:
+        """Every connection of the proxied clients closes and none opens: to them the cluster is gone
+        (a broker restart, a network partition that resets), until `heal()`."""
+        for proxy in self.proxies:
+            self.toxiproxy.set_enabled(proxy, False)
+
     def heal(self) -> None:
         for proxy in self.proxies:
+            self.toxiproxy.set_enabled(proxy, True)
             self.toxiproxy.remove_toxics(proxy)
 
 
