@@ -256,6 +256,16 @@ class Members:
                 self.start(name)
 
 
+def _last_owned(out: Path, members: Members) -> dict[str, list[tuple[str, int]]]:
+    """What each member's last assigned / revoked / lost event says it owns."""
+    last: dict[str, list[tuple[str, int]]] = {}
+    for name in sorted(members.procs):
+        events = _read_events(out / f"{members.key(name)}.events.jsonl")
+        owned = [e for e in events if e.get("kind") in ("assigned", "revoked", "lost")]
+        last[name] = sorted((t, p) for t, p in owned[-1]["owned"]) if owned else []
+    return last
+
+
 def _run_steps(
     steps: list[Fault], began: float, members: Members, box: Any, net: Any, faults: list[FaultRecord],
     group: str, log: Callable[[str], None],
@@ -410,22 +420,21 @@ def _run_members(
         members.supervise()
         time.sleep(1)
     drained_s = time.monotonic() - began
-    # settled: every member assigned per the broker, then the final owned check
+    # settled: the broker's assignment of all members, and each member's last event saying the same.
+    # Asked again until they agree (or 120 s): a cooperative rebalance passes through "stable" between
+    # its two rounds, and a loaded member writes its event a moment after the broker answers.
     broker: dict[str, list[tuple[str, int]]] = {}
+    last_owned: dict[str, list[tuple[str, int]]] = {}
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         members.supervise()
         live = admin.describe_group(group, timeout_s=10)
         if live.state == "stable" and len(live.members) == MEMBERS:
             broker = {m.client_id: sorted(m.assignment) for m in live.members}
-            time.sleep(2)  # the members' callbacks write their events after the broker answers
-            break
+            last_owned = _last_owned(out, members)
+            if not final_owned_mismatches(last_owned, broker):
+                break
         time.sleep(1)
-    last_owned: dict[str, list[tuple[str, int]]] = {}
-    for name in sorted(members.procs):
-        events = _read_events(out / f"{members.key(name)}.events.jsonl")
-        owned = [e for e in events if e.get("kind") in ("assigned", "revoked", "lost")]
-        last_owned[name] = sorted((t, p) for t, p in owned[-1]["owned"]) if owned else []
     for name in sorted(members.procs):
         members.stop(name)
     incarnations = _incarnations(out, members)
