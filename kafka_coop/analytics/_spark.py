@@ -220,6 +220,9 @@ def interruptible() -> Iterator[None]:
 
         gateway = SparkContext._gateway
         with contextlib.suppress(Exception):
+            # the jobs it cancels log their killed tasks with Java stack traces (seen in CI under load)
+            if _session is not None:
+                _session.sparkContext.setLogLevel("OFF")
             stop_session()
         # A session stopped mid-call leaves its gateway JVM serving py4j (seen: alive after its
         # parent exited), so the JVM this process launched is ended too.
