@@ -9,6 +9,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
@@ -188,6 +189,7 @@ class ClusterAdmin:
         self.authentication_error: KafkaError | None = None
         self.all_brokers_down_at: float | None = None
         self.client = AdminClient(settings)
+        self._by_thread = threading.local()
 
     def _on_error(self, err: KafkaError) -> None:
         """librdkafka reports a refused login and an unreachable cluster here, not on the request (the
@@ -221,11 +223,25 @@ class ClusterAdmin:
         """A new librdkafka client with the same settings: no cached coordinator, no pending requests."""
         return AdminClient(self._settings)
 
-    def retire(self, client: Any) -> None:
-        """Close `client` now (a fresh one takes its place when it was this admin's own): a client that
-        stopped answering is never asked again, and must not even live on (`_coordinator_answer`)."""
-        if client is self.client:
-            self.client = self.fresh_client()
+    def coordinator_client(self) -> Any:
+        """This thread's client for group-coordinator requests. Only this thread asks it, so when one of
+        its answers is given up on it can be closed at once (`_coordinator_answer`) while other threads
+        (the inspection's fan-out) go on with theirs; the next request gets a fresh one."""
+        client = getattr(self._by_thread, "client", None)
+        if client is None:
+            client = self._by_thread.client = self.fresh_client()
+        return client
+
+    def retire(self, client: Any = None) -> None:
+        """Close `client` now (by default this thread's coordinator client, if it has one): it is never
+        asked again, and a client with a request given up on must not even live on
+        (`_coordinator_answer`)."""
+        mine = getattr(self._by_thread, "client", None)
+        client = mine if client is None else client
+        if client is None:
+            return
+        if client is mine:
+            self._by_thread.client = None
         with contextlib.suppress(RuntimeError):  # already closed
             client.poll(0)  # serves error_cb first: a refused login is what the sentence will say
         client.__exit__(None, None, None)
@@ -240,13 +256,13 @@ class ClusterAdmin:
         """Many groups in one request batch (describe --all); unknown ones come back `dead`."""
         if not groups:
             return {}
-        client = self.client
+        client = self.coordinator_client()
         futures = client.describe_consumer_groups(groups, request_timeout=_librdkafka_timeout(timeout_s))
         deadline = time.monotonic() + timeout_s
         out: dict[str, GroupDescription] = {}
         for group, future in futures.items():
             try:
-                if client is not self.client:  # an earlier group's answer timed out: it was closed
+                if client is not self.coordinator_client():  # an earlier answer timed out: it was closed
                     raise KafkaException(KafkaError(KafkaError._TIMED_OUT))
                 out[group] = _live_group(
                     _coordinator_answer(self, client, future, deadline - time.monotonic())
@@ -525,7 +541,8 @@ def _librdkafka_timeout(timeout_s: float) -> float:
 
 
 def _coordinator_answer(admin: ClusterAdmin, client: Any, future: Any, timeout_s: float) -> Any:
-    """The group coordinator's answer to one request of `client`, waited for at most `timeout_s`.
+    """The group coordinator's answer to one request of `client` (one only this thread asks:
+    `coordinator_client`, or a private one), waited for at most `timeout_s`.
 
     librdkafka (2.16) frees a coordinator request twice, and aborts the process, when its own timeout
     fired while the coordinator was unreachable and the coordinator comes back while the client lives
@@ -543,7 +560,8 @@ def _coordinator_answer(admin: ClusterAdmin, client: Any, future: Any, timeout_s
 
 
 def _describe_group(admin: ClusterAdmin, group: str, timeout_s: float) -> GroupDescription:
-    def call(client: Any, remaining: float) -> Any:
+    def call(_shared: Any, remaining: float) -> Any:
+        client = admin.coordinator_client()
         future = client.describe_consumer_groups([group], request_timeout=_librdkafka_timeout(remaining))
         return _coordinator_answer(admin, client, future[group], remaining)
 
@@ -607,7 +625,8 @@ def _with_retry(
 
     While a group's coordinator moves (its broker died or froze, the offsets partition's new leader is
     loading it) requests fail with NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS
-    or time out; each retry uses a fresh client (see `fresh_client`), so it finds the new coordinator.
+    or time out; each retry uses fresh clients (this thread's coordinator client and the shared one), so
+    it finds the new coordinator.
     When the time is up the answer is one sentence (exit 3), never a verdict made on missing data.
     """
     deadline = time.monotonic() + timeout_s
@@ -647,7 +666,9 @@ def _with_retry(
                     "retry, or raise --timeout.",
                 ) from None
             time.sleep(0.2)  # the coordinator is loading or moving: Kafka says retry
-            admin.retire(client)  # a fresh client finds the new coordinator; this one is not asked again
+            admin.retire()  # this thread's next coordinator client is fresh: it finds the new coordinator
+            if client is admin.client:  # other threads may be asking it: replaced, not closed
+                admin.client = admin.fresh_client()
 
 
 def _require_topic_describe(client: Any, group: str, described: Any, timeout_s: float) -> None:
