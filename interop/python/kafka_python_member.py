@@ -9,6 +9,7 @@ most kafka-python services do it, by its auto-commit, which also commits before 
 
 from __future__ import annotations
 
+import logging
 import signal
 import time
 
@@ -32,6 +33,10 @@ ASSIGNORS = {
 
 
 def main() -> None:
+    # the coordinator's join / sync / heartbeat story in the member's log: what a member that never
+    # joins was doing (warnings of the rest of the library too)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("kafka.coordinator").setLevel(logging.INFO)
     keep_finished_joins()  # kafka-python 3.0.12 drops a join that ends between two polls
     args = parse()
     running = True

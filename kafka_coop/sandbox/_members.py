@@ -501,9 +501,11 @@ class MemberProcesses:
                 return last
             time.sleep(0.2)
         seen = "nothing" if last is None else f"state {last.state} with {len(last.members)} members"
+        waiting = [m for m in self.group_members(group) if m.alive and not m.has_joined()]
+        tails = "".join(f"\n{m.spec.name} (not joined), its log ends:\n{m.log_tail(8)}" for m in waiting)
         raise MemberProcessError(
             f"Group {group!r} did not settle with {expected} members within {timeout_s:.0f}s (saw {seen}).",
-            hint="Check the member logs in " + str(self.workdir),
+            hint="Check the member logs in " + str(self.workdir) + tails,
         )
 
     def _all_owned(self, group: str, live: GroupDescription, partitions: int | None) -> bool:
