@@ -64,6 +64,10 @@ DEFAULTS: dict[str, Any] = {
     "state_partitions": 2,
     "seed": 7,
     "idle_ms": 2_000,
+    # the ceiling's output shapes, run one after the other in the same session (`start_ceiling`); the
+    # first must be control (the ceiling figures and the output check read it): `--param
+    # ceilings=control,no_interval,by_date` measures what another shape of the output would allow
+    "ceilings": "control",
 }
 QUICK: dict[str, Any] = {"events": 300_000, "max_offsets": 100_000, "fleets": 4}
 TIMEOUT_S = 1800.0
@@ -132,7 +136,7 @@ def filled_by() -> dict[str, tuple[str, ...]]:
     }
 
 
-def ceiling_rows(events: Any, partitions: int) -> Any:
+def ceiling_rows(events: Any, partitions: int, mix: dict[str, float] = OUTPUT_MIX) -> Any:
     """`events` (the pipeline's input) shuffled by group, each event as its share of OUTPUT_MIX's rows.
 
     Per event: floor(total) rows, one more for a hashed fraction of events; each row's kind drawn by a
@@ -140,15 +144,15 @@ def ceiling_rows(events: Any, partitions: int) -> Any:
     the row's slot) where the row's kind fills it, null elsewhere."""
     from pyspark.sql import functions as F
 
-    total = sum(OUTPUT_MIX.values())
+    total = sum(mix.values())
     whole = int(total)
 
     def uniform(seed: int) -> Any:
         return F.pmod(F.xxhash64(F.lit(seed), "partition", "offset", "slot"), F.lit(1_000_000)) / 1e6
 
-    draw, cuts = uniform(2) * total, itertools.accumulate(OUTPUT_MIX.values())
-    pick = F.lit(list(OUTPUT_MIX)[-1])
-    for kind, cut in reversed(list(zip(OUTPUT_MIX, cuts, strict=True))[:-1]):  # the first cut above
+    draw, cuts = uniform(2) * total, itertools.accumulate(mix.values())
+    pick = F.lit(list(mix)[-1])
+    for kind, cut in reversed(list(zip(mix, cuts, strict=True))[:-1]):  # the first cut above
         pick = F.when(draw < cut, F.lit(kind)).otherwise(pick)
     rows = (
         events.repartition(partitions, "group")
@@ -174,6 +178,58 @@ def ceiling_rows(events: Any, partitions: int) -> Any:
         columns.append(F.when(F.col("okind").isin(*filling), value).cast(spark_type).alias(name))
     shaped = rows.select(*columns)
     return shaped.withColumn("date", F.date_format(F.timestamp_millis(F.col("ts")), "yyyy-MM-dd"))
+
+
+FOREACH_BATCH = ("split", "fb_control", "split_nopersist", "fb_nopersist")
+
+
+def start_ceiling(events: Any, variant: str, partitions: int, path: Path, trigger: str) -> Any:
+    """One shape of the ceiling's output, as a streaming query writing under `path`.
+
+    control: the pipeline's output as it is. no_interval: without its per-partition `interval` rows.
+    by_date: partitioned by date only. interval_only: the interval rows alone, with only the columns they
+    fill. split: interval rows to such a narrow table, the rest to the wide one, in one foreachBatch
+    (the expanded batch persisted, two writes); fb_control: the same foreachBatch and persist, one wide
+    table (the split's own mechanism, as its baseline). *_nopersist: those two without the persist
+    (each write recomputes the batch from the source).
+    """
+    from pyspark.sql import functions as F
+
+    mix = {k: v for k, v in OUTPUT_MIX.items() if k != "interval"} if variant == "no_interval" else OUTPUT_MIX
+    if variant == "interval_only":  # the split's narrow half alone, through the file sink
+        mix = {"interval": OUTPUT_MIX["interval"]}
+    narrow = ["kind", "group", "date", *(n for n, kinds in filled_by().items() if "interval" in kinds)]
+    rows = ceiling_rows(events, partitions, mix)
+    writer = (
+        (rows.select(*narrow) if variant == "interval_only" else rows)
+        .writeStream.option("checkpointLocation", f"{path}-ckpt")
+        .trigger(processingTime=trigger)
+    )
+    if variant in FOREACH_BATCH:  # *_nopersist: each write recomputes the batch from the source
+
+        def write(batch: Any, _batch_id: int) -> None:
+            persist = not variant.endswith("_nopersist")
+            if persist:
+                batch.persist()
+            wide = batch
+            if variant.startswith("split"):
+                interval = batch.where(F.col("kind") == "interval").select(*narrow)
+                interval.write.mode("append").partitionBy("group", "date").parquet(str(path / "narrow"))
+                wide = batch.where(F.col("kind") != "interval")
+            wide.write.mode("append").partitionBy("group", "date").parquet(str(path / "wide"))
+            if persist:
+                batch.unpersist()
+
+        return writer.foreachBatch(write).start()
+    if variant not in ("control", "no_interval", "by_date", "interval_only"):
+        raise ValueError(f"unknown ceiling variant {variant!r}")
+    by = ("date",) if variant == "by_date" else ("group", "date")
+    return writer.format("parquet").option("path", str(path)).partitionBy(*by).start()
+
+
+def _files(path: Path) -> tuple[int, int]:
+    files = [f for f in path.rglob("*.parquet") if f.is_file()]
+    return len(files), sum(f.stat().st_size for f in files)
 
 
 def batch_table(progress: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -269,19 +325,52 @@ def run(args: BenchArgs) -> BenchResult:
         baseline_query.stop()
         events = pipeline_input(pipeline_records(spark, config), config.markers_topic)
         load_ceiling = [round(x, 2) for x in os.getloadavg()]
-        ceiling_query = (
-            ceiling_rows(events, int(params["state_partitions"]))
-            .writeStream.format("parquet")
-            .option("path", str(root / "ceiling"))
-            .option("checkpointLocation", str(root / "ceiling-ckpt"))
-            .partitionBy("group", "date")
-            .trigger(processingTime=trigger)
-            .start()
-        )
-        ceiling = drain(ceiling_query, len(lines))
-        ceiling_query.stop()
-        ceiling_written = spark.read.parquet(str(root / "ceiling"))
-        ceiling_rows_written = ceiling_written.count()
+        variants: list[dict[str, Any]] = []
+        shapes = str(params["ceilings"]).split(",")
+        if shapes[0] != "control":
+            raise ValueError("the first of --param ceilings must be control: the ceiling figures read it")
+        for i, variant in enumerate(shapes):
+            path = root / f"ceiling-{i}-{variant}"
+            load_before = [round(x, 2) for x in os.getloadavg()]
+            t_variant = time.perf_counter()
+            variant_query = start_ceiling(events, variant, int(params["state_partitions"]), path, trigger)
+            progress = drain(variant_query, len(lines))
+            variant_query.stop()
+            tables = ("narrow", "wide") if variant in FOREACH_BATCH else ("",)
+            written = {
+                t or "all": spark.read.parquet(str(path / t)).count() for t in tables if (path / t).exists()
+            }
+            files, size = _files(path)
+            s = steady(progress, warmup)
+            per_event = sum(written.values()) / len(lines)
+            variants.append(
+                {
+                    "variant": variant,
+                    "steady": json.loads(json.dumps(s)),
+                    "rows_written": written,
+                    "rows_per_event": round(per_event, 4),
+                    "rows_per_s_processing": round(s["processing_rate"] * per_event),
+                    "rows_per_s_wall": round(s["wall_rate"] * per_event),
+                    "files": files,
+                    "bytes": size,
+                    "query_s": round(time.perf_counter() - t_variant, 1),
+                    "load_avg_before": load_before,
+                    "batches": json.loads(json.dumps(batch_table(progress))),
+                }
+            )
+            print(
+                f"  ceiling[{i}] {variant}: {s['processing_rate']:,.0f} events/s processing, "
+                f"{s['wall_rate']:,.0f} wall; {per_event:.3f} rows/event {written} -> "
+                f"{s['processing_rate'] * per_event:,.0f} rows/s processing, "
+                f"{s['wall_rate'] * per_event:,.0f} wall; {files} files {size / 1e6:.1f} MB; "
+                f"{s['batches']} steady batches {s['busy_s']:.1f} s busy; load before {load_before}; "
+                f"{s['phase_ms']}",
+                flush=True,
+            )
+            if i == 0:
+                ceiling = progress
+                ceiling_written = spark.read.parquet(str(path / tables[-1]))
+                ceiling_rows_written = sum(written.values())
         load_pipeline = [round(x, 2) for x in os.getloadavg()]
         (root / "out").mkdir()
         (root / "ckpt").mkdir()
@@ -352,6 +441,7 @@ def run(args: BenchArgs) -> BenchResult:
             "ceiling_output_mix": json.loads(json.dumps(OUTPUT_MIX)),
             "ceiling_rows_written": ceiling_rows_written,
             "ceiling_rows_per_event": round(ceiling_rows_written / len(lines), 4),
+            "ceiling_variants": json.loads(json.dumps(variants)),
             "load_avg_start": list(load_start),
             "load_avg_baseline": list(load_baseline),
             "load_avg_ceiling": list(load_ceiling),
