@@ -454,7 +454,7 @@ class ClusterAdmin:
     def delete_group(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> str | None:
         """Delete a consumer group (its committed offsets too); None when done or already gone, else
         Kafka's reason (a group with members is not deleted: NON_EMPTY_GROUP)."""
-        client = self.client
+        client = self.coordinator_client()
         future = client.delete_consumer_groups([group], request_timeout=_librdkafka_timeout(timeout_s))[group]
         return _outcome(
             lambda: _coordinator_answer(self, client, future, timeout_s), {KafkaError.GROUP_ID_NOT_FOUND}

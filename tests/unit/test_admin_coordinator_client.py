@@ -50,3 +50,10 @@ def test_retire_without_a_client_closes_this_threads_coordinator_client_only() -
     admin.retire()
     assert not _is_open(mine) and _is_open(admin.client)
     admin.retire()  # none now: nothing to close
+
+
+def test_an_unanswered_group_delete_leaves_the_shared_client_open() -> None:
+    admin = ClusterAdmin(NOWHERE)
+    shared = admin.client
+    assert admin.delete_group("g", timeout_s=1.0) is not None
+    assert _is_open(admin.client) and admin.client is shared
