@@ -116,6 +116,19 @@ class ConfigTerms(_Frozen):
     static: str | None = None
 
 
+class KnownDefect(_Frozen):
+    """A defect of the library that a rollout runs into, so plans name it where it may apply."""
+
+    versions: VersionRange  # the versions it was read or reproduced in, not a guess at the fix
+    summary: str  # what happens to a member, in one clause
+    remedy: str  # what a team does about it
+    source: str
+
+    def applies_to(self, version: str | None) -> bool:
+        """An unknown version may have it."""
+        return version is None or self.versions.contains(version)
+
+
 class Family(_Frozen):
     family: str
     title: str
@@ -133,6 +146,7 @@ class Family(_Frozen):
     leave_on_close: LeaveOnClose
     wire: Wire
     config: ConfigTerms
+    known_defects: tuple[KnownDefect, ...] = ()
 
     @model_validator(mode="after")
     def _consistent(self) -> Family:
@@ -157,6 +171,11 @@ class Family(_Frozen):
             "static_membership": self.static_membership.since,
             **{f"assignor {name}": a.since for name, a in self.assignors.items()},
         }
+        for defect in self.known_defects:
+            if not self.versions.contains(defect.versions.min):
+                raise ValueError(
+                    f"{self.family}: known defect versions {defect.versions} start outside {self.versions}"
+                )
         for what, since in minimums.items():
             # a minimum at or below the range's own is no minimum: say None, so it is never compared
             if since is not None and not (self.versions.contains(since) and since != self.versions.min):

@@ -35,7 +35,7 @@ from kafka_coop.rollout._contract import (
     PlanStatus,
     Target,
 )
-from kafka_coop.rollout._fleet import FleetDescription
+from kafka_coop.rollout._fleet import FleetDescription, FleetMember
 from kafka_coop.rollout._kip848 import static_id_advice
 from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match, why_not
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
@@ -425,6 +425,26 @@ def make_plan(
     )
 
 
+def _known_defect_warnings(fleet: FleetDescription) -> list[str]:
+    """One warning per library defect that may hit members of this fleet while they are bounced (a
+    member of unknown version may have it); the data is families.yaml's `known_defects`."""
+    hit: dict[tuple[str, int], list[FleetMember]] = {}
+    for member in fleet.members:
+        facts = catalog().get(member.family)
+        for i, defect in enumerate(facts.known_defects if facts is not None else ()):
+            if defect.applies_to(member.version):
+                hit.setdefault((member.family, i), []).append(member)
+    out = []
+    for (family, i), members in hit.items():
+        defect = catalog()[family].known_defects[i]
+        count = sum(m.count for m in members)
+        out.append(
+            f"{family} (versions {defect.versions}; here {count} member(s): "
+            f"{', '.join(m.label for m in members)}): {defect.summary} ({defect.source}); {defect.remedy}"
+        )
+    return out
+
+
 def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
     out: list[str] = []
     families = fleet.families()
@@ -441,6 +461,7 @@ def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
                 "consumer-protocol member fails. The phase-0 gate re-reads the bytes: run it right before "
                 "the first bounce."
             )
+    out += _known_defect_warnings(fleet)
     if families.get("unknown"):
         out.append(
             f"the client family of {families['unknown']} member(s) is unknown; the plan gives both families' "

@@ -1,0 +1,79 @@
+"""A library defect that a rollout runs into is data (families.yaml `known_defects`): a plan for a fleet
+holding members of an affected version, or of an unknown one, warns about it once, naming them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from kafka_coop.families import FamilyDataError, catalog, parse_catalog
+from kafka_coop.rollout import (
+    BrokerInfo,
+    FleetDescription,
+    FleetMember,
+    GateCommand,
+    Plan,
+    all_migrations,
+    make_plan,
+)
+
+FAMILIES_YAML = Path(__file__).parents[3] / "migrations" / "families" / "families.yaml"
+BROKER = BrokerInfo(
+    version="4.1", migration_policy="bidirectional", rebalance_protocols=("classic", "consumer")
+)
+
+
+def _kafka_python(name: str, version: str | None) -> FleetMember:
+    return FleetMember(
+        name=name, family="kafka-python", protocol="eager", assignors=("range",), version=version
+    )
+
+
+def _java(name: str) -> FleetMember:
+    return FleetMember(name=name, family="java", protocol="eager", assignors=("range",), version="4.1.1")
+
+
+def _plan(*members: FleetMember) -> Plan:
+    fleet = FleetDescription(group="orders", selected_assignor="range", members=members, broker=BROKER)
+    migrations = [(spec.name, spec) for spec in all_migrations()]
+    return make_plan(fleet, "upgrade", "cooperative", migrations, gate=GateCommand(bootstrap="b:9092"))
+
+
+def _defect_warnings(plan: Plan) -> list[str]:
+    return [w for w in plan.warnings if "need_rejoin()" in w]
+
+
+def test_kafka_python_3_0_12_carries_its_stranded_join_defect() -> None:
+    (defect,) = catalog()["kafka-python"].known_defects
+    assert defect.applies_to("3.0.12") and defect.applies_to("3.0.0")
+    assert not defect.applies_to("3.0.13")
+
+
+def test_a_member_of_unknown_version_may_have_the_defect() -> None:
+    (defect,) = catalog()["kafka-python"].known_defects
+    assert defect.applies_to(None)
+
+
+def test_a_plan_warns_once_for_all_affected_members_and_names_them() -> None:
+    (warning,) = _defect_warnings(_plan(_kafka_python("kp-a", "3.0.12"), _kafka_python("kp-b", None)))
+    assert warning.startswith("kafka-python (versions >=3.0,<3.0.13; here 2 member(s): kp-a, kp-b): ")
+    assert "verify-group --expect-members" in warning
+
+
+def test_a_plan_leaves_out_members_of_a_version_outside_the_defect() -> None:
+    (warning,) = _defect_warnings(_plan(_kafka_python("kp-old", "3.0.12"), _kafka_python("kp-new", "3.0.13")))
+    assert "here 1 member(s): kp-old)" in warning
+
+
+def test_a_plan_without_affected_members_has_no_defect_warning() -> None:
+    assert _defect_warnings(_plan(_java("j-1"), _kafka_python("kp-new", "3.0.13"))) == []
+
+
+def test_a_defect_whose_versions_start_outside_the_family_is_a_data_error() -> None:
+    text = FAMILIES_YAML.read_text()
+    old = '- versions: {min: "3.0", below: "3.0.13"}'
+    assert old in text
+    with pytest.raises(FamilyDataError, match=re.escape("known defect versions >=2.0,<3.0.13 start outside")):
+        parse_catalog(text.replace(old, '- versions: {min: "2.0", below: "3.0.13"}', 1), "families.yaml")
