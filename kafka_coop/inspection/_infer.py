@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -42,7 +43,12 @@ from kafka_coop.protocol import (
 #   librdkafka lists hold one protocol). If it selected cooperative-sticky: a librdkafka member is
 #   cooperative; a Java member that re-joined with owned partitions is cooperative; a Java member with
 #   none is eager when nobody in the group sent owned partitions (eager members revoke everything before
-#   they re-join), otherwise unknown (a cooperative member that owned nothing looks the same).
+#   they re-join), otherwise unknown (a cooperative member that owned nothing looks the same). When no
+#   member has had an assignment yet (a fresh group, or all of it restarted at once) nobody had anything
+#   to own, so nothing tells the two apart: unknown. A member shows it by a subscription v2+ with no
+#   previous generation, or by the cooperative-sticky userData of Java and sarama, the generation of its
+#   last assignment, still -1 (it can be in a generation and not yet assigned: its SyncGroup was cut by
+#   the next rebalance).
 # - Member type. The coordinator says it (ConsumerGroupDescribe v1, source `broker`) wherever it
 #   answers. Otherwise every member of a classic group is classic, and in a consumer (KIP-848) group a
 #   classic member that was there when the group converted has a broker-made id `<client.id>-<UUID>`, a
@@ -192,12 +198,29 @@ def _version(member: MemberInput, family: Fact[SeenFamily], manifest: Manifest |
     return Fact(value=found.group(1), source="inferred", signal=f"default client id {member.client_id!r}")
 
 
+_Rejoins = Literal["owned", "none-owned", "never-assigned"]
+_NO_ASSIGNMENT_YET = (-1).to_bytes(4, "big", signed=True)  # Java's and sarama's cooperative-sticky userData
+
+
+def _what_rejoins_tell(subs: Sequence[ConsumerProtocolSubscription]) -> _Rejoins:
+    """Whether someone re-joined owning partitions, nobody did, or nobody could (none assigned yet)."""
+    if any(sub.owned_partitions for sub in subs):
+        return "owned"
+    if subs and all(_never_assigned(sub) for sub in subs):
+        return "never-assigned"
+    return "none-owned"
+
+
+def _never_assigned(sub: ConsumerProtocolSubscription) -> bool:
+    return (sub.version >= 2 and sub.generation_id < 0) or sub.user_data == _NO_ASSIGNMENT_YET
+
+
 def _protocol(
     selected: str,
     member_type: SeenMemberType,
     family: SeenFamily,
     sub: ConsumerProtocolSubscription | None,
-    anyone_sent_owned: bool,
+    rejoins: _Rejoins,
     manifest: Manifest | None,
 ) -> Fact[SeenProtocol]:
     if manifest is not None:
@@ -220,7 +243,13 @@ def _protocol(
                 else "follows the selected assignor"
             )
             return Fact(value="cooperative", source="inferred", signal=f"{family} on {selected} ({how})")
-        if not anyone_sent_owned:
+        if rejoins == "never-assigned":
+            return Fact(
+                value="unknown",
+                source="unknown",
+                signal="no member has had an assignment yet: none had anything to own, eager or not",
+            )
+        if rejoins == "none-owned":
             return Fact(value="eager", source="inferred", signal="no member re-joined with owned partitions")
         return Fact(value="unknown", source="unknown", signal="re-joined owning nothing (eager or idle)")
     return Fact(value="unknown", source="unknown", signal=f"custom assignor {selected}")
@@ -253,7 +282,7 @@ def infer_members(
     matched = match_manifests(group, members, manifests)
     consumer_bytes = protocol_type in (None, "consumer")
     decoded = {m.member_id: _decode(m) if consumer_bytes else (None, None, None) for m in members}
-    anyone_sent_owned = any(sub is not None and sub.owned_partitions for sub, _, _ in decoded.values())
+    rejoins = _what_rejoins_tell([sub for sub, _, _ in decoded.values() if sub is not None])
     out = []
     for member in members:
         sub, error, user_data = decoded[member.member_id]
@@ -270,7 +299,7 @@ def infer_members(
                 member_type=member_type,
                 client_family=family,
                 rebalance_protocol=_protocol(
-                    selected_assignor, member_type.value, family.value, sub, anyone_sent_owned, manifest
+                    selected_assignor, member_type.value, family.value, sub, rejoins, manifest
                 )
                 if consumer_bytes
                 else Fact(value="unknown", source="unknown", signal=f"protocol type {protocol_type}"),

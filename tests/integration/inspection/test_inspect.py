@@ -396,3 +396,30 @@ def test_verify_lag_window_is_measured_and_stated(
     assert elapsed >= 1.5
     reason, _ = lag_reason("--lag-window", "0")
     assert reason.endswith("(one sample)"), reason
+
+
+def test_a_cooperative_java_group_started_all_at_once_is_not_described_as_eager(
+    processes: MemberProcesses,
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    run_cli: Callable[..., CliResult],
+) -> None:
+    """A fresh group (or one restarted all at once) sends no owned partitions, whatever its protocol; it
+    was read as eager, and upgrade-plan then blocked a group that was already cooperative."""
+    topic = topic_factory(4)
+    group = unique("first-joins")
+    spec = MemberSpec(
+        name="fresh",
+        kind="java",
+        group=group,
+        topics=(topic,),
+        assignors=("cooperative-sticky",),
+        members=2,
+        manifests=False,
+    )
+    processes.add(spec)
+    processes.wait_stable(group, members=2)
+    members = _describe(run_cli, bootstrap, group).members
+    assert len(members) == 2
+    assert [m.rebalance_protocol.value for m in members if m.rebalance_protocol.value == "eager"] == []

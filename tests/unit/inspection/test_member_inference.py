@@ -10,6 +10,7 @@ import pytest
 
 from kafka_coop.inspection import MemberInput, broker_facts, infer_generation, infer_members, version_at_least
 from kafka_coop.manifest import Manifest
+from kafka_coop.protocol import ConsumerProtocolSubscription, encode_subscription
 
 VECTORS: list[dict[str, Any]] = json.loads(
     (Path(__file__).parents[1] / "vectors" / "member_metadata.json").read_text()
@@ -188,3 +189,55 @@ def test_broker_version_is_read_off_the_config_keys_it_has() -> None:
 )
 def test_version_comparison_against_four_oh(version: str, expected: bool | None) -> None:
     assert version_at_least(version, (4, 0)) is expected
+
+
+def _java_joined(
+    name: str, *, generation: int, assigned_in: int = -1, owned: tuple[tuple[str, int], ...] = ()
+) -> MemberInput:
+    """A Java cooperative-sticky subscription: `generation` it joined from, `assigned_in` the generation
+    of its last assignment (its userData), `owned` what it re-joins with."""
+    sub = ConsumerProtocolSubscription(
+        version=3,
+        topics=("t",),
+        user_data=assigned_in.to_bytes(4, "big", signed=True),
+        owned_partitions=owned,
+        generation_id=generation,
+    )
+    return MemberInput(
+        member_id=f"{name}-0b5f4c1e-7d0a-4e4b-9a55-3f1f2d4b6c7e",
+        client_id=name,
+        host="/127.0.0.1",
+        instance_id=None,
+        assignment=(),
+        subscription=encode_subscription(sub),
+    )
+
+
+def _protocols(*members: MemberInput) -> set[str]:
+    return {m.rebalance_protocol.value for m in infer_members("g", "classic", "cooperative-sticky", members)}
+
+
+def test_a_group_whose_members_all_joined_for_the_first_time_is_not_called_eager() -> None:
+    """Started together (a fresh group, or every pod restarted at once), nobody owned anything to send,
+    whatever its protocol: a cooperative group read as eager was refused its own plans."""
+    members = infer_members(
+        "g",
+        "classic",
+        "cooperative-sticky",
+        [_java_joined("a", generation=-1), _java_joined("b", generation=-1)],
+    )
+    assert {m.rebalance_protocol.value for m in members} == {"unknown"}
+    assert all("no member has had an assignment yet" in m.rebalance_protocol.signal for m in members)
+
+
+def test_a_member_in_a_generation_but_never_assigned_tells_nothing_either() -> None:
+    """Seen on the sandbox: its SyncGroup was cut by the next rebalance, so it joined from generation 1
+    with its assignor's generation still -1."""
+    assert _protocols(_java_joined("a", generation=-1), _java_joined("b", generation=1)) == {"unknown"}
+
+
+def test_members_that_re_joined_from_an_assignment_owning_nothing_are_eager() -> None:
+    """Eager members revoke everything before they re-join: assigned in generation 4, they send nothing."""
+    assert _protocols(_java_joined("a", generation=4, assigned_in=4), _java_joined("b", generation=-1)) == {
+        "eager"
+    }
