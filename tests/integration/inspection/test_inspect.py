@@ -406,7 +406,7 @@ def test_a_cooperative_java_group_started_all_at_once_is_not_described_as_eager(
     run_cli: Callable[..., CliResult],
 ) -> None:
     """A fresh group (or one restarted all at once) sends no owned partitions, whatever its protocol; it
-    was read as eager, and upgrade-plan then blocked a group that was already cooperative."""
+    was read as eager, and the cooperative phase's gate failed members that were cooperative."""
     topic = topic_factory(4)
     group = unique("first-joins")
     spec = MemberSpec(
