@@ -227,16 +227,20 @@ class ClusterAdmin:
         """This thread's client for group-coordinator requests. Only this thread asks it, so when one of
         its answers is given up on it can be closed at once (`_coordinator_answer`) while other threads
         (the inspection's fan-out) go on with theirs; the next request gets a fresh one."""
-        client = getattr(self._by_thread, "client", None)
+        client = self._own_client()
         if client is None:
             client = self._by_thread.client = self.fresh_client()
         return client
+
+    def _own_client(self) -> Any:
+        """This thread's coordinator client, None when it has none (never made, or retired)."""
+        return getattr(self._by_thread, "client", None)
 
     def retire(self, client: Any = None) -> None:
         """Close `client` now (by default this thread's coordinator client, if it has one): it is never
         asked again, and a client with a request given up on must not even live on
         (`_coordinator_answer`)."""
-        mine = getattr(self._by_thread, "client", None)
+        mine = self._own_client()
         client = mine if client is None else client
         if client is None:
             return
@@ -262,7 +266,7 @@ class ClusterAdmin:
         out: dict[str, GroupDescription] = {}
         for group, future in futures.items():
             try:
-                if client is not self.coordinator_client():  # an earlier answer timed out: it was closed
+                if client is not self._own_client():  # an earlier answer timed out: it was closed
                     raise KafkaException(KafkaError(KafkaError._TIMED_OUT))
                 out[group] = _live_group(
                     _coordinator_answer(self, client, future, deadline - time.monotonic())

@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop._vocab import ClientFamily, KnownFamily
-from kafka_coop.families import catalog, older_than
+from kafka_coop.families import KnownDefect, catalog, older_than
 from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._commands import render
 from kafka_coop.rollout._contract import (
@@ -428,15 +428,14 @@ def make_plan(
 def _known_defect_warnings(fleet: FleetDescription) -> list[str]:
     """One warning per library defect that may hit members of this fleet while they are bounced (a
     member of unknown version may have it); the data is families.yaml's `known_defects`."""
-    hit: dict[tuple[str, int], list[FleetMember]] = {}
+    hit: dict[tuple[str, KnownDefect], list[FleetMember]] = {}
     for member in fleet.members:
         facts = catalog().get(member.family)
-        for i, defect in enumerate(facts.known_defects if facts is not None else ()):
+        for defect in facts.known_defects if facts is not None else ():
             if defect.applies_to(member.version):
-                hit.setdefault((member.family, i), []).append(member)
+                hit.setdefault((member.family, defect), []).append(member)
     out = []
-    for (family, i), members in hit.items():
-        defect = catalog()[family].known_defects[i]
+    for (family, defect), members in hit.items():
         count = sum(m.count for m in members)
         out.append(
             f"{family} (versions {defect.versions}; here {count} member(s): "
