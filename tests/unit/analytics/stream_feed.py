@@ -1,14 +1,27 @@
-"""Feeding `GroupStream` the way the Spark shell does, for tests: events as the decoder's columns,
-one stream per group, batches at given clock times, the state dumped and loaded between them."""
+"""Feeding the per-group step the way the Spark shell does, for tests: events as the decoder's columns,
+one stream per group, batches at given clock times, the state dumped and loaded between them.
+
+The step is `_stream.GroupStream` (`PythonStep`, the reference) or the JVM's `GroupStep` (`JvmStep`):
+the same feed, the same rows as `Output.dicts()` gives, so one specification judges both.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from kafka_coop.analytics._columnar import decode_event
-from kafka_coop.analytics._stream import INPUT_FIELDS, TOPICS_SEP, GroupStream, StreamConfig
+from kafka_coop.analytics._stream import (
+    INPUT_FIELDS,
+    KIND_FIELDS,
+    OUTPUT_COLUMNS,
+    TOPICS_SEP,
+    TS_FROM_END,
+    GroupStream,
+    StreamConfig,
+)
+from tests.unit.analytics.jvm_replay import StepReplay
 
 Rows = dict[str, list[Any]]
 
@@ -31,14 +44,22 @@ def columns(events: Sequence[Mapping[str, Any]], *, first_offset: int = 0, parti
     return out
 
 
-def raw_rows(values: Sequence[bytes], *, marker: bool, reason: str | None = None, kts: int = 0) -> Rows:
+def raw_rows(
+    values: Sequence[bytes],
+    *,
+    marker: bool,
+    reason: str | None = None,
+    kts: int = 0,
+    partition: int = 0,
+    first_offset: int = 0,
+) -> Rows:
     """Records the decoder refused (`reason`) or marker records (`marker`), as the shell hands them on."""
     out: Rows = {name: [None] * len(values) for name, _ in INPUT_FIELDS}
     out["marker"] = [marker] * len(values)
     out["reason"] = [reason] * len(values)
     out["raw"] = list(values)
-    out["partition"] = [0] * len(values)
-    out["offset"] = list(range(len(values)))
+    out["partition"] = [partition] * len(values)
+    out["offset"] = list(range(first_offset, first_offset + len(values)))
     out["kts"] = [kts] * len(values)
     return out
 
@@ -51,11 +72,73 @@ def concat(*parts: Rows) -> Rows:
     return out
 
 
+Dicts = list[dict[str, Any]]
+
+
+class Step(Protocol):
+    """One group's step as the shell runs it: from its dumped state (None: a new group) to its rows
+    and its state dumped again (None for the null group's lane, which keeps none)."""
+
+    def advance(
+        self, group: str | None, state: bytes | None, rows: Rows, now: int, config: StreamConfig
+    ) -> tuple[Dicts, bytes | None]: ...
+
+    def wakeup(self, state: bytes, config: StreamConfig) -> int | None: ...
+
+
+class PythonStep:
+    """`GroupStream`, the reference."""
+
+    def advance(
+        self, group: str | None, state: bytes | None, rows: Rows, now: int, config: StreamConfig
+    ) -> tuple[Dicts, bytes | None]:
+        stream = GroupStream.load(state, config) if state is not None else GroupStream(group, config)
+        out = stream.advance(rows, now).dicts()
+        return out, None if group is None else stream.dump()
+
+    def wakeup(self, state: bytes, config: StreamConfig) -> int | None:
+        return GroupStream.load(state, config).next_wakeup_ms()
+
+
+class JvmStep:
+    """The JVM's `GroupStep`, through a `StepReplay` process; its rows turned into the dicts
+    `Output.dicts()` makes (only the kind's columns: every other one must be null, as `Output.columns`
+    leaves it), kind by kind in `KIND_FIELDS` order as `dicts()` lists them."""
+
+    def __init__(self, replay: StepReplay) -> None:
+        self.replay = replay
+
+    def advance(
+        self, group: str | None, state: bytes | None, rows: Rows, now: int, config: StreamConfig
+    ) -> tuple[Dicts, bytes | None]:
+        out, state, _ = self.replay.advance(group, state, rows, now, config)
+        dicts = [jvm_row_dict(row) for row in out]
+        order = list(KIND_FIELDS)
+        dicts.sort(key=lambda r: order.index(r["kind"]))
+        return dicts, state
+
+    def wakeup(self, state: bytes, config: StreamConfig) -> int | None:
+        return self.replay.wakeup(state, config)
+
+
+def jvm_row_dict(values: Sequence[Any]) -> dict[str, Any]:
+    """One output row (OUTPUT_FIELDS order) as `Output.dicts()` has it; AssertionError for a row with a
+    value in a column its kind does not fill (dicts() would hide it, the Parquet table would not)."""
+    row = dict(zip(OUTPUT_COLUMNS, values, strict=True))
+    kind = row["kind"]
+    assert kind in KIND_FIELDS, f"unknown kind {kind!r} in {row}"
+    filled = {"kind", "group", *KIND_FIELDS[kind], *(("ts",) if kind in TS_FROM_END else ())}
+    stray = {name: value for name, value in row.items() if name not in filled and value is not None}
+    assert not stray, f"a {kind} row fills columns it has not: {stray}"
+    return {name: row[name] for name in ("kind", "group", *KIND_FIELDS[kind], "ts") if name in filled}
+
+
 class Feed:
     """Streams of several groups, advanced batch by batch through dump/load (as a checkpoint would)."""
 
-    def __init__(self, config: StreamConfig | None = None) -> None:
+    def __init__(self, config: StreamConfig | None = None, *, step: Step | None = None) -> None:
         self.config = config or StreamConfig()
+        self.step: Step = step or PythonStep()
         self.state: dict[str | None, bytes] = {}
         self.rows: list[dict[str, Any]] = []
 
@@ -64,22 +147,24 @@ class Feed:
         out: list[dict[str, Any]] = []
         given = dict(rows_by_group or {})
         for group in sorted(set(given) | set(self.state), key=str):
-            stream = (
-                GroupStream.load(self.state[group], self.config)
-                if group in self.state
-                else GroupStream(group, self.config)
-            )
+            state = self.state.get(group)
             rows = given.get(group)
             if rows is None:
-                wakeup = stream.next_wakeup_ms()
+                wakeup = self.wakeup(group)
                 if wakeup is None or wakeup > now:
                     continue
                 rows = {name: [] for name, _ in INPUT_FIELDS}
-            out.extend(stream.advance(rows, now).dicts())
-            if group is not None:
-                self.state[group] = stream.dump()
+            got, state = self.step.advance(group, state, rows, now, self.config)
+            assert (state is None) == (group is None), "the null group's lane, and only it, keeps no state"
+            out.extend(got)
+            if state is not None:
+                self.state[group] = state
         self.rows.extend(out)
         return out
+
+    def wakeup(self, group: str | None) -> int | None:
+        """When the group's saved state asks for a step without new rows (None: only new rows)."""
+        return self.step.wakeup(self.state[group], self.config)
 
     def events(
         self, now: int, events: Iterable[Mapping[str, Any]], offset: int = 0, partition: int = 0

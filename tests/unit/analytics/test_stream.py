@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import pickle
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,19 +20,32 @@ from kafka_coop.analytics import PhaseWindow, generate_events, pauses, summarize
 from kafka_coop.analytics._figures import Range, latest_state, marker_phases, outcome_from_rows, rows_table
 from kafka_coop.analytics._markers import PhaseMarker
 from kafka_coop.analytics._stream import GroupStream, StreamConfig, percentile
-from tests.unit.analytics.stream_feed import Feed, columns, concat, raw_rows
+from tests.unit.analytics.jvm_replay import StepReplay
+from tests.unit.analytics.stream_feed import Feed, JvmStep, columns, concat, raw_rows
 from tests.unit.analytics.test_engine import COOPERATIVE, EAGER, KILLED, LOST, STREAMS, ev, prefixed
 
 ALL = [e for name, events in STREAMS.items() for e in prefixed(events, f"{name}/")]
 LAST = max(int(e["ts_ms"]) for e in ALL)
 
 
+NewFeed = Callable[..., Feed]
+
+
+@pytest.fixture(params=["python", pytest.param("jvm", marks=pytest.mark.spark)])
+def new_feed(request: pytest.FixtureRequest) -> NewFeed:
+    """Feeds of the Python step (the reference) or of the JVM's: each test below specifies both."""
+    if request.param == "python":
+        return Feed
+    replay: StepReplay = request.getfixturevalue("step_replay")
+    return lambda config=None: Feed(config, step=JvmStep(replay))
+
+
 def summary_of(feed: Feed, **kwargs: Any) -> Any:
     return outcome_from_rows(rows_table(feed.rows), **kwargs).summary
 
 
-def test_known_answer_streams_in_one_batch_give_the_reference_summary() -> None:
-    feed = Feed()
+def test_known_answer_streams_in_one_batch_give_the_reference_summary(new_feed: NewFeed) -> None:
+    feed = new_feed()
     feed.events(LAST + 10_000, ALL)
     feed.flush(LAST)
     assert summary_of(feed) == summarize(ALL)
@@ -39,13 +53,13 @@ def test_known_answer_streams_in_one_batch_give_the_reference_summary() -> None:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_events_arriving_one_by_one_out_of_order_within_the_watermark_give_the_reference_summary(
-    seed: int,
+    seed: int, new_feed: NewFeed
 ) -> None:
     """Each event arrives in a batch of its own, up to 400 ms after its time and in any order across
     members; the 2 s watermark holds them until their order is final."""
     rng = random.Random(seed)
     arrivals = sorted(((int(e["ts_ms"]) + rng.randrange(0, 400), n, e) for n, e in enumerate(ALL)))
-    feed = Feed(StreamConfig(watermark_ms=2_000, window_ms=1_000))
+    feed = new_feed(StreamConfig(watermark_ms=2_000, window_ms=1_000))
     for at, n, event in arrivals:
         feed.events(at, [event], offset=n)
     feed.flush(LAST)
@@ -55,11 +69,11 @@ def test_events_arriving_one_by_one_out_of_order_within_the_watermark_give_the_r
 
 @pytest.mark.parametrize("seed", [4, 5])
 def test_generated_fleets_streamed_through_checkpointed_state_give_the_reference_summary_and_spans(
-    seed: int,
+    seed: int, new_feed: NewFeed
 ) -> None:
     events = list(generate_events(3000, members=7, partitions=5, seed=seed))
     start = int(events[0]["ts_ms"])
-    feed = Feed(StreamConfig(watermark_ms=5_000, window_ms=60_000))
+    feed = new_feed(StreamConfig(watermark_ms=5_000, window_ms=60_000))
     batch: list[dict[str, Any]] = []
     clock = start
     for event in sorted(events, key=lambda e: int(e["ts_ms"])):
@@ -88,12 +102,12 @@ def test_generated_fleets_streamed_through_checkpointed_state_give_the_reference
     assert got_pauses == sorted((p.group, p.member, p.start_ms, p.end_ms, p.cause) for p in pauses(events))
 
 
-def test_a_back_fill_spread_over_several_micro_batches_loses_nothing() -> None:
+def test_a_back_fill_spread_over_several_micro_batches_loses_nothing(new_feed: NewFeed) -> None:
     """A day-old fleet's events read now, a slice per 5 s batch (what maxOffsetsPerTrigger does to a
     backlog): the watermark runs on the events' time, so none is late and the figures are the report's."""
     events = sorted(generate_events(2000, members=5, partitions=6, seed=9), key=lambda e: int(e["ts_ms"]))
     now = int(events[-1]["ts_ms"]) + 86_400_000
-    feed = Feed(StreamConfig(watermark_ms=2_000, window_ms=60_000))
+    feed = new_feed(StreamConfig(watermark_ms=2_000, window_ms=60_000))
     for n, start in enumerate(range(0, len(events), 250)):
         feed.events(now + 5_000 * n, events[start : start + 250], offset=start)
     feed.flush(now + 60_000)
@@ -101,7 +115,7 @@ def test_a_back_fill_spread_over_several_micro_batches_loses_nothing() -> None:
     assert summary_of(feed) == summarize(events)
 
 
-def test_a_back_fill_read_from_several_partitions_loses_nothing() -> None:
+def test_a_back_fill_read_from_several_partitions_loses_nothing(new_feed: NewFeed) -> None:
     """Members' events sit in different Kafka partitions (the sink keys by member), one with twice the
     other's events; each bounded batch reads the same share of each partition's backlog (as Spark's
     maxOffsetsPerTrigger does), so within a batch one partition ends ahead of the other in event time.
@@ -112,7 +126,7 @@ def test_a_back_fill_read_from_several_partitions_loses_nothing() -> None:
     for event in events:
         by_partition[int(members.index(str(event["client_id"])) % 3 == 0)].append(event)
     now = int(events[-1]["ts_ms"]) + 86_400_000
-    feed = Feed(StreamConfig(watermark_ms=2_000, window_ms=60_000))
+    feed = new_feed(StreamConfig(watermark_ms=2_000, window_ms=60_000))
     slices = 7
     for n in range(slices):
         shares = {
@@ -126,8 +140,10 @@ def test_a_back_fill_read_from_several_partitions_loses_nothing() -> None:
 
 
 @pytest.mark.parametrize("stream", [EAGER, COOPERATIVE, LOST])
-def test_windows_are_the_reference_phases_of_the_same_bounds(stream: list[dict[str, Any]]) -> None:
-    feed = Feed(StreamConfig(watermark_ms=100, window_ms=500))
+def test_windows_are_the_reference_phases_of_the_same_bounds(
+    stream: list[dict[str, Any]], new_feed: NewFeed
+) -> None:
+    feed = new_feed(StreamConfig(watermark_ms=100, window_ms=500))
     feed.events(100_000, stream)
     feed.flush(100_000)
     windows = sorted((r for r in feed.rows if r["kind"] == "window"), key=lambda r: r["ts"])
@@ -143,10 +159,10 @@ def test_windows_are_the_reference_phases_of_the_same_bounds(stream: list[dict[s
     assert sum(r["pause_ms"] for r in windows) == summarize(stream).pause_ms_total
 
 
-def test_an_open_windows_figures_are_written_with_the_batch_that_brings_its_events() -> None:
+def test_an_open_windows_figures_are_written_with_the_batch_that_brings_its_events(new_feed: NewFeed) -> None:
     """A live view without waiting for the watermark: `window_open` rows count every event taken, as
     of the group's latest event, newer versions superseding older, and the final `window` row agrees."""
-    feed = Feed(StreamConfig(watermark_ms=5_000, window_ms=10_000))
+    feed = new_feed(StreamConfig(watermark_ms=5_000, window_ms=10_000))
     first = feed.events(1_200, EAGER[:4])
     assert not [r for r in first if r["kind"] == "window"], "nothing is final yet"
     [early] = [r for r in first if r["kind"] == "window_open"]
@@ -161,10 +177,12 @@ def test_an_open_windows_figures_are_written_with_the_batch_that_brings_its_even
     assert [final[f] for f in figures] == [late[f] for f in figures]
 
 
-def test_a_vanished_owner_counts_in_intervals_but_not_in_windows_closed_before_it_was_known() -> None:
+def test_a_vanished_owner_counts_in_intervals_but_not_in_windows_closed_before_it_was_known(
+    new_feed: NewFeed,
+) -> None:
     """pod-a is SIGKILLed after 50 ms; its partitions move at 10,050. Windows emitted before then could
     not know; the intervals (and the report) count the gap from pod-a's last event."""
-    feed = Feed(StreamConfig(watermark_ms=100, window_ms=1_000, idle_ms=200))
+    feed = new_feed(StreamConfig(watermark_ms=100, window_ms=1_000, idle_ms=200))
     feed.live(KILLED[:3])
     feed.batch(10_200)  # idle since 5,060: the group's clock runs on to 10,040, past 10,000
     feed.events(10_300, KILLED[3:], offset=3)
@@ -179,10 +197,10 @@ def test_a_vanished_owner_counts_in_intervals_but_not_in_windows_closed_before_i
     assert summary_of(feed) == summarize(KILLED), "the report counts all 20,000 ms"
 
 
-def test_an_open_pause_and_an_unowned_partition_show_in_the_window_before_they_end() -> None:
+def test_an_open_pause_and_an_unowned_partition_show_in_the_window_before_they_end(new_feed: NewFeed) -> None:
     """a's eager revoke at 1,100 pauses it and releases t-0..t-3; the window [1,000, 1,200) closes
     before the assignments at 1,400: it counts both up to its end."""
-    feed = Feed(StreamConfig(watermark_ms=50, window_ms=200))
+    feed = new_feed(StreamConfig(watermark_ms=50, window_ms=200))
     for event in EAGER:
         feed.events(int(event["ts_ms"]) + 60, [event])
     assert not feed.dead()
@@ -192,8 +210,8 @@ def test_an_open_pause_and_an_unowned_partition_show_in_the_window_before_they_e
     assert (window["pause_ms_p50"], window["pause_ms_max"]) == (100, 200)
 
 
-def test_the_state_of_a_partition_says_owner_unowned_since_and_last_hand_over() -> None:
-    feed = Feed(StreamConfig(watermark_ms=50, window_ms=1_000, idle_ms=100))
+def test_the_state_of_a_partition_says_owner_unowned_since_and_last_hand_over(new_feed: NewFeed) -> None:
+    feed = new_feed(StreamConfig(watermark_ms=50, window_ms=1_000, idle_ms=100))
     feed.live(EAGER[:4])  # up to a's revoke at 1,100
     feed.batch(1_300)  # idle since 1,160: the clock runs on to 1,190, a watermark past the revoke
     released = {r["partition"]: r for r in latest_state(rows_table(feed.rows), "partition")}
@@ -207,10 +225,10 @@ def test_the_state_of_a_partition_says_owner_unowned_since_and_last_hand_over() 
     assert members == {"a": None, "b": None}
 
 
-def test_a_duplicate_within_the_watermark_is_dropped_to_the_dead_letters() -> None:
+def test_a_duplicate_within_the_watermark_is_dropped_to_the_dead_letters(new_feed: NewFeed) -> None:
     """The same event again (a producer retry, a log shipped twice), in the same batch and in a later
     one: counted once."""
-    feed = Feed(StreamConfig(watermark_ms=1_000, window_ms=1_000))
+    feed = new_feed(StreamConfig(watermark_ms=1_000, window_ms=1_000))
     feed.events(1_200, EAGER[:3] + EAGER[1:2])
     feed.events(1_900, EAGER[3:] + EAGER[2:3])
     feed.flush(2_000)
@@ -222,14 +240,14 @@ def test_a_duplicate_within_the_watermark_is_dropped_to_the_dead_letters() -> No
     assert summary_of(feed) == summarize(EAGER)
 
 
-def test_a_restarted_member_starting_its_seq_again_is_not_a_duplicate() -> None:
+def test_a_restarted_member_starting_its_seq_again_is_not_a_duplicate(new_feed: NewFeed) -> None:
     stream = [
         ev("a", 0, 0, "started"),
         ev("a", 1, 100, "assigned", (0,), (0,)),
         ev("a", 0, 5_000, "started"),  # a new process: seq from 0, a new time
         ev("a", 1, 5_200, "assigned", (0,), (0,)),
     ]
-    feed = Feed(StreamConfig(watermark_ms=100, window_ms=1_000))
+    feed = new_feed(StreamConfig(watermark_ms=100, window_ms=1_000))
     for event in stream:
         feed.events(int(event["ts_ms"]) + 50, [event])
     feed.flush(6_000)
@@ -237,8 +255,8 @@ def test_a_restarted_member_starting_its_seq_again_is_not_a_duplicate() -> None:
     assert summary_of(feed) == summarize(stream)
 
 
-def test_a_late_event_goes_to_the_dead_letters_and_changes_no_figure() -> None:
-    feed = Feed(StreamConfig(watermark_ms=100, window_ms=1_000))
+def test_a_late_event_goes_to_the_dead_letters_and_changes_no_figure(new_feed: NewFeed) -> None:
+    feed = new_feed(StreamConfig(watermark_ms=100, window_ms=1_000))
     feed.events(2_000, EAGER)
     late = ev("c", 0, 1_200, "started")  # the group's clock is at 1,450: a watermark past it
     feed.events(3_000, [late], offset=50)
@@ -255,6 +273,7 @@ def test_a_late_event_goes_to_the_dead_letters_and_changes_no_figure() -> None:
 
 
 def test_an_event_stamped_far_ahead_of_the_clock_is_refused_not_held_forever() -> None:
+    """Python only: it looks into the state (the differential test below sends the JVM such events)."""
     feed = Feed(StreamConfig(watermark_ms=100, window_ms=1_000, max_future_ms=60_000))
     feed.events(1_000, [ev("a", 0, 900, "started"), ev("a", 1, 10**9, "assigned", (0,), (0,))])
     [dead] = [r for r in feed.rows if r["kind"] == "deadletter"]
@@ -262,8 +281,8 @@ def test_an_event_stamped_far_ahead_of_the_clock_is_refused_not_held_forever() -
     assert not GroupStream.load(feed.state["g"], feed.config).pending[1:], "nothing waits for year 1970+11d"
 
 
-def test_refused_records_go_to_the_dead_letters_with_place_reason_and_bytes() -> None:
-    feed = Feed()
+def test_refused_records_go_to_the_dead_letters_with_place_reason_and_bytes(new_feed: NewFeed) -> None:
+    feed = new_feed()
     rows = raw_rows([b'{"v": 1, "ts_ms": "soon"}', b"{not json"], marker=False, reason="invalid JSON", kts=7)
     feed.batch(10_000, {None: rows})
     dead = [r for r in feed.rows if r["kind"] == "deadletter"]
@@ -282,10 +301,10 @@ def marker(ts: int, passed: int, phases: int = 2, group: str = "g") -> bytes:
     return found.model_dump_json().encode()
 
 
-def test_phase_markers_label_windows_and_give_the_reference_phases() -> None:
+def test_phase_markers_label_windows_and_give_the_reference_phases(new_feed: NewFeed) -> None:
     """Gates pass at 1,000 (phase 0: phase 1 begins) and 1,300 (phase 1 done: phase 2 begins); the
     report's phases from the markers are the batch report's phases of the same bounds."""
-    feed = Feed(StreamConfig(watermark_ms=50, window_ms=100))
+    feed = new_feed(StreamConfig(watermark_ms=50, window_ms=100))
     markers = raw_rows([marker(1_000, 0), marker(1_300, 1)], marker=True)
     feed.batch(2_000, {"g": concat(columns(EAGER), markers)})
     feed.flush(2_000)
@@ -305,15 +324,17 @@ def test_phase_markers_label_windows_and_give_the_reference_phases() -> None:
     assert got == summarize(EAGER, [w for w, _ in labelled]).phases
 
 
-def test_a_malformed_marker_is_a_dead_letter_with_its_reason() -> None:
-    feed = Feed()
+def test_a_malformed_marker_is_a_dead_letter_with_its_reason(new_feed: NewFeed) -> None:
+    feed = new_feed()
     feed.batch(10_000, {"g": raw_rows([b'{"v": 1, "group": "g"}'], marker=True)})
     [dead] = [r for r in feed.rows if r["kind"] == "deadletter"]
     assert dead["reason"].startswith("marker ts_ms:")
 
 
-def test_a_range_clips_spans_to_the_millisecond_and_counts_windows_where_their_first_callback_falls() -> None:
-    feed = Feed(StreamConfig(watermark_ms=50, window_ms=1_000))
+def test_a_range_clips_spans_to_the_millisecond_and_counts_windows_where_their_first_callback_falls(
+    new_feed: NewFeed,
+) -> None:
+    feed = new_feed(StreamConfig(watermark_ms=50, window_ms=1_000))
     feed.events(10_000, EAGER)
     feed.flush(10_000)
     summary = outcome_from_rows(rows_table(feed.rows), span=Range(1_200, 2_000)).summary
