@@ -129,7 +129,9 @@ class StepReplay:
     # --- the process ----------------------------------------------------------------------------
     def request(self, message: Mapping[str, Any]) -> dict[str, Any]:
         """One request, its reply; JvmStepError for an error reply, a dead or a silent JVM."""
-        if self._proc is None or self._proc.poll() is not None:
+        if self._proc is not None and self._proc.poll() is not None:
+            raise self._died("between requests")
+        if self._proc is None:
             self._start()
         reply = self._exchange(message)
         if "error" in reply:

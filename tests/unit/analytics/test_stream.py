@@ -9,8 +9,10 @@ untidy parts: duplicates, late and future events, refused records, and what wind
 from __future__ import annotations
 
 import datetime
+import json
 import pickle
 import random
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +23,7 @@ from kafka_coop.analytics._figures import Range, latest_state, marker_phases, ou
 from kafka_coop.analytics._markers import PhaseMarker
 from kafka_coop.analytics._stream import GroupStream, StreamConfig, percentile
 from tests.unit.analytics.jvm_replay import StepReplay
-from tests.unit.analytics.stream_feed import Feed, JvmStep, columns, concat, raw_rows
+from tests.unit.analytics.stream_feed import Feed, JvmStep, Rows, columns, concat, raw_rows
 from tests.unit.analytics.test_engine import COOPERATIVE, EAGER, KILLED, LOST, STREAMS, ev, prefixed
 
 ALL = [e for name, events in STREAMS.items() for e in prefixed(events, f"{name}/")]
@@ -357,3 +359,157 @@ def test_state_from_a_checkpoint_may_name_no_class() -> None:
 )
 def test_percentiles_are_nearest_rank(values: list[int], q: float, expected: int) -> None:
     assert percentile(values, q) == expected
+
+
+# --- the JVM step against the Python step ----------------------------------------------------------------
+Record = tuple[int, str | None, Rows]  # arrival (batch clock), lane (group), its one input row
+
+
+def untidy_records(seed: int) -> list[Record]:
+    """A generated fleet as the shell would hand it over, untidily: members' events in three partitions
+    (the sink keys by member), arriving up to 1.5 s after their time and so out of order across members;
+    some late, some twice (a producer retry, soon or too late), a few stamped hours ahead; idle gaps
+    between stretches of activity; phase markers, valid, late and malformed; records the decoder refused,
+    with and without a group."""
+    rng = random.Random(seed)
+    events = sorted(
+        generate_events(
+            rng.randrange(1_500, 2_500),
+            members=rng.randrange(3, 9),
+            partitions=rng.randrange(2, 7),
+            seed=seed,
+            prefix=f"s{seed}-",
+        ),
+        key=lambda e: int(e["ts_ms"]),
+    )
+    # the fleet's quiet spells shortened to at most 2 s, then a few long gaps: time order is kept
+    clock, last, gaps = int(events[0]["ts_ms"]), int(events[0]["ts_ms"]), 0
+    for event in events:
+        step = min(int(event["ts_ms"]) - last, 2_000)
+        if rng.random() < 0.003:
+            step, gaps = step + rng.randrange(20_000, 120_000), gaps + 1
+        last, clock = int(event["ts_ms"]), clock + step
+        event["ts_ms"] = clock
+    members = sorted({str(e["client_id"]) for e in events})
+    groups = sorted({str(e["group"]) for e in events})
+    # (arrival, lane, partition of the events topic or None for the markers topic, row maker)
+    out: list[tuple[int, str | None, int | None, Callable[[int, int], Rows]]] = []
+
+    def event_row(event: dict[str, Any]) -> Callable[[int, int], Rows]:
+        return lambda offset, partition: columns([event], first_offset=offset, partition=partition)
+
+    def raw_row(raw: bytes, at: int, reason: str | None = None) -> Callable[[int, int], Rows]:
+        marker = reason is None
+        return lambda offset, partition: raw_rows(
+            [raw], marker=marker, reason=reason, kts=at, partition=partition, first_offset=offset
+        )
+
+    for event in events:
+        ts, group = int(event["ts_ms"]), str(event["group"])
+        part = members.index(str(event["client_id"])) % 3
+        late = rng.random() < 0.02
+        at = ts + (rng.randrange(3_000, 30_000) if late else rng.randrange(0, 1_500))
+        out.append((at, group, part, event_row(event)))
+        if rng.random() < 0.03:
+            out.append((ts + rng.randrange(0, 6_000), group, part, event_row(event)))
+        if rng.random() < 0.003:
+            ahead = {**event, "ts_ms": ts + rng.choice([7_200_000, 10**10]), "seq": 10**6}
+            out.append((at, group, part, event_row(ahead)))
+    start, end = int(events[0]["ts_ms"]), int(events[-1]["ts_ms"])
+    for group in groups:
+        times = sorted(rng.randrange(start, end) for _ in range(rng.randrange(1, 4)))
+        for passed, ts in enumerate(times):
+            found = PhaseMarker(
+                ts_ms=ts, group=group, migration="eager-to-cooperative", phase=passed, phases=3
+            )
+            at = ts + (rng.randrange(5_000, 20_000) if rng.random() < 0.2 else rng.randrange(0, 1_500))
+            out.append((at, group, None, raw_row(found.model_dump_json().encode(), at)))
+        at = rng.randrange(start, end)
+        incomplete = json.dumps({"v": 1, "group": group, "ts_ms": at}).encode()
+        out.append((at, group, None, raw_row(incomplete, at)))
+        refused = b'{"v": 1, "group": "%s", "seq": -1}' % group.encode()
+        out.append((at, group, rng.randrange(3), raw_row(refused, at, "seq: below 0")))
+    for _ in range(5):
+        at = rng.randrange(start, end)
+        out.append((at, None, None, raw_row(b"{not json", at)))
+        out.append((at, None, rng.randrange(3), raw_row(b"{oops", at, "invalid JSON")))
+        out.append((at, None, rng.randrange(3), raw_row(b'{"v": 7, "ts_ms": 1}', at, "ts_ms: missing")))
+    out.sort(key=lambda r: r[0])
+    offsets: dict[int | None, int] = {}
+    records: list[Record] = []
+    for at, lane, partition, make in out:
+        offset = offsets[partition] = offsets.get(partition, -1) + 1
+        records.append((at, lane, make(offset, partition or 0)))
+    assert gaps, "some idle gaps"
+    return records
+
+
+def differences(python: list[dict[str, Any]], jvm: list[dict[str, Any]]) -> str:
+    """What one side wrote and the other did not, paired by kind, group and ts where both wrote one."""
+    key = repr
+    only_py = Counter(key(sorted(r.items())) for r in python)
+    only_jvm = Counter(key(sorted(r.items())) for r in jvm)
+    only_py, only_jvm = only_py - only_jvm, only_jvm - only_py
+    lines = []
+    py_rows = [r for r in python if only_py[key(sorted(r.items()))]]
+    jvm_rows = [r for r in jvm if only_jvm[key(sorted(r.items()))]]
+    for row in py_rows:
+        twin = next(
+            (
+                j
+                for j in jvm_rows
+                if (j["kind"], j["group"], j["ts"]) == (row["kind"], row["group"], row["ts"])
+            ),
+            None,
+        )
+        if twin is None:
+            lines.append(f"only python: {row}")
+            continue
+        jvm_rows.remove(twin)
+        fields = {
+            f: (row.get(f), twin.get(f)) for f in sorted(set(row) | set(twin)) if row.get(f) != twin.get(f)
+        }
+        lines.append(f"{row['kind']} {row['group']} ts={row['ts']}: field: (python, jvm) {fields}")
+    lines.extend(f"only jvm: {row}" for row in jvm_rows)
+    return "\n".join(lines[:20])
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("seed", range(10))
+def test_jvm_step_equals_python_step_on_generated_untidy_streams(seed: int, step_replay: StepReplay) -> None:
+    """The JVM's step is the Python step rule for rule: fed the same untidy stream in the same random
+    micro-batches (empty ones too, so idle clocks and wakeups run), every batch writes the same rows
+    (versions included) and every group ends with the same wakeup."""
+    rng = random.Random(1_000 + seed)
+    config = StreamConfig(watermark_ms=2_000, window_ms=rng.choice([5_000, 10_000, 60_000]), idle_ms=5_000)
+    python, jvm = Feed(config), Feed(config, step=JvmStep(step_replay))
+    records = untidy_records(seed)
+    clock, n = records[0][0], 0
+    while n < len(records):
+        batch: dict[str | None, list[Rows]] = {}
+        while n < len(records) and records[n][0] <= clock:
+            batch.setdefault(records[n][1], []).append(records[n][2])
+            n += 1
+        rows = {lane: concat(*parts) for lane, parts in batch.items()}
+        want, got = python.batch(clock, rows), jvm.batch(clock, rows)
+        assert sorted(map(repr_row, got)) == sorted(map(repr_row, want)), (
+            f"batch at {clock}:\n{differences(want, got)}"
+        )
+        clock += rng.randrange(200, 2_500) if rng.random() < 0.8 else rng.randrange(2_500, 15_000)
+    last = clock
+    for _ in range(3):
+        last += config.idle_ms + config.window_ms
+        want, got = python.batch(last), jvm.batch(last)
+        assert sorted(map(repr_row, got)) == sorted(map(repr_row, want)), (
+            f"batch at {last}:\n{differences(want, got)}"
+        )
+    assert set(jvm.state) == set(python.state)
+    assert {g: jvm.wakeup(g) for g in jvm.state} == {g: python.wakeup(g) for g in python.state}
+    kinds = Counter(r["kind"] for r in python.rows)
+    reasons = Counter(r["reason"] for r in python.dead())
+    assert kinds["window"] and kinds["phase"] and kinds["interval"], kinds
+    assert reasons["late"] and reasons["duplicate"] and reasons["future"], reasons
+
+
+def repr_row(row: dict[str, Any]) -> str:
+    return repr(sorted(row.items()))
