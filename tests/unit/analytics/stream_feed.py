@@ -76,12 +76,12 @@ Dicts = list[dict[str, Any]]
 
 
 class Step(Protocol):
-    """One group's step as the shell runs it: from its dumped state (None: a new group) to its rows
-    and its state dumped again (None for the null group's lane, which keeps none)."""
+    """One group's step as the shell runs it: from its dumped state (None: a new group) to its rows,
+    its state dumped again and its wakeup (both None for the null group's lane, which keeps no state)."""
 
     def advance(
         self, group: str | None, state: bytes | None, rows: Rows, now: int, config: StreamConfig
-    ) -> tuple[Dicts, bytes | None]: ...
+    ) -> tuple[Dicts, bytes | None, int | None]: ...
 
     def wakeup(self, state: bytes, config: StreamConfig) -> int | None: ...
 
@@ -91,10 +91,12 @@ class PythonStep:
 
     def advance(
         self, group: str | None, state: bytes | None, rows: Rows, now: int, config: StreamConfig
-    ) -> tuple[Dicts, bytes | None]:
+    ) -> tuple[Dicts, bytes | None, int | None]:
         stream = GroupStream.load(state, config) if state is not None else GroupStream(group, config)
         out = stream.advance(rows, now).dicts()
-        return out, None if group is None else stream.dump()
+        if group is None:
+            return out, None, None
+        return out, stream.dump(), stream.next_wakeup_ms()
 
     def wakeup(self, state: bytes, config: StreamConfig) -> int | None:
         return GroupStream.load(state, config).next_wakeup_ms()
@@ -110,12 +112,12 @@ class JvmStep:
 
     def advance(
         self, group: str | None, state: bytes | None, rows: Rows, now: int, config: StreamConfig
-    ) -> tuple[Dicts, bytes | None]:
-        out, state, _ = self.replay.advance(group, state, rows, now, config)
+    ) -> tuple[Dicts, bytes | None, int | None]:
+        out, state, wakeup = self.replay.advance(group, state, rows, now, config)
         dicts = [jvm_row_dict(row) for row in out]
         order = list(KIND_FIELDS)
         dicts.sort(key=lambda r: order.index(r["kind"]))
-        return dicts, state
+        return dicts, state, wakeup
 
     def wakeup(self, state: bytes, config: StreamConfig) -> int | None:
         return self.replay.wakeup(state, config)
@@ -141,6 +143,8 @@ class Feed:
         self.step: Step = step or PythonStep()
         self.state: dict[str | None, bytes] = {}
         self.rows: list[dict[str, Any]] = []
+        # each group's wakeup as its last step reported it (what the shell sets its timeout from)
+        self.wakeups: dict[str | None, int | None] = {}
 
     def batch(self, now: int, rows_by_group: Mapping[str | None, Rows] | None = None) -> list[dict[str, Any]]:
         """One micro-batch at clock `now`: groups with rows, then groups whose wakeup has come."""
@@ -154,11 +158,12 @@ class Feed:
                 if wakeup is None or wakeup > now:
                     continue
                 rows = {name: [] for name, _ in INPUT_FIELDS}
-            got, state = self.step.advance(group, state, rows, now, self.config)
+            got, state, wakeup = self.step.advance(group, state, rows, now, self.config)
             assert (state is None) == (group is None), "the null group's lane, and only it, keeps no state"
             out.extend(got)
             if state is not None:
                 self.state[group] = state
+                self.wakeups[group] = wakeup
         self.rows.extend(out)
         return out
 
