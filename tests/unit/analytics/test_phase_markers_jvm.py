@@ -53,6 +53,11 @@ def event(v: bytes) -> bytes:
     return b'{"v":' + v + b',"ts_ms":1,"seq":2,"group":"g","kind":"resized","extra":[1,{"a":null}]}'
 
 
+def event_with(piece: bytes) -> bytes:
+    """An event with v 2 and `piece` (keys and values, each followed by a comma) before its last key."""
+    return event(b"2").replace(b'"extra":', piece + b'"extra":')
+
+
 def nested(depth: int, inner: bytes = b"") -> bytes:
     return b"[" * depth + inner + b"]" * depth
 
@@ -160,13 +165,18 @@ def corpus() -> list[bytes | None]:
         raw_marker(**{"\\u0076": b"2"}),
         raw_marker(**{"\\u0076": b"1"}),
         raw_marker(**{"gr\\u006fup": b"1"}),
-        event(b"2").replace(b'"extra":', b'"\\ud800":'),
-        event(b"2").replace(b'"extra":', b'"x":"\\udc00",'),
-        event(b"2").replace(b'"extra":', b'"x":"\xed\xa0\x80",'),
-        event(b"2").replace(b'"extra":', b'"x":"\xed\xa0",'),
-        event(b"2").replace(b'"extra":', b'"x":"\xff",'),
-        event(b"2").replace(b'"extra":', b'"x":"\x1f",'),
-        event(b"2").replace(b'"extra":', b'"x":"\\q",'),
+        event(b"2").replace(b'"extra":', b'"\\ud800":'),  # as the key
+        event_with(b'"x":"\\ud800",'),
+        event_with(b'"x":"\\ud83d\\ude00\\udc00\\ud800\\u0041",'),
+        event_with(b'"x":1e400,"y":NaN,"z":-Infinity,'),
+        event_with(b'"x":' + b"9" * 4300 + b","),
+        event_with(b'"x":"\xc3\xa9\xf0\x9f\x98\x80\x7f",'),
+        event_with(b'"x":"\\udc00",'),
+        event_with(b'"x":"\xed\xa0\x80",'),
+        event_with(b'"x":"\xed\xa0",'),
+        event_with(b'"x":"\xff",'),
+        event_with(b'"x":"\x1f",'),
+        event_with(b'"x":"\\q",'),
         # extra keys, duplicate keys, order of errors
         marker(x=1),
         raw_marker(x=b"1", y=b"2"),
@@ -233,8 +243,8 @@ def corpus() -> list[bytes | None]:
         event(b"9" * 4300),
         event(b"9" * 4301),
         event(b"1" + b"0" * 4300),
-        event(b"2").replace(b'"extra":', b'"x":' + b"9" * 4301 + b","),
-        event(b"2").replace(b'"extra":', b'"x":' + b"9" * 4301 + b".5,"),
+        event_with(b'"x":' + b"9" * 4301 + b","),
+        event_with(b'"x":' + b"9" * 4301 + b".5,"),
         # nesting
         nested(199),
         nested(200),
@@ -260,11 +270,11 @@ def corpus() -> list[bytes | None]:
         event(b'2,"x":' + b'{"a":' * 700 + b"1" + b"}" * 700),
         event(b'2,"x":' + b'{"a":' * 1000 + b"1" + b"}" * 1000),
         # size
-        event(b"2").replace(b'"extra":', b'"pad":"' + b"x" * (64 * 1024 - 110) + b'",'),
+        event_with(b'"pad":"' + b"x" * (64 * 1024 - 110) + b'",'),
         None,
     ]
     pad = 64 * 1024 - len(event(b"2")) - len(b'"pad":"",')
-    records += [event(b"2").replace(b'"extra":', b'"pad":"' + b"x" * (pad + d) + b'",') for d in (-1, 0, 1)]
+    records += [event_with(b'"pad":"' + b"x" * (pad + d) + b'",') for d in (-1, 0, 1)]
     for field in ("v", "ts_ms", "group", "migration", "phase", "phases"):
         values = [
             b"null", b'"1"', b'""', b'"x"', b"1.0", b"1.5", b"true", b"false", b"[]", b"[1]", b"{}",
