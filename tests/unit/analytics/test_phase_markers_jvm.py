@@ -13,19 +13,16 @@ import base64
 import json
 import os
 import random
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import pyspark
 import pytest
 
 from kafka_coop._jvm import compile_java
 from kafka_coop.analytics._markers import parse_marker
 from kafka_coop.analytics._versions import refusal
-
-pyspark = pytest.importorskip("pyspark")
-pytestmark = pytest.mark.skipif(shutil.which("javac") is None, reason="needs a JDK")
 
 ROOT = Path(__file__).resolve().parents[3]
 SOURCE = ROOT / "kafka_coop" / "analytics" / "java" / "PhaseMarkers.java"
@@ -335,8 +332,8 @@ def expected(raw: bytes | None) -> dict[str, Any]:
 def run_java(tmp_path_factory: pytest.TempPathFactory, records: list[bytes | None]) -> list[dict[str, Any]]:
     jars = os.path.join(os.path.dirname(pyspark.__file__), "jars", "*")
     out_root = tmp_path_factory.mktemp("markers-jvm")
-    classes = compile_java(SOURCE.read_text(), SOURCE.name, jars, out_root, what="PhaseMarkers")
-    main = compile_java(MAIN.read_text(), MAIN.name, str(classes), out_root, what="PhaseMarkersMain")
+    classes = compile_java({SOURCE.name: SOURCE.read_text()}, jars, out_root, what="PhaseMarkers")
+    main = compile_java({MAIN.name: MAIN.read_text()}, str(classes), out_root, what="PhaseMarkersMain")
     lines = ["-" if raw is None else base64.b64encode(raw).decode() for raw in records]
     proc = subprocess.run(
         ["java", "-cp", os.pathsep.join([str(main), str(classes)]), "kafkacoop.PhaseMarkersMain"],
