@@ -14,7 +14,7 @@ import os
 import shutil
 import subprocess
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kafka_coop.errors import InvalidInput
@@ -84,10 +84,11 @@ def publish_file(partial: Path, target: Path, *, succeeded: bool = True) -> bool
 
 
 # --- our Java sources -------------------------------------------------------------------------------
-def compile_java(source: str, file_name: str, classpath: str, out_root: Path, *, what: str) -> Path:
-    """The classes of `source` (saved as `file_name`) compiled against `classpath`, under
-    `out_root/<hash of both>`, so each matches the jars it runs against; `what` names it in errors."""
-    digest = hashlib.sha256(f"{classpath}\0{source}".encode()).hexdigest()[:16]
+def compile_java(sources: Mapping[str, str], classpath: str, out_root: Path, *, what: str) -> Path:
+    """The classes of `sources` (file name -> source) compiled together against `classpath`, under
+    `out_root/<hash of all>`, so each matches the jars it runs against; `what` names it in errors."""
+    key = "\0".join([classpath, *(f"{name}\0{text}" for name, text in sorted(sources.items()))])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     classes = out_root / digest
     if is_built(classes):
         return classes
@@ -96,10 +97,12 @@ def compile_java(source: str, file_name: str, classpath: str, out_root: Path, *,
         raise InvalidInput(f"javac was not found on PATH; {what} is compiled from source.", hint=JDK_HINT)
 
     def build(staging: Path) -> str:
-        src = staging / file_name
-        src.write_text(source)
+        files = []
+        for name, text in sorted(sources.items()):
+            files.append(staging / name)
+            files[-1].write_text(text)
         proc = subprocess.run(
-            [javac, "-nowarn", "-cp", classpath, "-d", str(staging), str(src)],
+            [javac, "-nowarn", "-cp", classpath, "-d", str(staging), *map(str, files)],
             capture_output=True,
             text=True,
             check=False,
@@ -109,7 +112,8 @@ def compile_java(source: str, file_name: str, classpath: str, out_root: Path, *,
                 f"Compiling {what} failed: {proc.stderr.strip()[:400]}",
                 hint="A kafka-coop bug or jars of an unsupported version: please report it.",
             )
-        src.unlink()
+        for file in files:
+            file.unlink()
         return digest + "\n"
 
     return build_once(classes, build)

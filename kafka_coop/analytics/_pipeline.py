@@ -2,8 +2,9 @@
 
 The shell around `_stream` (the per-group step, pure): it reads the events topic and the markers topic
 with Spark's Kafka source, decodes events in the JVM with the report's decoder, hands each group's rows
-to the step (`applyInPandasWithState`, the group's state in Spark's state store; its clock is the
-events' own time, and a processing-time timeout wakes an idle group so its last windows close), and
+to the step (the JVM's `GroupStep`, a port of `_stream.GroupStream` tested equal to it, through
+`flatMapGroupsWithState`: the group's state in Spark's state store; its clock is the events' own time,
+and a processing-time timeout wakes an idle group so its last windows close), and
 writes the rows to Spark's file sink, partitioned by group and date. The checkpoint (Kafka offsets,
 state, the sink's log) makes a restart resume where the last committed micro-batch ended: nothing
 counted twice, nothing lost.
@@ -12,15 +13,13 @@ docs/pipeline.md is the user's page; docs/design/analytics.md has the design.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import signal
 import threading
 import time
 import uuid
-import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -33,45 +32,31 @@ from kafka_coop.analytics._kafka_options import java_client_options
 from kafka_coop.analytics._markers import MARKERS_TOPIC
 from kafka_coop.analytics._stream import (
     INPUT_FIELDS,
-    KIND_FIELDS,
     OUTPUT_FIELDS,
-    STATE_FORMAT,
     TOPICS_SEP,
-    TS_FROM_END,
-    GroupStream,
-    Output,
     StreamConfig,
 )
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
 
 try:
-    import numpy as np
-    import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.query import StreamingQuery
-    from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 except ImportError as exc:  # pragma: no cover - exercised by users without the extra
     raise InvalidInput("The live pipeline needs pyspark, which is not installed.", hint=SPARK_HINT) from exc
 
 from kafka_coop.analytics._spark import DECODE, SPARK_LOG_LEVEL, get_session
 
-# PySpark's worker concatenates the step's frames, whose columns of other kinds' rows are all null; pandas
-# warns about that on every batch. The worker imports this module to run `step`, so the filter is its.
-warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenation", category=FutureWarning)
-
-PIPELINE_FORMAT: Final = 1  # bump when the checkpoint or the output changes shape
+PIPELINE_FORMAT: Final = 2  # bump when the checkpoint or the output changes shape (2: the JVM step)
+STATE_FORMAT: Final = 3  # what the step's state is: `GroupStep.STATE_FORMAT` (the Python step's was 2)
 CHECKPOINT_FILE: Final = "kafka-coop.json"
 QUERY_DIR: Final = "query"
 APP_NAME: Final = "kafka-coop pipeline"
 POLL_S: Final = 0.5
 TASKS_END_WAIT_S: Final = 10.0  # how long a stop waits, Spark's log off, for the query's tasks to end
-STATE_DDL: Final = "blob binary"
 _SPARK_TYPES: Final = {"string": "string", "long": "bigint", "binary": "binary"}
-OUTPUT_DDL: Final = ", ".join(
-    f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in OUTPUT_FIELDS if name != "date"
-)
-_LONGS: Final = frozenset(name for name, kind in OUTPUT_FIELDS if kind == "long")
+# every column, `date` too: the step leaves it null and `output_rows` fills it
+STEP_OUTPUT_DDL: Final = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in OUTPUT_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -190,86 +175,6 @@ def preflight(config: PipelineConfig) -> None:
 
 
 # --- the step Spark runs per group -------------------------------------------------------------------
-def _input_columns(frames: list[pd.DataFrame]) -> dict[str, Any]:
-    if not frames:
-        return {name: [] for name, _ in INPUT_FIELDS}
-    frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-    return {name: frame[name].tolist() for name, _ in INPUT_FIELDS}
-
-
-def output_frame(output: Output) -> pd.DataFrame:
-    """The step's rows as the pandas frame Spark takes (longs as nullable Int64, no float detour).
-
-    Built a kind at a time, column slices filled from the kind's tuples by numpy (a kind's column
-    with no None is one C loop): the per-cell path (`pd.array(list, dtype="Int64")` over every column
-    of every row, most of them null) was most of the Python workers' time (py-spy, see
-    docs/pipeline.md)."""
-    blocks = [(kind, rows) for kind, rows in output.by_kind.items() if rows]
-    sizes = [len(rows) for _, rows in blocks]
-    total = sum(sizes)
-    filled: list[dict[str, tuple[Any, ...]]] = []
-    for kind, rows in blocks:
-        columns = dict(zip(KIND_FIELDS[kind], zip(*rows, strict=True), strict=True))
-        if kind in TS_FROM_END:
-            columns["ts"] = columns["end_ms"]
-        filled.append(columns)
-    data: dict[str, Any] = {
-        "kind": np.repeat(np.array([kind for kind, _ in blocks], dtype=object), sizes),
-        "group": np.full(total, output.group, dtype=object),
-    }
-    for name, _ in OUTPUT_FIELDS:
-        if name in ("kind", "group", "date"):
-            continue
-        if name in _LONGS:
-            values = np.zeros(total, dtype=np.int64)
-            mask = np.ones(total, dtype=bool)
-            at = 0
-            for columns, n in zip(filled, sizes, strict=True):
-                given = columns.get(name)
-                if given is not None:
-                    try:
-                        values[at : at + n] = given
-                        mask[at : at + n] = False
-                    except TypeError:  # some None
-                        for j, value in enumerate(given):
-                            if value is not None:
-                                values[at + j] = value
-                                mask[at + j] = False
-                at += n
-            data[name] = pd.arrays.IntegerArray(values, mask)
-        else:
-            objects = np.full(total, None, dtype=object)
-            at = 0
-            for columns, n in zip(filled, sizes, strict=True):
-                given = columns.get(name)
-                if given is not None:
-                    objects[at : at + n] = given
-                at += n
-            data[name] = objects
-    return pd.DataFrame(data, copy=False)
-
-
-def step(
-    config: StreamConfig, key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: GroupState
-) -> Iterator[pd.DataFrame]:
-    """One group, one micro-batch: load its state, advance, save (or drop) it, set its wakeup."""
-    group = key[0]
-    now = state.getCurrentProcessingTimeMs()
-    exists = state.exists
-    stream = GroupStream.load(bytes(state.get[0]), config) if exists else GroupStream(group, config)
-    output = stream.advance(_input_columns(list(frames)), now)
-    if group is None:  # the lane of records with no group: nothing to keep
-        if state.exists:
-            state.remove()
-    else:
-        state.update((stream.dump(),))
-        wakeup = stream.next_wakeup_ms()
-        if wakeup is not None:
-            state.setTimeoutDuration(max(1, wakeup - now))
-    if len(output):
-        yield output_frame(output)
-
-
 # --- the query -------------------------------------------------------------------------------------
 def pipeline_records(spark: SparkSession, config: PipelineConfig) -> DataFrame:
     """The events topic and the markers topic as one stream of Kafka records (new partitions join)."""
@@ -325,15 +230,23 @@ def pipeline_input(records: DataFrame, markers_topic: str) -> DataFrame:
 
 
 def output_rows(rows: DataFrame, config: StreamConfig) -> DataFrame:
-    """The step over every group, then the date each row is filed under."""
-    stepped = rows.groupBy("group").applyInPandasWithState(
-        functools.partial(step, config),
-        OUTPUT_DDL,
-        STATE_DDL,
-        "append",
-        GroupStateTimeout.ProcessingTimeTimeout,
+    """The step over every group (`LiveStep`, in the JVM), then the date each row is filed under."""
+    spark = rows.sparkSession
+    step_input = rows.select("group", *(name for name, _ in INPUT_FIELDS))
+    stepped = spark._jvm.kafkacoop.LiveStep.apply(  # type: ignore[union-attr]
+        step_input._jdf,
+        STEP_OUTPUT_DDL,
+        config.watermark_ms,
+        config.window_ms,
+        config.max_future_ms,
+        config.idle_ms,
+        config.live,
+        config.topic,
+        config.markers_topic,
     )
-    return stepped.withColumn("date", F.date_format(F.timestamp_millis(F.col("ts")), "yyyy-MM-dd"))
+    return DataFrame(stepped, spark).withColumn(
+        "date", F.date_format(F.timestamp_millis(F.col("ts")), "yyyy-MM-dd")
+    )
 
 
 def start_pipeline(spark: SparkSession, config: PipelineConfig) -> StreamingQuery:

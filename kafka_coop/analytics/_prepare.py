@@ -42,10 +42,10 @@ def prepare_spark(
         raise InvalidInput("The Spark engine needs pyspark, which is not installed.", hint=SPARK_HINT)
     from kafka_coop.analytics._spark import java_options
     from kafka_coop.analytics._spark_cds import archive_path, make_archive
-    from kafka_coop.analytics._spark_jars import cached_kafka_jars, decoder_jar, resolve_kafka_jars
+    from kafka_coop.analytics._spark_jars import analytics_jar, cached_kafka_jars, resolve_kafka_jars
 
     say("Preparing the event decoder…")
-    jar = decoder_jar()
+    jar = analytics_jar()
     connector: Path | None = None
     connector_made = False
     if kafka_connector:

@@ -145,8 +145,8 @@ def get_session(
     from kafka_coop.analytics._spark_cluster import check_master, is_local, package_zip
     from kafka_coop.analytics._spark_jars import (
         DECODER_CLASS,
+        analytics_jar,
         cached_kafka_jars,
-        decoder_jar,
         resolve_kafka_jars,
     )
 
@@ -157,7 +157,7 @@ def get_session(
         _session.stop()
         _session = None
     check_master(master)
-    jars = [decoder_jar(), *(resolve_kafka_jars() if kafka else (cached_kafka_jars() or []))]
+    jars = [analytics_jar(), *(resolve_kafka_jars() if kafka else (cached_kafka_jars() or []))]
     java_opts = java_options()
     driver_opts = " ".join([java_opts, *archive_options(java_opts)])
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -1,6 +1,7 @@
-"""The jars the Spark session adds: our line decoder, compiled on first use against this PySpark's
-jars, and the Kafka source (spark-sql-kafka), resolved once from Maven Central with the ivy jar PySpark
-ships, in a child process (docs/design/analytics.md says why and how versions are chosen).
+"""The jars the Spark session adds: our JVM code (the line decoder, the live step), compiled on first
+use against this PySpark's jars, and the Kafka source (spark-sql-kafka), resolved once from Maven
+Central with the ivy jar PySpark ships, in a child process (docs/design/analytics.md says why and how
+versions are chosen).
 """
 
 from __future__ import annotations
@@ -38,20 +39,22 @@ def connector_versions() -> list[str]:
 
 
 DECODER_CLASS: Final = "kafkacoop.EventDecoder"
-DECODER_JAR: Final = "kafka-coop-decoder.jar"
+STEP_CLASS: Final = "kafkacoop.LiveStep"
+ANALYTICS_JAR: Final = "kafka-coop-spark.jar"
 
 
-def decoder_jar() -> Path:
-    """The event decoder's jar, compiled against this PySpark's jars the first time."""
-    source = (resources.files("kafka_coop.analytics") / "java" / "EventDecoder.java").read_text()
+def analytics_jar() -> Path:
+    """Our JVM code for Spark (the event decoder, the live pipeline's step), compiled against this
+    PySpark's jars the first time."""
+    java = resources.files("kafka_coop.analytics") / "java"
+    sources = {f.name: f.read_text() for f in java.iterdir() if f.name.endswith(".java")}
     classes = compile_java(
-        source,
-        "EventDecoder.java",
+        sources,
         f"{pyspark_dir() / 'jars'}/*",
         cache_dir() / "spark-decoder",
-        what="the Spark engine's event decoder",
+        what="kafka-coop's Spark code (event decoder, live step)",
     )
-    return jar_of(classes, DECODER_JAR)
+    return jar_of(classes, ANALYTICS_JAR)
 
 
 def jar_dir(version: str) -> Path:

@@ -46,8 +46,7 @@ def java_member_classpath(kafka_version: str, *, cache: Path | None = None) -> s
     (compiled once per Kafka version and source)."""
     lib = resolve_kafka_jars(kafka_version, cache=cache)
     classes = compile_java(
-        _source(),
-        f"{MAIN_CLASS}.java",
+        {f"{MAIN_CLASS}.java": _source()},
         f"{lib}/*",
         (cache or cache_dir()) / "java-member" / kafka_version,
         what=f"the Java member against Kafka {kafka_version}",

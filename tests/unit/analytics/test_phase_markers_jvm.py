@@ -13,19 +13,16 @@ import base64
 import json
 import os
 import random
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import pyspark
 import pytest
 
 from kafka_coop._jvm import compile_java
 from kafka_coop.analytics._markers import parse_marker
 from kafka_coop.analytics._versions import refusal
-
-pyspark = pytest.importorskip("pyspark")
-pytestmark = pytest.mark.skipif(shutil.which("javac") is None, reason="needs a JDK")
 
 ROOT = Path(__file__).resolve().parents[3]
 SOURCE = ROOT / "kafka_coop" / "analytics" / "java" / "PhaseMarkers.java"
@@ -51,6 +48,11 @@ def raw_marker(**changes: bytes) -> bytes:
 
 def event(v: bytes) -> bytes:
     return b'{"v":' + v + b',"ts_ms":1,"seq":2,"group":"g","kind":"resized","extra":[1,{"a":null}]}'
+
+
+def event_with(piece: bytes) -> bytes:
+    """An event with v 2 and `piece` (keys and values, each followed by a comma) before its last key."""
+    return event(b"2").replace(b'"extra":', piece + b'"extra":')
 
 
 def nested(depth: int, inner: bytes = b"") -> bytes:
@@ -160,13 +162,18 @@ def corpus() -> list[bytes | None]:
         raw_marker(**{"\\u0076": b"2"}),
         raw_marker(**{"\\u0076": b"1"}),
         raw_marker(**{"gr\\u006fup": b"1"}),
-        event(b"2").replace(b'"extra":', b'"\\ud800":'),
-        event(b"2").replace(b'"extra":', b'"x":"\\udc00",'),
-        event(b"2").replace(b'"extra":', b'"x":"\xed\xa0\x80",'),
-        event(b"2").replace(b'"extra":', b'"x":"\xed\xa0",'),
-        event(b"2").replace(b'"extra":', b'"x":"\xff",'),
-        event(b"2").replace(b'"extra":', b'"x":"\x1f",'),
-        event(b"2").replace(b'"extra":', b'"x":"\\q",'),
+        event(b"2").replace(b'"extra":', b'"\\ud800":'),  # as the key
+        event_with(b'"x":"\\ud800",'),
+        event_with(b'"x":"\\ud83d\\ude00\\udc00\\ud800\\u0041",'),
+        event_with(b'"x":1e400,"y":NaN,"z":-Infinity,'),
+        event_with(b'"x":' + b"9" * 4300 + b","),
+        event_with(b'"x":"\xc3\xa9\xf0\x9f\x98\x80\x7f",'),
+        event_with(b'"x":"\\udc00",'),
+        event_with(b'"x":"\xed\xa0\x80",'),
+        event_with(b'"x":"\xed\xa0",'),
+        event_with(b'"x":"\xff",'),
+        event_with(b'"x":"\x1f",'),
+        event_with(b'"x":"\\q",'),
         # extra keys, duplicate keys, order of errors
         marker(x=1),
         raw_marker(x=b"1", y=b"2"),
@@ -233,8 +240,8 @@ def corpus() -> list[bytes | None]:
         event(b"9" * 4300),
         event(b"9" * 4301),
         event(b"1" + b"0" * 4300),
-        event(b"2").replace(b'"extra":', b'"x":' + b"9" * 4301 + b","),
-        event(b"2").replace(b'"extra":', b'"x":' + b"9" * 4301 + b".5,"),
+        event_with(b'"x":' + b"9" * 4301 + b","),
+        event_with(b'"x":' + b"9" * 4301 + b".5,"),
         # nesting
         nested(199),
         nested(200),
@@ -260,11 +267,11 @@ def corpus() -> list[bytes | None]:
         event(b'2,"x":' + b'{"a":' * 700 + b"1" + b"}" * 700),
         event(b'2,"x":' + b'{"a":' * 1000 + b"1" + b"}" * 1000),
         # size
-        event(b"2").replace(b'"extra":', b'"pad":"' + b"x" * (64 * 1024 - 110) + b'",'),
+        event_with(b'"pad":"' + b"x" * (64 * 1024 - 110) + b'",'),
         None,
     ]
     pad = 64 * 1024 - len(event(b"2")) - len(b'"pad":"",')
-    records += [event(b"2").replace(b'"extra":', b'"pad":"' + b"x" * (pad + d) + b'",') for d in (-1, 0, 1)]
+    records += [event_with(b'"pad":"' + b"x" * (pad + d) + b'",') for d in (-1, 0, 1)]
     for field in ("v", "ts_ms", "group", "migration", "phase", "phases"):
         values = [
             b"null", b'"1"', b'""', b'"x"', b"1.0", b"1.5", b"true", b"false", b"[]", b"[1]", b"{}",
@@ -325,8 +332,8 @@ def expected(raw: bytes | None) -> dict[str, Any]:
 def run_java(tmp_path_factory: pytest.TempPathFactory, records: list[bytes | None]) -> list[dict[str, Any]]:
     jars = os.path.join(os.path.dirname(pyspark.__file__), "jars", "*")
     out_root = tmp_path_factory.mktemp("markers-jvm")
-    classes = compile_java(SOURCE.read_text(), SOURCE.name, jars, out_root, what="PhaseMarkers")
-    main = compile_java(MAIN.read_text(), MAIN.name, str(classes), out_root, what="PhaseMarkersMain")
+    classes = compile_java({SOURCE.name: SOURCE.read_text()}, jars, out_root, what="PhaseMarkers")
+    main = compile_java({MAIN.name: MAIN.read_text()}, str(classes), out_root, what="PhaseMarkersMain")
     lines = ["-" if raw is None else base64.b64encode(raw).decode() for raw in records]
     proc = subprocess.run(
         ["java", "-cp", os.pathsep.join([str(main), str(classes)]), "kafkacoop.PhaseMarkersMain"],
