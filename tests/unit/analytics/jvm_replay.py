@@ -1,4 +1,4 @@
-"""The JVM step (`java/GroupStep.java`) for tests: compiled with `java/StepReplay.java`, which serves it
+"""The JVM step (`kafka_coop/analytics/java/GroupStep.java`) for tests: `java/StepReplay.java` serves it
 one JSON line at a time in one long-lived JVM, so `stream_feed.Feed` drives it as it drives
 `GroupStream`.
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
-import hashlib
 import json
 import os
 import select
@@ -26,11 +25,10 @@ from typing import IO, Any, Final
 
 import numpy as np
 
-from kafka_coop._jvm import build_once, cache_dir
-from kafka_coop.analytics._spark_jars import pyspark_dir
+from kafka_coop._jvm import cache_dir, compile_java
+from kafka_coop.analytics._spark_jars import analytics_jar, pyspark_dir
 from kafka_coop.analytics._stream import INPUT_FIELDS, OUTPUT_FIELDS, StreamConfig
 
-LIBRARY_JAVA: Final = Path(__file__).resolve().parents[3] / "kafka_coop" / "analytics" / "java"
 REPLAY_JAVA: Final = Path(__file__).resolve().parent / "java" / "StepReplay.java"
 MAIN_CLASS: Final = "kafkacoop.StepReplay"
 STDERR_TAIL: Final = 4_000
@@ -40,35 +38,19 @@ class JvmStepError(RuntimeError):
     """The JVM step failed: the message is the Java stack trace, or how the JVM died."""
 
 
-def jars_classpath() -> str:
-    return f"{pyspark_dir() / 'jars'}{os.sep}*"
-
-
-def replay_classes() -> Path:
-    """The library's Java sources and StepReplay compiled together against PySpark's jars, once per
-    version of them (a cache directory keyed by their hash)."""
-    javac = shutil.which("javac")
-    if javac is None:
-        raise JvmStepError("javac was not found on PATH: the JVM step is compiled from source")
-    sources = [*sorted(LIBRARY_JAVA.glob("*.java")), REPLAY_JAVA]
-    classpath = jars_classpath()
-    digest = hashlib.sha256(classpath.encode())
-    for source in sources:
-        digest.update(f"\0{source.name}\0".encode() + source.read_bytes())
-
-    def build(staging: Path) -> str:
-        proc = subprocess.run(
-            [javac, "-nowarn", "-encoding", "UTF-8", "-cp", classpath, "-d", str(staging)]
-            + [str(s) for s in sources],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if proc.returncode != 0:
-            raise JvmStepError(f"compiling the JVM step failed:\n{proc.stderr}")
-        return digest.hexdigest()[:16] + "\n"
-
-    return build_once(cache_dir() / "test-step-replay" / digest.hexdigest()[:16], build)
+def replay_classpath() -> str:
+    """StepReplay, compiled against the library's own jar of its Java code (`analytics_jar`, what the
+    pipeline ships), that jar and PySpark's (Jackson among them)."""
+    jars = f"{pyspark_dir() / 'jars'}{os.sep}*"
+    library = analytics_jar()
+    classpath = f"{library}{os.pathsep}{jars}"
+    replay = compile_java(
+        {REPLAY_JAVA.name: REPLAY_JAVA.read_text()},
+        classpath,
+        cache_dir() / "test-step-replay",
+        what="the tests' StepReplay",
+    )
+    return f"{replay}{os.pathsep}{classpath}"
 
 
 def _b64(value: bytes | None) -> str | None:
@@ -84,7 +66,7 @@ class StepReplay:
 
     def __init__(self, *, timeout_s: float = 120.0) -> None:
         self.timeout_s = timeout_s
-        self._classes: Path | None = None
+        self._classpath: str | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: IO[bytes] | None = None
         self._buffer = bytearray()
@@ -143,11 +125,11 @@ class StepReplay:
         java = shutil.which("java")
         if java is None:
             raise JvmStepError("java was not found on PATH")
-        if self._classes is None:
-            self._classes = replay_classes()
+        if self._classpath is None:
+            self._classpath = replay_classpath()
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115  # closed by close()
         self._proc = subprocess.Popen(
-            [java, "-Xss16m", "-cp", f"{self._classes}{os.pathsep}{jars_classpath()}", MAIN_CLASS],
+            [java, "-Xss16m", "-cp", self._classpath, MAIN_CLASS],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
