@@ -3,7 +3,11 @@
 A fresh sandbox broker; N generated RebalanceEvents (independent fleets side by side, a day-old
 back-fill) produced to a 4-partition events topic; then, in one SparkSession, two streaming queries
 over that topic, each reading it in micro-batches of at most `max_offsets` records (Kafka source's
-`maxOffsetsPerTrigger`) with the 5 s trigger, until every record is read:
+`maxOffsetsPerTrigger`) with the 5 s trigger, until every record is read. `max_offsets` is 500,000:
+what a sustained 100,000 events/s brings in one 5 s trigger, so every batch is the size the target's
+input makes, and "sustained" means such a batch is done within its trigger (processing rate >=
+100,000). Smaller batches understate it: each batch writes a file per group and day, whatever its
+size (at 200,000 per batch the ceiling below measured 61,000-89,000, at 500,000 108,000-113,000).
 
 * **source** and **decode** floors: Spark's Kafka source alone, then with the JVM decoder, into
   Spark's `noop` sink: what reading and decoding cost before anything is written.
@@ -14,11 +18,11 @@ over that topic, each reading it in micro-batches of at most `max_offsets` recor
   event expanded into the pipeline's output rows (`OUTPUT_MIX`: the kinds and rows per event of the
   pipeline's own output, 2.15 per event; each row fills its kind's columns from the event's, the rest
   null, as the step's rows do) with the output's columns and types, to Parquet partitioned by group and
-  date as the pipeline's sink. A JVM step (`flatMapGroupsWithState`) does this and more.
+  date as the pipeline's sink. The pipeline's step does this and more.
 * **pipeline**: the real job (`_pipeline.start_pipeline`): the same, plus the per-group step
-  (`applyInPandasWithState` running `_stream` in Python workers) and its state store.
+  (`GroupStep` in the JVM, through `flatMapGroupsWithState`) and its state store.
 
-Steady state: the first `warmup` batches that read data (JIT, Python workers starting, first files)
+Steady state: the first `warmup` batches that read data (JIT, first files)
 are left out. For the rest, from Spark's own progress reports: **processing rate** = input rows /
 summed `triggerExecution` (what the job can take: the work, not the 5 s floor between triggers), and
 **wall rate** = input rows / the time from the first steady batch's start to the last one's end (what
@@ -28,17 +32,19 @@ Correctness: the pipeline's output read back (`_figures`) must count every event
 idle. The load average is recorded: the machine is shared.
 
 Run: `.venv/bin/python -m bench --only pipeline_throughput` -> bench/results/pipeline-throughput.json/.png
-(`--quick` for 300 k events; `--param events=3000000` etc. to override).
+(`--quick` for 1 M events in batches of 250 k; `--param events=6000000` etc. to override).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import itertools
 import json
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +58,8 @@ TITLE = (
 )
 TARGET_EVENTS_PER_S = 100_000.0
 DEFAULTS: dict[str, Any] = {
-    "events": 1_000_000,
-    "max_offsets": 200_000,
+    "events": 3_000_000,
+    "max_offsets": 500_000,  # TARGET_EVENTS_PER_S x trigger_s: the batches the target's input makes
     "warmup": 1,
     "fleets": 8,
     "members": 12,
@@ -68,8 +74,9 @@ DEFAULTS: dict[str, Any] = {
     # first must be control (the ceiling figures and the output check read it): `--param
     # ceilings=control,no_interval,by_date` measures what another shape of the output would allow
     "ceilings": "control",
+    "huge_method_limit": 0,  # experiments: spark.sql.codegen.hugeMethodLimit for the bench's session
 }
-QUICK: dict[str, Any] = {"events": 300_000, "max_offsets": 100_000, "fleets": 4}
+QUICK: dict[str, Any] = {"events": 1_000_000, "max_offsets": 250_000, "fleets": 4}
 TIMEOUT_S = 1800.0
 # rows per event of each kind in the pipeline's output: its 1,000,000-event run of 2026-11-26 (2.15 in
 # all, no dead letters); each run records the pipeline's own mix next to it
@@ -181,6 +188,16 @@ def ceiling_rows(events: Any, partitions: int, mix: dict[str, float] = OUTPUT_MI
 
 
 FOREACH_BATCH = ("split", "fb_control", "split_nopersist", "fb_nopersist")
+# control's output written under other session settings (set for the variant's start only)
+CONF_VARIANTS: dict[str, dict[str, str]] = {
+    "concurrent": {"spark.sql.maxConcurrentOutputFileWriters": "64"},
+    "lz4": {"spark.sql.parquet.compression.codec": "lz4"},
+    "uncompressed": {"spark.sql.parquet.compression.codec": "uncompressed"},
+    "concurrent_uncompressed": {
+        "spark.sql.maxConcurrentOutputFileWriters": "64",
+        "spark.sql.parquet.compression.codec": "uncompressed",
+    },
+}
 
 
 def start_ceiling(events: Any, variant: str, partitions: int, path: Path, trigger: str) -> Any:
@@ -221,10 +238,29 @@ def start_ceiling(events: Any, variant: str, partitions: int, path: Path, trigge
                 batch.unpersist()
 
         return writer.foreachBatch(write).start()
+    if variant in CONF_VARIANTS:  # set by the caller for this variant's whole run (`_session_conf`)
+        return writer.format("parquet").option("path", str(path)).partitionBy("group", "date").start()
     if variant not in ("control", "no_interval", "by_date", "interval_only"):
         raise ValueError(f"unknown ceiling variant {variant!r}")
     by = ("date",) if variant == "by_date" else ("group", "date")
     return writer.format("parquet").option("path", str(path)).partitionBy(*by).start()
+
+
+@contextlib.contextmanager
+def _session_conf(spark: Any, variant: str) -> Iterator[None]:
+    """The variant's session settings while its query runs (a streaming query reads them as it goes)."""
+    settings = CONF_VARIANTS.get(variant, {})
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def _files(path: Path) -> tuple[int, int]:
@@ -297,6 +333,8 @@ def run(args: BenchArgs) -> BenchResult:
             idle_ms=int(params["idle_ms"]),
         )
         spark.conf.set("spark.sql.shuffle.partitions", str(params["state_partitions"]))
+        if params.get("huge_method_limit"):
+            spark.conf.set("spark.sql.codegen.hugeMethodLimit", str(params["huge_method_limit"]))
         trigger = f"{int(trigger_s * 1000)} milliseconds"
         load_baseline = [round(x, 2) for x in os.getloadavg()]
         floors: dict[str, list[dict[str, Any]]] = {}
@@ -333,9 +371,10 @@ def run(args: BenchArgs) -> BenchResult:
             path = root / f"ceiling-{i}-{variant}"
             load_before = [round(x, 2) for x in os.getloadavg()]
             t_variant = time.perf_counter()
-            variant_query = start_ceiling(events, variant, int(params["state_partitions"]), path, trigger)
-            progress = drain(variant_query, len(lines))
-            variant_query.stop()
+            with _session_conf(spark, variant):
+                variant_query = start_ceiling(events, variant, int(params["state_partitions"]), path, trigger)
+                progress = drain(variant_query, len(lines))
+                variant_query.stop()
             tables = ("narrow", "wide") if variant in FOREACH_BATCH else ("",)
             written = {
                 t or "all": spark.read.parquet(str(path / t)).count() for t in tables if (path / t).exists()

@@ -48,12 +48,13 @@ except ImportError as exc:  # pragma: no cover - exercised by users without the 
 from kafka_coop.analytics._spark import DECODE, SPARK_LOG_LEVEL, get_session
 
 PIPELINE_FORMAT: Final = 2  # bump when the checkpoint or the output changes shape (2: the JVM step)
-STATE_FORMAT: Final = 3  # what the step's state is: `GroupStep.STATE_FORMAT` (the Python step's was 2)
+STATE_FORMAT: Final = 4  # what the step's state is: `GroupStep.STATE_FORMAT` (the Python step's was 2)
 CHECKPOINT_FILE: Final = "kafka-coop.json"
 QUERY_DIR: Final = "query"
 APP_NAME: Final = "kafka-coop pipeline"
 POLL_S: Final = 0.5
 TASKS_END_WAIT_S: Final = 10.0  # how long a stop waits, Spark's log off, for the query's tasks to end
+HOTSPOT_HUGE_METHOD_LIMIT: Final = 8_000  # bytes of bytecode: HotSpot's `-XX:HugeMethodLimit`
 _SPARK_TYPES: Final = {"string": "string", "long": "bigint", "binary": "binary"}
 # every column, `date` too: the step leaves it null and `output_rows` fills it
 STEP_OUTPUT_DDL: Final = ", ".join(f"`{name}` {_SPARK_TYPES[kind]}" for name, kind in OUTPUT_FIELDS)
@@ -253,6 +254,9 @@ def start_pipeline(spark: SparkSession, config: PipelineConfig) -> StreamingQuer
     """Start the job (preflight done); the checkpoint record is written once Spark accepted it."""
     partitions = config.state_partitions or max(2, spark.sparkContext.defaultParallelism)
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))  # a new checkpoint keeps it
+    # The step's 47-column output rows make a whole-stage method HotSpot will not compile (over its 8,000
+    # bytes), so it ran interpreted: half the job's time (JFR). Spark then generates smaller methods.
+    spark.conf.set("spark.sql.codegen.hugeMethodLimit", str(HOTSPOT_HUGE_METHOD_LIMIT))
     rows = output_rows(pipeline_input(pipeline_records(spark, config), config.markers_topic), config.stream)
     query = (
         rows.writeStream.format("parquet")

@@ -28,7 +28,7 @@ import java.util.TreeMap;
  */
 public final class GroupStep {
   /** The state format `dump` writes; the checkpoint records it (`_stream.JVM_STATE_FORMAT`). */
-  public static final int STATE_FORMAT = 3;
+  public static final int STATE_FORMAT = 4;
 
   /** `_stream.StreamConfig`. */
   public record Config(
@@ -232,7 +232,7 @@ public final class GroupStep {
   /** The state as bytes (`load` reads them back). */
   public byte[] dump() {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
-    try (DataOutputStream o = new DataOutputStream(bytes)) {
+    try (DataOutputStream o = new StateOut(bytes)) {
       o.writeInt(STATE_FORMAT);
       writeString(o, group);
       writeLong(o, frontier);
@@ -334,7 +334,7 @@ public final class GroupStep {
 
   /** The state `dump` wrote; IllegalArgumentException if it is not this format. */
   public static GroupStep load(byte[] blob, Config config) {
-    try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(blob))) {
+    try (DataInputStream in = new StateIn(blob)) {
       int format = in.readInt();
       if (format != STATE_FORMAT) {
         throw new IllegalArgumentException(
@@ -409,7 +409,7 @@ public final class GroupStep {
       s.phase = readString(in);
       s.version = in.readLong();
       return s;
-    } catch (IOException e) {
+    } catch (IOException | IndexOutOfBoundsException e) {
       throw new IllegalArgumentException("group state is truncated or corrupt: " + e, e);
     }
   }
@@ -980,22 +980,51 @@ public final class GroupStep {
     return at;
   }
 
-  private static void writeString(DataOutputStream o, String s) throws IOException {
+  /** The state's writer: each string once, then by its number (members and topics repeat a lot). */
+  private static final class StateOut extends DataOutputStream {
+    final HashMap<String, Integer> known = new HashMap<>();
+
+    StateOut(ByteArrayOutputStream bytes) {
+      super(bytes);
+    }
+  }
+
+  private static final class StateIn extends DataInputStream {
+    final ArrayList<String> known = new ArrayList<>();
+
+    StateIn(byte[] blob) {
+      super(new ByteArrayInputStream(blob));
+    }
+  }
+
+  /** -1: null; -2 - n: the n-th string written before; else a new string of that many UTF-8 bytes. */
+  private static void writeString(DataOutputStream out, String s) throws IOException {
+    StateOut o = (StateOut) out;
     if (s == null) {
       o.writeInt(-1);
       return;
     }
+    Integer seen = o.known.get(s);
+    if (seen != null) {
+      o.writeInt(-2 - seen);
+      return;
+    }
+    o.known.put(s, o.known.size());
     byte[] bytes = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
     o.writeInt(bytes.length);
     o.write(bytes);
   }
 
-  private static String readString(DataInputStream in) throws IOException {
+  private static String readString(DataInputStream input) throws IOException {
+    StateIn in = (StateIn) input;
     int n = in.readInt();
-    if (n < 0) return null;
+    if (n == -1) return null;
+    if (n < -1) return in.known.get(-2 - n);
     byte[] bytes = new byte[n];
     in.readFully(bytes);
-    return new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+    String s = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+    in.known.add(s);
+    return s;
   }
 
   private static void writeLong(DataOutputStream o, Long v) throws IOException {

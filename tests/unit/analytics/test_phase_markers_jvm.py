@@ -24,6 +24,8 @@ from kafka_coop._jvm import compile_java
 from kafka_coop.analytics._markers import parse_marker
 from kafka_coop.analytics._versions import refusal
 
+pytestmark = pytest.mark.spark  # javac and PySpark's jars
+
 ROOT = Path(__file__).resolve().parents[3]
 SOURCE = ROOT / "kafka_coop" / "analytics" / "java" / "PhaseMarkers.java"
 MAIN = Path(__file__).parent / "java" / "PhaseMarkersMain.java"
