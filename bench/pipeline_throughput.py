@@ -75,6 +75,8 @@ DEFAULTS: dict[str, Any] = {
     # ceilings=control,no_interval,by_date` measures what another shape of the output would allow
     "ceilings": "control",
     "huge_method_limit": 0,  # experiments: spark.sql.codegen.hugeMethodLimit for the bench's session
+    # experiments: session settings for the pipeline's query only, "key=value;key=value"
+    "pipeline_conf": "",
 }
 QUICK: dict[str, Any] = {"events": 1_000_000, "max_offsets": 250_000, "fleets": 4}
 TIMEOUT_S = 1800.0
@@ -413,6 +415,9 @@ def run(args: BenchArgs) -> BenchResult:
         load_pipeline = [round(x, 2) for x in os.getloadavg()]
         (root / "out").mkdir()
         (root / "ckpt").mkdir()
+        tried = dict(kv.split("=", 1) for kv in str(params["pipeline_conf"]).split(";") if kv)
+        for key, value in tried.items():
+            spark.conf.set(key, value)
         query = start_pipeline(spark, config)
         pipeline = drain(query, len(lines))
         # every event is in the output once the groups are idle and their last windows closed

@@ -158,7 +158,7 @@ BAD_PATH = _rows(
     Row("report-phases-under-a-file", "report {events} --phases {file}/p.json --out {tmp}/r2", 2, "p.json"),
     Row("pipeline-out-under-a-file", "pipeline run kafka://{topic} --bootstrap-server {bootstrap} --out {file}/out", 2, "Cannot write to --out .*a-file/out"),
     Row("pipeline-checkpoint-in-proc", "pipeline run kafka://{topic} --bootstrap-server {bootstrap} --out {tmp}/p4 --checkpoint /proc/kafka-coop-checkpoint", 2, "Cannot write to --checkpoint /proc/kafka-coop-checkpoint"),
-    Row("pipeline-checkpoint-other-version", "pipeline run kafka://{topic} --bootstrap-server {bootstrap} --out {tmp}/p5 --checkpoint {tmp}/old-checkpoint", 2, "was written by pipeline format 0 .*this kafka-coop .* writes format 1"),
+    Row("pipeline-checkpoint-other-version", "pipeline run kafka://{topic} --bootstrap-server {bootstrap} --out {tmp}/p5 --checkpoint {tmp}/old-checkpoint", 2, "was written by pipeline format 0 .*this kafka-coop .* writes format 2"),
     Row("pipeline-topic-missing", "pipeline run kafka://no-such-topic-{nogroup} --bootstrap-server {bootstrap} --out {tmp}/p6", 2, "no-such-topic-{nogroup}"),
     Row("consume-events-under-a-file", "consume {group} {topic} --bootstrap-server {bootstrap} --events {file}/e.jsonl", 2, "a-file"),
     Row("consume-records-in-proc", "consume {group} {topic} --bootstrap-server {bootstrap} --records /proc/kafka-coop.txt", 2, "/proc/kafka-coop.txt"),

@@ -5,6 +5,8 @@ a corpus of records and every record's output is compared with Python's.
 Known differences, kept out of the corpus and held to here by their own cases: a `phase` or `phases`
 above 2**63-1 (pydantic takes it, the Java marker's long cannot hold it), and `json.loads`'s nesting
 limit (about 1000 levels less the caller's Python stack; Java's is 900), so depths 801..999 are left out.
+A negative number of exactly 4,300 digits is a number to the newest pydantic, as to Java, but invalid
+JSON to the oldest one kafka-coop allows (2.11, the min-versions lane): there such records are left out.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import base64
 import json
 import os
 import random
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -359,6 +362,11 @@ def known_difference(want: dict[str, Any]) -> str | None:
     return None if field is None else f"marker {field}: Input should be less than or equal to {BIG - 1}"
 
 
+LONGEST_NEGATIVE = re.compile(rb"-[0-9]{4300}(?![0-9])")
+# whether this pydantic takes a negative number of 4,300 digits, as the newest one (and Java) do
+TAKES_LONGEST_NEGATIVES = parse_marker(b'{"x": -' + b"9" * 4300 + b"}") != "marker: invalid JSON"
+
+
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, list[Any], int]:
     """(records, the records whose output differs, the known differences met)."""
@@ -367,6 +375,8 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, list[Any], i
     assert len(outputs) == len(records)
     differing, known = [], 0
     for raw, got in zip(records, outputs, strict=True):
+        if not TAKES_LONGEST_NEGATIVES and raw is not None and LONGEST_NEGATIVE.search(raw):
+            continue
         want = expected(raw)
         reason = known_difference(want)
         if reason is not None:
