@@ -39,7 +39,7 @@ def prepare_spark(term: Terminal, no_kafka_connector: bool, output: str) -> None
     def state(made: bool) -> str:
         return "made now" if made else "cached"
 
-    term.out.print(f"Event decoder:        {prepared.decoder_jar}", highlight=False)
+    term.out.print(f"Spark jar:            {prepared.decoder_jar}", highlight=False)
     if prepared.kafka_connector is None:
         term.out.print("Kafka connector:      skipped (--no-kafka-connector)", highlight=False)
     else:

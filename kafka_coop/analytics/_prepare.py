@@ -25,7 +25,7 @@ class SparkPrepared(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    decoder_jar: Path
+    decoder_jar: Path  # our Spark jar: the decoder and the live step (the name is the v1 schema's)
     kafka_connector: Path | None  # the connector's directory; None when skipped
     kafka_connector_made: bool
     class_archive: Path | None  # None: this JDK wrote none (reports then start without one)
@@ -44,7 +44,7 @@ def prepare_spark(
     from kafka_coop.analytics._spark_cds import archive_path, make_archive
     from kafka_coop.analytics._spark_jars import analytics_jar, cached_kafka_jars, resolve_kafka_jars
 
-    say("Preparing the event decoder…")
+    say("Preparing kafka-coop's Spark jar (event decoder, live step)…")
     jar = analytics_jar()
     connector: Path | None = None
     connector_made = False
