@@ -361,6 +361,16 @@ public final class PhaseMarkers {
       return i < n && s.charAt(i) >= '0' && s.charAt(i) <= '9';
     }
 
+    /** One digit or more (a fraction's, an exponent's). */
+    private void digits() throws Invalid {
+      if (!digit()) {
+        throw INVALID;
+      }
+      while (digit()) {
+        i++;
+      }
+    }
+
     private void word(String w) throws Invalid {
       if (!s.startsWith(w, i)) {
         throw INVALID;
@@ -408,12 +418,7 @@ public final class PhaseMarkers {
       boolean integral = true;
       if (at('.')) {
         i++;
-        if (!digit()) {
-          throw INVALID;
-        }
-        while (digit()) {
-          i++;
-        }
+        digits();
         integral = false;
       }
       if (at('e') || at('E')) {
@@ -421,12 +426,7 @@ public final class PhaseMarkers {
         if (at('+') || at('-')) {
           i++;
         }
-        if (!digit()) {
-          throw INVALID;
-        }
-        while (digit()) {
-          i++;
-        }
+        digits();
         integral = false;
       }
       // jiter: no number with more integer digits; Python: int() of a longer integer raises
