@@ -44,7 +44,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -240,18 +240,16 @@ def start_ceiling(events: Any, variant: str, partitions: int, path: Path, trigge
                 batch.unpersist()
 
         return writer.foreachBatch(write).start()
-    if variant in CONF_VARIANTS:  # set by the caller for this variant's whole run (`_session_conf`)
-        return writer.format("parquet").option("path", str(path)).partitionBy("group", "date").start()
-    if variant not in ("control", "no_interval", "by_date", "interval_only"):
+    # a CONF_VARIANTS variant is control's output, its settings set by the caller (`_session_conf`)
+    if variant not in ("control", "no_interval", "by_date", "interval_only", *CONF_VARIANTS):
         raise ValueError(f"unknown ceiling variant {variant!r}")
     by = ("date",) if variant == "by_date" else ("group", "date")
     return writer.format("parquet").option("path", str(path)).partitionBy(*by).start()
 
 
 @contextlib.contextmanager
-def _session_conf(spark: Any, variant: str) -> Iterator[None]:
-    """The variant's session settings while its query runs (a streaming query reads them as it goes)."""
-    settings = CONF_VARIANTS.get(variant, {})
+def _session_conf(spark: Any, settings: Mapping[str, str]) -> Iterator[None]:
+    """Session settings while a query runs (a streaming query reads them as it goes), then as before."""
     before = {key: spark.conf.get(key, None) for key in settings}
     for key, value in settings.items():
         spark.conf.set(key, value)
@@ -373,7 +371,7 @@ def run(args: BenchArgs) -> BenchResult:
             path = root / f"ceiling-{i}-{variant}"
             load_before = [round(x, 2) for x in os.getloadavg()]
             t_variant = time.perf_counter()
-            with _session_conf(spark, variant):
+            with _session_conf(spark, CONF_VARIANTS.get(variant, {})):
                 variant_query = start_ceiling(events, variant, int(params["state_partitions"]), path, trigger)
                 progress = drain(variant_query, len(lines))
                 variant_query.stop()

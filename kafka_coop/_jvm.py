@@ -97,10 +97,9 @@ def compile_java(sources: Mapping[str, str], classpath: str, out_root: Path, *, 
         raise InvalidInput(f"javac was not found on PATH; {what} is compiled from source.", hint=JDK_HINT)
 
     def build(staging: Path) -> str:
-        files = []
-        for name, text in sorted(sources.items()):
-            files.append(staging / name)
-            files[-1].write_text(text)
+        files = [staging / name for name in sorted(sources)]
+        for file in files:
+            file.write_text(sources[file.name])
         proc = subprocess.run(
             [javac, "-nowarn", "-cp", classpath, "-d", str(staging), *map(str, files)],
             capture_output=True,

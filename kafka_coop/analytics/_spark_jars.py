@@ -39,7 +39,6 @@ def connector_versions() -> list[str]:
 
 
 DECODER_CLASS: Final = "kafkacoop.EventDecoder"
-STEP_CLASS: Final = "kafkacoop.LiveStep"
 ANALYTICS_JAR: Final = "kafka-coop-spark.jar"
 
 
