@@ -38,19 +38,19 @@ class JvmStepError(RuntimeError):
     """The JVM step failed: the message is the Java stack trace, or how the JVM died."""
 
 
-def replay_classpath() -> str:
-    """StepReplay, compiled against the library's own jar of its Java code (`analytics_jar`, what the
-    pipeline ships), that jar and PySpark's (Jackson among them)."""
+def main_classpath(main_java: Path, what: str) -> str:
+    """A test's Java main compiled against the library's own jar of its Java code (`analytics_jar`,
+    what the pipeline ships) and PySpark's jars (Jackson among them): the classpath that runs it."""
     jars = f"{pyspark_dir() / 'jars'}{os.sep}*"
-    library = analytics_jar()
-    classpath = f"{library}{os.pathsep}{jars}"
-    replay = compile_java(
-        {REPLAY_JAVA.name: REPLAY_JAVA.read_text()},
-        classpath,
-        cache_dir() / "test-step-replay",
-        what="the tests' StepReplay",
+    classpath = f"{analytics_jar()}{os.pathsep}{jars}"
+    main = compile_java(
+        {main_java.name: main_java.read_text()}, classpath, cache_dir() / "test-java", what=what
     )
-    return f"{replay}{os.pathsep}{classpath}"
+    return f"{main}{os.pathsep}{classpath}"
+
+
+def replay_classpath() -> str:
+    return main_classpath(REPLAY_JAVA, "the tests' StepReplay")
 
 
 def _b64(value: bytes | None) -> str | None:

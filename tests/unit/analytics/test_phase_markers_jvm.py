@@ -13,24 +13,20 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import random
 import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
-import pyspark
 import pytest
 
-from kafka_coop._jvm import compile_java
 from kafka_coop.analytics._markers import parse_marker
 from kafka_coop.analytics._versions import refusal
+from tests.unit.analytics.jvm_replay import main_classpath
 
 pytestmark = pytest.mark.spark  # javac and PySpark's jars
 
-ROOT = Path(__file__).resolve().parents[3]
-SOURCE = ROOT / "kafka_coop" / "analytics" / "java" / "PhaseMarkers.java"
 MAIN = Path(__file__).parent / "java" / "PhaseMarkersMain.java"
 REASON = "some reason"
 BIG = 2**63
@@ -334,14 +330,11 @@ def expected(raw: bytes | None) -> dict[str, Any]:
     return {"parse": parse, "refusal": refusal(REASON, raw)}
 
 
-def run_java(tmp_path_factory: pytest.TempPathFactory, records: list[bytes | None]) -> list[dict[str, Any]]:
-    jars = os.path.join(os.path.dirname(pyspark.__file__), "jars", "*")
-    out_root = tmp_path_factory.mktemp("markers-jvm")
-    classes = compile_java({SOURCE.name: SOURCE.read_text()}, jars, out_root, what="PhaseMarkers")
-    main = compile_java({MAIN.name: MAIN.read_text()}, str(classes), out_root, what="PhaseMarkersMain")
+def run_java(records: list[bytes | None]) -> list[dict[str, Any]]:
+    """Every record through one JVM running the library's own jar (what the pipeline ships)."""
     lines = ["-" if raw is None else base64.b64encode(raw).decode() for raw in records]
     proc = subprocess.run(
-        ["java", "-cp", os.pathsep.join([str(main), str(classes)]), "kafkacoop.PhaseMarkersMain"],
+        ["java", "-cp", main_classpath(MAIN, "PhaseMarkersMain"), "kafkacoop.PhaseMarkersMain"],
         input="\n".join(lines) + "\n",
         capture_output=True,
         text=True,
@@ -368,10 +361,10 @@ TAKES_LONGEST_NEGATIVES = parse_marker(b'{"x": -' + b"9" * 4300 + b"}") != "mark
 
 
 @pytest.fixture(scope="module")
-def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, list[Any], int]:
+def checked() -> tuple[int, list[Any], int]:
     """(records, the records whose output differs, the known differences met)."""
     records: list[bytes | None] = list(corpus())
-    outputs = run_java(tmp_path_factory, records)
+    outputs = run_java(records)
     assert len(outputs) == len(records)
     differing, known = [], 0
     for raw, got in zip(records, outputs, strict=True):
