@@ -415,9 +415,10 @@ class GroupStream:
         clock = min(active) if active else self.max_ts + batch_time_ms - self.arrived_ms
         return clock - self.config.watermark_ms
 
-    def next_wakeup_ms(self) -> int | None:
+    def next_wakeup_ms(self, after: int) -> int | None:
         """The batch time at which the group needs a step without new rows (a source partition falls
-        idle, or the idle clock makes its first pending event final, or its next window closable).
+        idle, or the idle clock makes its first pending event final, or its next window closable),
+        for a group last stepped at `after`: a partition that fell idle by then needs no step for it.
         None: only new rows matter."""
         if self.pending:
             due = int(min(p[0] for p in self.pending)) + 1
@@ -428,7 +429,8 @@ class GroupStream:
         if self.max_ts is None or self.arrived_ms is None:
             return None
         idle_ms = self.config.idle_ms
-        quiet = [at + idle_ms for _, at in self.sources.values() if at + idle_ms > self.arrived_ms]
+        stepped = max(self.arrived_ms, after)  # a partition quiet by then needs no step
+        quiet = [at + idle_ms for _, at in self.sources.values() if at + idle_ms > stepped]
         waited = max(idle_ms, due + self.config.watermark_ms - self.max_ts)
         return min([*quiet, self.arrived_ms + waited])
 

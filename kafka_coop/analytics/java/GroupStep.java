@@ -468,7 +468,7 @@ public final class GroupStep {
   }
 
   /** `GroupStream.next_wakeup_ms`: null when only new rows matter. */
-  public Long nextWakeupMs() {
+  public Long nextWakeupMs(long after) {
     long due;
     if (!pending.isEmpty()) {
       long first = Long.MAX_VALUE;
@@ -484,7 +484,7 @@ public final class GroupStep {
     long idle = config.idleMs();
     long wake = Long.MAX_VALUE;
     for (long[] source : sources.values()) {
-      if (source[1] + idle > arrivedMs) wake = Math.min(wake, source[1] + idle);
+      if (source[1] + idle > Math.max(arrivedMs, after)) wake = Math.min(wake, source[1] + idle);
     }
     long waited = Math.max(idle, due + config.watermarkMs() - maxTs);
     return Math.min(wake, arrivedMs + waited);

@@ -70,7 +70,7 @@ public final class LiveStep implements FlatMapGroupsWithStateFunction<String, Ro
       if (state.exists()) state.remove();
     } else {
       state.update(step.dump());
-      Long wakeup = step.nextWakeupMs();
+      Long wakeup = step.nextWakeupMs(now);
       if (wakeup != null) state.setTimeoutDuration(Math.max(1, wakeup - now));
     }
     List<Row> result = new ArrayList<>(out.size());

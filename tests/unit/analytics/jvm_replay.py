@@ -103,8 +103,10 @@ class StepReplay:
                 row[n] = _unb64(row[n])
         return out, _unb64(reply["state"]), reply["wakeup"]
 
-    def wakeup(self, state: bytes, config: StreamConfig) -> int | None:
-        reply = self.request({"op": "wakeup", "state": _b64(state), "config": dataclasses.asdict(config)})
+    def wakeup(self, state: bytes, config: StreamConfig, after: int) -> int | None:
+        reply = self.request(
+            {"op": "wakeup", "state": _b64(state), "config": dataclasses.asdict(config), "after": int(after)}
+        )
         wakeup: int | None = reply["wakeup"]
         return wakeup
 

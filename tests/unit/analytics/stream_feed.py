@@ -83,7 +83,7 @@ class Step(Protocol):
         self, group: str | None, state: bytes | None, rows: Rows, now: int, config: StreamConfig
     ) -> tuple[Dicts, bytes | None, int | None]: ...
 
-    def wakeup(self, state: bytes, config: StreamConfig) -> int | None: ...
+    def wakeup(self, state: bytes, config: StreamConfig, after: int) -> int | None: ...
 
 
 class PythonStep:
@@ -96,10 +96,10 @@ class PythonStep:
         out = stream.advance(rows, now).dicts()
         if group is None:
             return out, None, None
-        return out, stream.dump(), stream.next_wakeup_ms()
+        return out, stream.dump(), stream.next_wakeup_ms(now)
 
-    def wakeup(self, state: bytes, config: StreamConfig) -> int | None:
-        return GroupStream.load(state, config).next_wakeup_ms()
+    def wakeup(self, state: bytes, config: StreamConfig, after: int) -> int | None:
+        return GroupStream.load(state, config).next_wakeup_ms(after)
 
 
 class JvmStep:
@@ -119,8 +119,8 @@ class JvmStep:
         dicts.sort(key=lambda r: order.index(r["kind"]))
         return dicts, state, wakeup
 
-    def wakeup(self, state: bytes, config: StreamConfig) -> int | None:
-        return self.replay.wakeup(state, config)
+    def wakeup(self, state: bytes, config: StreamConfig, after: int) -> int | None:
+        return self.replay.wakeup(state, config, after)
 
 
 def jvm_row_dict(values: Sequence[Any]) -> dict[str, Any]:
@@ -145,6 +145,7 @@ class Feed:
         self.rows: list[dict[str, Any]] = []
         # each group's wakeup as its last step reported it (what the shell sets its timeout from)
         self.wakeups: dict[str | None, int | None] = {}
+        self.stepped: dict[str | None, int] = {}  # each group's last step: its batch's clock
 
     def batch(self, now: int, rows_by_group: Mapping[str | None, Rows] | None = None) -> list[dict[str, Any]]:
         """One micro-batch at clock `now`: groups with rows, then groups whose wakeup has come."""
@@ -164,12 +165,13 @@ class Feed:
             if state is not None:
                 self.state[group] = state
                 self.wakeups[group] = wakeup
+                self.stepped[group] = now
         self.rows.extend(out)
         return out
 
     def wakeup(self, group: str | None) -> int | None:
         """When the group's saved state asks for a step without new rows (None: only new rows)."""
-        return self.step.wakeup(self.state[group], self.config)
+        return self.step.wakeup(self.state[group], self.config, self.stepped[group])
 
     def events(
         self, now: int, events: Iterable[Mapping[str, Any]], offset: int = 0, partition: int = 0

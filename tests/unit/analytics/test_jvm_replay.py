@@ -46,7 +46,7 @@ def test_a_jvm_that_dies_fails_the_request_and_the_next_one_starts_a_new_jvm(rep
     pid = pid_of(replay)
     os.kill(pid, signal.SIGKILL)
     with pytest.raises(JvmStepError, match=r"ended .*\(exit -9\)"):
-        replay.wakeup(b"", StreamConfig())
+        replay.wakeup(b"", StreamConfig(), 0)
     assert pid_of(replay) != pid
 
 
@@ -55,7 +55,7 @@ def test_a_jvm_that_stops_answering_is_killed_after_the_timeout(replay: StepRepl
     replay.timeout_s = 1
     os.kill(pid, signal.SIGSTOP)
     with pytest.raises(JvmStepError, match="no reply in 1 s"):
-        replay.wakeup(b"", StreamConfig())
+        replay.wakeup(b"", StreamConfig(), 0)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
 

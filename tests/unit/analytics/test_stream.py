@@ -23,7 +23,7 @@ from kafka_coop.analytics._figures import Range, latest_state, marker_phases, ou
 from kafka_coop.analytics._markers import PhaseMarker
 from kafka_coop.analytics._stream import GroupStream, StreamConfig, percentile
 from tests.unit.analytics.jvm_replay import StepReplay
-from tests.unit.analytics.stream_feed import Feed, JvmStep, Rows, columns, concat, raw_rows
+from tests.unit.analytics.stream_feed import Feed, JvmStep, Rows, Step, columns, concat, raw_rows
 from tests.unit.analytics.test_engine import COOPERATIVE, EAGER, KILLED, LOST, STREAMS, ev, prefixed
 
 ALL = [e for name, events in STREAMS.items() for e in prefixed(events, f"{name}/")]
@@ -210,6 +210,37 @@ def test_an_open_pause_and_an_unowned_partition_show_in_the_window_before_they_e
     assert (window["members_paused"], window["pause_ms"]) == (2, 100 + 200), "b since 1,000, a since 1,100"
     assert (window["unavailable_ms"], window["unowned"]) == (4 * 100, 4)
     assert (window["pause_ms_p50"], window["pause_ms_max"]) == (100, 200)
+
+
+class StepsWithoutRows:
+    """A feed's step, counting the steps a group took with no rows (woken by its timeout)."""
+
+    def __init__(self, step: Step) -> None:
+        self.step, self.count = step, 0
+
+    def advance(
+        self, group: str | None, state: bytes | None, rows: Rows, now: int, config: StreamConfig
+    ) -> tuple[Any, bytes | None, int | None]:
+        self.count += not rows["ts"]
+        return self.step.advance(group, state, rows, now, config)
+
+    def wakeup(self, state: bytes, config: StreamConfig, after: int) -> int | None:
+        return self.step.wakeup(state, config, after)
+
+
+def test_an_idle_group_with_an_open_pause_wakes_once_per_window_not_on_every_trigger(
+    new_feed: NewFeed,
+) -> None:
+    """a's revoke at 1,100 leaves it paused and t-0..t-3 unowned, then nothing arrives. The group needs a
+    step when its source falls quiet and when each window can close: a handful over 4 s of 1,000 ms
+    windows, not one on each of the 400 triggers (each a state load and write for nothing)."""
+    feed = new_feed(StreamConfig(watermark_ms=100, window_ms=1_000, idle_ms=200))
+    feed.events(1_160, EAGER[:4])
+    feed.step = woken = StepsWithoutRows(feed.step)
+    for now in range(1_170, 5_170, 10):
+        feed.batch(now)
+    assert max(r["ts"] for r in feed.rows if r["kind"] == "window") == 4_000, "windows closed while idle"
+    assert woken.count <= 8, f"woken {woken.count} times in 400 triggers"
 
 
 def test_the_state_of_a_partition_says_owner_unowned_since_and_last_hand_over(new_feed: NewFeed) -> None:

@@ -33,7 +33,8 @@ import java.util.TreeSet;
  *       new GroupStep), advance over `rows` (columns by name; binary as base64, byte/int as numbers),
  *       reply {"rows": [[47 values]], "state", "wakeup"}; as `_pipeline.step` does, the null group's
  *       lane keeps no state (state and wakeup null).
- *   <li>{"op": "wakeup", "state", "config"}: the loaded state's nextWakeupMs, without advancing.
+ *   <li>{"op": "wakeup", "state", "config", "after"}: the loaded state's nextWakeupMs(after), without
+ *       advancing.
  * </ul>
  *
  * Any failure replies {"error": stack trace} and the next request is served as usual. What the step
@@ -84,7 +85,8 @@ public final class StepReplay {
       case "wakeup":
         {
           GroupStep step = GroupStep.load(blob(request.get("state")), config(request.get("config")));
-          return JSON.createObjectNode().set("wakeup", number(step.nextWakeupMs()));
+          long after = request.get("after").longValue();
+          return JSON.createObjectNode().set("wakeup", number(step.nextWakeupMs(after)));
         }
       case "advance":
         return advance(request);
@@ -113,7 +115,7 @@ public final class StepReplay {
       reply.putNull("wakeup");
     } else {
       reply.put("state", step.dump());
-      reply.set("wakeup", number(step.nextWakeupMs()));
+      reply.set("wakeup", number(step.nextWakeupMs(request.get("now").longValue())));
     }
     return reply;
   }
