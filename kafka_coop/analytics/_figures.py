@@ -36,7 +36,7 @@ from kafka_coop.analytics._model import (
     ProtocolStat,
     Summary,
 )
-from kafka_coop.analytics._stream import DUPLICATE, FUTURE, KIND_FIELDS, LATE, OUTPUT_FIELDS
+from kafka_coop.analytics._stream import BEFORE_1970, DUPLICATE, FUTURE, KIND_FIELDS, LATE, OUTPUT_FIELDS
 from kafka_coop.analytics._summary import default_phases, member_stat
 from kafka_coop.analytics._timeline import deltas, levels
 from kafka_coop.errors import InvalidInput
@@ -45,7 +45,7 @@ PIPELINE_FILE: Final = "_kafka_coop_pipeline.json"  # marks an output directory 
 PROGRESS_FILE: Final = "_kafka_coop_progress.json"  # the driver's last committed batch and frontier
 SINK_LOG: Final = "_spark_metadata"
 PARTITION_COLUMNS: Final = ("group", "date")
-NOT_MALFORMED: Final = frozenset({LATE, DUPLICATE, FUTURE})
+NOT_MALFORMED: Final = frozenset({LATE, DUPLICATE, FUTURE, BEFORE_1970})  # valid records left out
 # A callbacks row's figures: every column it fills but where its window sits
 CALLBACK_FIGURES: Final = tuple(f for f in KIND_FIELDS["callbacks"] if f not in ("ts", "window_end", "phase"))
 

@@ -192,6 +192,9 @@ TOPICS_SEP: Final = "\x00"  # cannot occur in a topic name
 LATE: Final = "late"
 DUPLICATE: Final = "duplicate"
 FUTURE: Final = "future"
+# before the epoch: a clock reset or a hand-made time; near the earliest 64-bit time its window's start
+# would not fit in one (Parquet's, the JVM's)
+BEFORE_1970: Final = "before 1970"
 MAX_RAW_KEPT: Final = 64 * 1024  # a refused record's bytes kept in the dead letters, at most
 
 # A pending event: the order key (ts, 1, member, seq, member_id), then kind, protocol, delta, owns, cb_us.
@@ -464,6 +467,9 @@ class GroupStream:
             if t > future:
                 self._dead(rows, i, FUTURE)
                 continue
+            if t < 0:
+                self._dead(rows, i, BEFORE_1970)
+                continue
             seen[key] = None
             self._arrived(int(rows["partition"][i]), t, now)
             numbers = unpack_parts(parts[i])
@@ -500,6 +506,9 @@ class GroupStream:
             return
         if found.ts_ms > now + self.config.max_future_ms:
             self._dead(rows, i, FUTURE, raw=True)
+            return
+        if found.ts_ms < 0:
+            self._dead(rows, i, BEFORE_1970, raw=True)
             return
         self._arrived(-1 - int(rows["partition"][i]), found.ts_ms, now)
         self.pending.append((found.ts_ms, 0, "", 0, "", found.migration, found.phase, found.phases))

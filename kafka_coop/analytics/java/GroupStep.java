@@ -101,6 +101,7 @@ public final class GroupStep {
   static final int ASSIGNED = 0, REVOKED = 1, LOST = 2, STARTED = 3, CLOSED = 4;
   static final String TOPICS_SEP = "\u0000";
   static final String LATE = "late", DUPLICATE = "duplicate", FUTURE = "future";
+  static final String BEFORE_1970 = "before 1970"; // `_stream.BEFORE_1970`
   static final int MAX_RAW_KEPT = 64 * 1024;
 
   // --- state ---------------------------------------------------------------------------------------
@@ -520,6 +521,10 @@ public final class GroupStep {
         dead(row, FUTURE, false);
         continue;
       }
+      if (t < 0) {
+        dead(row, BEFORE_1970, false);
+        continue;
+      }
       seen.add(key);
       arrived(((Number) row[IN_PARTITION]).intValue(), t, now);
       long[] numbers = unpackParts((byte[]) row[IN_PARTS]);
@@ -589,6 +594,10 @@ public final class GroupStep {
     }
     if (found.tsMs() > now + config.maxFutureMs()) {
       dead(row, FUTURE, true);
+      return;
+    }
+    if (found.tsMs() < 0) {
+      dead(row, BEFORE_1970, true);
       return;
     }
     arrived(-1 - ((Number) row[IN_PARTITION]).intValue(), found.tsMs(), now);

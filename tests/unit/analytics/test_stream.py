@@ -314,6 +314,22 @@ def test_an_event_stamped_far_ahead_of_the_clock_is_refused_not_held_forever() -
     assert not GroupStream.load(feed.state["g"], feed.config).pending[1:], "nothing waits for year 1970+11d"
 
 
+def test_events_and_markers_stamped_before_1970_are_refused_and_the_rest_counted(new_feed: NewFeed) -> None:
+    """A clock reset or a hand-made event can say ts_ms -2**63+5, which the schema allows (Int64): its
+    window would start before the earliest 64-bit time (the JVM's step looped on such windows until its
+    heap ran out). Such events and markers are dead letters `before 1970`; the stream around them is
+    counted as without them."""
+    feed = new_feed(StreamConfig(watermark_ms=100, window_ms=1_000, idle_ms=200))
+    early = -(2**63) + 5
+    feed.batch(1_000, {"g": raw_rows([marker(early, 0)], marker=True)})
+    feed.events(1_010, [ev("z", 0, early, "assigned", (0,), (0,)), ev("z", 1, -1, "revoked", (0,), ())])
+    for event in EAGER:
+        feed.events(int(event["ts_ms"]) + 2_000, [event])
+    feed.flush(LAST + 2_000)
+    assert [r["reason"] for r in feed.dead()] == ["before 1970"] * 3
+    assert summary_of(feed) == summarize(EAGER)
+
+
 def test_refused_records_go_to_the_dead_letters_with_place_reason_and_bytes(new_feed: NewFeed) -> None:
     feed = new_feed()
     rows = raw_rows([b'{"v": 1, "ts_ms": "soon"}', b"{not json"], marker=False, reason="invalid JSON", kts=7)
