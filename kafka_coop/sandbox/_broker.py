@@ -358,7 +358,7 @@ class Sandbox:
         lib = resolve_kafka_jars(self.kafka_version, cache=self.cache)
         self.dir.mkdir(parents=True, exist_ok=True)
         controller_ports = self._controller_ports()
-        proxied = self._proxied_ports()
+        proxied = self._proxied_ports(set(controller_ports.values()))
         config: dict[str, str] = {}
         for node in self.node_ids:
             self.node_dir(node).mkdir(parents=True, exist_ok=True)
@@ -552,16 +552,22 @@ class Sandbox:
         state = self._read_state()
         if state is not None:
             previous = {n.node_id: n.controller_port for n in _nodes_of(state)}
+        used = set(map(self.node_port, self.node_ids))
         ports: dict[int, int] = {}
         for node in self.node_ids:
             old = previous.get(node)
-            ports[node] = old if old is not None and port_is_free(old) else free_ports()
+            if old is not None and old not in used and port_is_free(old):
+                used.add(old)
+                ports[node] = old
+            else:
+                ports[node] = _other_free(used)
         return ports
 
-    def _proxied_ports(self) -> dict[int, tuple[int, int]]:
+    def _proxied_ports(self, controllers: set[int]) -> dict[int, tuple[int, int]]:
         if not self.proxied:
             return {}
-        return {node: (free_ports(), free_ports()) for node in self.node_ids}
+        used = set(map(self.node_port, self.node_ids)) | controllers
+        return {node: (_other_free(used), _other_free(used)) for node in self.node_ids}
 
     def _write_properties(
         self, node: int, controller_ports: Mapping[int, int], proxied: tuple[int, int] | None
@@ -773,3 +779,12 @@ def _last_error(log: Path) -> str | None:
             if "ERROR" in line or "Exception" in line:
                 return line.strip()[:300]
     return None
+
+
+def _other_free(used: set[int]) -> int:
+    """A free port not in `used` (then added to it): ports are bound only when the nodes start, so a
+    pick can repeat one already given to another node (two controllers on one port, seen in CI)."""
+    while (port := free_ports()) in used:
+        pass
+    used.add(port)
+    return port
