@@ -483,9 +483,10 @@ public final class GroupStep {
     }
     if (maxTs == null || arrivedMs == null) return null;
     long idle = config.idleMs();
+    long stepped = Math.max(arrivedMs, after); // a partition quiet by then needs no step
     long wake = Long.MAX_VALUE;
     for (long[] source : sources.values()) {
-      if (source[1] + idle > Math.max(arrivedMs, after)) wake = Math.min(wake, source[1] + idle);
+      if (source[1] + idle > stepped) wake = Math.min(wake, source[1] + idle);
     }
     long waited = Math.max(idle, due + config.watermarkMs() - maxTs);
     return Math.min(wake, arrivedMs + waited);
