@@ -10,7 +10,7 @@ import click
 from rich.text import Text
 
 from kafka_coop.analytics import MARKERS_TOPIC, PauseFigures, PhaseMarker, pause_check
-from kafka_coop.coordinator import open_client
+from kafka_coop.coordinator import CoordinatorClient, open_client
 from kafka_coop.errors import GateFailed, InvalidInput
 from kafka_coop.inspection import (
     LAG_RANK,
@@ -290,9 +290,11 @@ def verify_group(
 
         check_pipeline_out(pipeline_out)
     admin, conf = admin_for(bootstrap, command_config)
-    coordinator = open_client(bootstrap, conf, timeout_s=min(timeout, 10.0))
-
     deadline = time.monotonic() + timeout
+    # The first look opens its own coordinator connection, alongside its other reads: an unreachable
+    # cluster is told within --timeout, not after a connection's wait and then the look's. Only a
+    # --wait loop keeps one open for the looks after it.
+    coordinator: CoordinatorClient | None = None
 
     def budget() -> float:
         """Every read of a look retries a moving coordinator, but never past --timeout."""
@@ -340,6 +342,8 @@ def verify_group(
             )
             if not wait or not report.failed(strict) or time.monotonic() + interval > deadline:
                 break
+            if coordinator is None:
+                coordinator = open_client(bootstrap, conf, timeout_s=min(budget(), 10.0))
             left = deadline - time.monotonic()
             term.progress(
                 f"[{attempt}] gate {report.status}: {report.summary()} — re-checking, {left:.0f} s left"

@@ -198,3 +198,27 @@ def test_a_directory_the_pipeline_did_not_write_is_exit_2(
 ) -> None:
     result = _verify(invoke_cli, "--pipeline-out", str(tmp_path), "--max-pause-ms", "1", "--since", "0")
     assert (result.code, "is not the output of `kafka-coop pipeline run`" in result.stderr) == (2, True)
+
+
+def test_an_unreachable_cluster_is_told_within_one_timeout_not_two(
+    monkeypatch: pytest.MonkeyPatch, invoke_cli: Callable[..., CliResult]
+) -> None:
+    """Against an unreachable cluster every read waits its whole timeout. `--timeout 2` used to wait
+    2 s for a coordinator connection opened before the first look, then give the look its own 2 s."""
+    from kafka_coop.errors import ClusterUnavailable
+
+    waited: list[float] = []
+
+    def no_connection(_bootstrap: str, _conf: Any, *, timeout_s: float) -> None:
+        waited.append(timeout_s)
+
+    def no_answer(*_args: Any, timeout_s: float, **_kwargs: Any) -> Any:
+        waited.append(timeout_s)
+        raise ClusterUnavailable(f"Could not reach the Kafka cluster at {NOWHERE}.")
+
+    monkeypatch.setattr("kafka_coop.cli.verify.open_client", no_connection)
+    monkeypatch.setattr("kafka_coop.cli.verify.snapshot_with_lag_trend", no_answer)
+    monkeypatch.setattr("kafka_coop.cli.verify.take_snapshot", no_answer)
+    result = invoke_cli("verify-group", "g", "--bootstrap-server", NOWHERE, "--timeout", "2")
+    assert result.code == 3, result.stderr
+    assert sum(waited) <= 2.0, waited
