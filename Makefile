@@ -8,6 +8,11 @@ PYTEST_ARGS ?=
 # `make test` runs it on 3 pytest-xdist workers, each with its own session broker; tests that share
 # expensive session state (the install tier's wheel and venvs) are grouped onto one worker.
 PYTEST_WORKERS ?= 3
+# The order work reaches the workers (xdist hands it out in collection order): the long grouped tiers
+# first (the install tier's wheel and venvs, the min lane: ~10 min of one worker), the thousands of short
+# unit tests last, where they fill the workers' gaps; collected last, the install tier left a tail of
+# minutes with one or two workers busy.
+SUITE_ORDER := tests/install tests/e2e tests/integration tests/unit
 
 .PHONY: setup setup-demo prereqs prereqs-jdk sandbox-jars jars interop lint typecheck test test-unit \
 	test-integration test-e2e test-install demo bench clean
@@ -16,6 +21,9 @@ PYTEST_WORKERS ?= 3
 ## every extra, Kafka jars, the Java member, the Spark engine's parts, toxiproxy, and the other client
 ## families' test-bed members (interop/: PyPI, Go module proxy, npm; cached)
 setup: prereqs $(STAMP) jars interop
+
+# Toolchains are checked (and installed, with apt-get) one mode after the other, never two apt-gets at once.
+prereqs: prereqs-jdk
 
 ## setup-demo: only what `make demo` needs: a JDK and Maven, the venv, the Kafka jars and the Java member
 setup-demo: prereqs-jdk $(STAMP) sandbox-jars
@@ -32,14 +40,15 @@ $(STAMP): pyproject.toml constraints.txt setup.py kafka_coop/consumer/_fastcall.
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
-sandbox-jars: $(STAMP)
+sandbox-jars: $(STAMP) prereqs-jdk
 	$(BIN)/kafka-coop sandbox prepare
 
+# after sandbox-jars: the two Maven builds share ~/.m2, which is not safe for two writers at once
 jars: sandbox-jars
 	$(BIN)/kafka-coop prepare-spark
 	$(BIN)/python -m testbed.faults
 
-interop: $(STAMP)
+interop: $(STAMP) prereqs
 	$(BIN)/python -m testbed.interop
 
 lint: $(STAMP)
@@ -51,9 +60,11 @@ typecheck: $(STAMP)
 
 ## test: the whole suite (lint, types, unit, integration and e2e on a real local Kafka, and the install
 ## tier: the wheel built, installed in fresh venvs and run from outside the checkout, plus the min lane)
-test: setup lint typecheck
-	$(BIN)/pytest tests/unit tests/integration tests/e2e tests/install -n $(PYTEST_WORKERS) --dist loadgroup \
-		$(PYTEST_ARGS)
+## The set-up lanes (Maven and the Spark parts; the Go, Node and Python members; lint and types) run side
+## by side: on a fresh 2-core machine that saves about a minute and a half of mostly download and build.
+test:
+	$(MAKE) --no-print-directory -j3 --output-sync=target setup lint typecheck
+	$(BIN)/pytest $(SUITE_ORDER) -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 ## test-unit: the fast lane (well under a minute): no broker, no JVM, no PySpark (`-m "not spark"`)
 test-unit: $(STAMP)
