@@ -123,6 +123,17 @@ def _decode(member: MemberInput) -> tuple[ConsumerProtocolSubscription | None, s
     return sub, error, user_data
 
 
+def _holds(member: MemberInput) -> bool:
+    """Whether its last join gave the member a partition: the describe's assignment, or its assignment
+    bytes where only those were read."""
+    if member.assignment:
+        return True
+    try:
+        return bool(member.assignment_bytes and decode_assignment(member.assignment_bytes).partitions)
+    except ProtocolDecodeError:
+        return False
+
+
 def _member_type(
     group_type: str, member: MemberInput, manifest: Manifest | None, view_api: str
 ) -> Fact[SeenMemberType]:
@@ -198,16 +209,19 @@ def _version(member: MemberInput, family: Fact[SeenFamily], manifest: Manifest |
     return Fact(value=found.group(1), source="inferred", signal=f"default client id {member.client_id!r}")
 
 
-_Rejoins = Literal["owned", "none-owned", "never-assigned"]
+_Rejoins = Literal["owned", "none-owned", "never-assigned", "nothing-held"]
 _NO_ASSIGNMENT_YET = (-1).to_bytes(4, "big", signed=True)  # Java's and sarama's cooperative-sticky userData
 
 
-def _what_rejoins_tell(subs: Sequence[ConsumerProtocolSubscription]) -> _Rejoins:
-    """Whether someone re-joined owning partitions, nobody did, or nobody could (none assigned yet)."""
+def _what_rejoins_tell(subs: Sequence[ConsumerProtocolSubscription], held: bool) -> _Rejoins:
+    """Whether someone re-joined owning partitions, nobody did, or nobody could: none assigned yet, or
+    none holds a partition (`held`: any member's assignment from the join is non-empty)."""
     if any(sub.owned_partitions for sub in subs):
         return "owned"
     if subs and all(_never_assigned(sub) for sub in subs):
         return "never-assigned"
+    if not held:
+        return "nothing-held"
     return "none-owned"
 
 
@@ -249,6 +263,12 @@ def _protocol(
                 source="unknown",
                 signal="no member has had an assignment yet: none had anything to own, eager or not",
             )
+        if rejoins == "nothing-held":
+            return Fact(
+                value="unknown",
+                source="unknown",
+                signal="no member holds a partition: none has anything to own, eager or not",
+            )
         if rejoins == "none-owned":
             return Fact(value="eager", source="inferred", signal="no member re-joined with owned partitions")
         return Fact(value="unknown", source="unknown", signal="re-joined owning nothing (eager or idle)")
@@ -282,7 +302,9 @@ def infer_members(
     matched = match_manifests(group, members, manifests)
     consumer_bytes = protocol_type in (None, "consumer")
     decoded = {m.member_id: _decode(m) if consumer_bytes else (None, None, None) for m in members}
-    rejoins = _what_rejoins_tell([sub for sub, _, _ in decoded.values() if sub is not None])
+    rejoins = _what_rejoins_tell(
+        [sub for sub, _, _ in decoded.values() if sub is not None], any(_holds(m) for m in members)
+    )
     out = []
     for member in members:
         sub, error, user_data = decoded[member.member_id]

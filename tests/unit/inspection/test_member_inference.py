@@ -192,10 +192,15 @@ def test_version_comparison_against_four_oh(version: str, expected: bool | None)
 
 
 def _java_joined(
-    name: str, *, generation: int, assigned_in: int = -1, owned: tuple[tuple[str, int], ...] = ()
+    name: str,
+    *,
+    generation: int,
+    assigned_in: int = -1,
+    owned: tuple[tuple[str, int], ...] = (),
+    holds: tuple[tuple[str, int], ...] = (("t", 0),),
 ) -> MemberInput:
     """A Java cooperative-sticky subscription: `generation` it joined from, `assigned_in` the generation
-    of its last assignment (its userData), `owned` what it re-joins with."""
+    of its last assignment (its userData), `owned` what it re-joins with, `holds` what that join gave it."""
     sub = ConsumerProtocolSubscription(
         version=3,
         topics=("t",),
@@ -208,7 +213,7 @@ def _java_joined(
         client_id=name,
         host="/127.0.0.1",
         instance_id=None,
-        assignment=(),
+        assignment=holds,
         subscription=encode_subscription(sub),
     )
 
@@ -241,3 +246,12 @@ def test_members_that_re_joined_from_an_assignment_owning_nothing_are_eager() ->
     assert _protocols(_java_joined("a", generation=4, assigned_in=4), _java_joined("b", generation=-1)) == {
         "eager"
     }
+
+
+def test_members_that_hold_no_partition_at_all_are_not_called_eager() -> None:
+    """A group given nothing to consume (its topic not made yet, a pattern matching nothing) re-joins
+    owning nothing whatever its protocol: a cooperative one read as eager was refused its own plans."""
+    members = [_java_joined(n, generation=4, assigned_in=4, holds=()) for n in ("a", "b")]
+    inferred = infer_members("g", "classic", "cooperative-sticky", members)
+    assert {m.rebalance_protocol.value for m in inferred} == {"unknown"}
+    assert all("no member holds a partition" in m.rebalance_protocol.signal for m in inferred)
