@@ -25,7 +25,7 @@ from kafka_coop._vocab import (
     SeenProtocol,
 )
 from kafka_coop.errors import InvalidInput
-from kafka_coop.families import catalog
+from kafka_coop.families import KnownDefect, catalog
 from kafka_coop.inspection import GroupSnapshot
 
 FleetFamily = SeenFamily
@@ -159,6 +159,18 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
         ),
         protocol_type=snap.protocol_type,
     )
+
+
+def known_defects(fleet: FleetDescription) -> dict[tuple[str, KnownDefect], list[FleetMember]]:
+    """Each library defect (families.yaml `known_defects`) that may hit members of this fleet, with the
+    members it may hit: those of an affected version, or of an unknown one."""
+    hit: dict[tuple[str, KnownDefect], list[FleetMember]] = {}
+    for member in fleet.members:
+        facts = catalog().get(member.family)
+        for defect in facts.known_defects if facts is not None else ():
+            if defect.applies_to(member.version):
+                hit.setdefault((member.family, defect), []).append(member)
+    return hit
 
 
 def _level(value: str) -> int | None:

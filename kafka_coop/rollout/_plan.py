@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop._vocab import ClientFamily, KnownFamily
-from kafka_coop.families import KnownDefect, catalog, older_than
+from kafka_coop.families import catalog, older_than
 from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._commands import render
 from kafka_coop.rollout._contract import (
@@ -35,7 +35,7 @@ from kafka_coop.rollout._contract import (
     PlanStatus,
     Target,
 )
-from kafka_coop.rollout._fleet import FleetDescription, FleetMember
+from kafka_coop.rollout._fleet import FleetDescription, known_defects
 from kafka_coop.rollout._kip848 import static_id_advice
 from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match, why_not
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
@@ -428,14 +428,8 @@ def make_plan(
 def _known_defect_warnings(fleet: FleetDescription) -> list[str]:
     """One warning per library defect that may hit members of this fleet while they are bounced (a
     member of unknown version may have it); the data is families.yaml's `known_defects`."""
-    hit: dict[tuple[str, KnownDefect], list[FleetMember]] = {}
-    for member in fleet.members:
-        facts = catalog().get(member.family)
-        for defect in facts.known_defects if facts is not None else ():
-            if defect.applies_to(member.version):
-                hit.setdefault((member.family, defect), []).append(member)
     out = []
-    for (family, defect), members in hit.items():
+    for (family, defect), members in known_defects(fleet).items():
         count = sum(m.count for m in members)
         out.append(
             f"{family} (versions {defect.versions}; here {count} member(s): "

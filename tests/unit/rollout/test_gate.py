@@ -441,3 +441,31 @@ def test_the_report_sums_up_what_did_not_pass() -> None:
     report = evaluate(snapshot(member("a"), member("b", static=False)), expect_members=3)
     assert report.summary() == "static-membership warn (1); member-count fail"
     assert evaluate(snapshot(*EAGER)).summary() == "all checks pass"
+
+
+def _kafka_python(name: str, version: str | None) -> MemberSnapshot:
+    seen = Fact(value=version or "unknown", source="inferred" if version else "unknown")
+    return member(name, family="kafka-python").model_copy(update={"client_version": seen})
+
+
+def _count_check(snap: GroupSnapshot, expected: int) -> Any:
+    (check,) = [c for c in evaluate(snap, expect_members=expected).checks if c.name == "member-count"]
+    return check
+
+
+def test_a_member_short_in_a_group_with_a_stranding_defect_names_the_defect_and_the_remedy() -> None:
+    """kafka-python before 3.0.13 can lose a join and never come back (families.yaml `known_defects`):
+    the plan warns about it, and the gate that sees a member missing says which defect may explain it."""
+    check = _count_check(snapshot(_kafka_python("kp-a", "3.0.12"), member("j")), 3)
+    assert check.status == "fail"
+    assert "kafka-python (versions >=3.0,<3.0.13; here: kp-a)" in check.hint
+    assert "can lose that join" in check.hint and "restart one that is not" in check.hint
+
+
+def test_a_member_short_with_no_member_of_an_affected_version_has_no_defect_hint() -> None:
+    check = _count_check(snapshot(_kafka_python("kp-a", "3.0.13"), member("j")), 3)
+    assert check.status == "fail" and "kafka-python" not in check.hint
+
+
+def test_the_right_member_count_names_no_defect() -> None:
+    assert _count_check(snapshot(_kafka_python("kp-a", "3.0.12"), member("j")), 2).hint == ""
