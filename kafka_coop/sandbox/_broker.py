@@ -40,8 +40,12 @@ DEFAULT_START_TIMEOUT_S = 120.0
 DEFAULT_STOP_TIMEOUT_S = 30.0
 MAX_BROKERS = 5
 BROKER_HEAP = "-Xmx768m"
+# A sandbox broker serves a laptop's or a test's load, never a benchmark of Kafka itself: C1 alone
+# compiles its code (no C2), which measured here a third less CPU to start (6.3 -> 4.1 s) and to idle.
+SANDBOX_JIT = "-XX:TieredStopAtLevel=1"
+BROKER_JVM = (BROKER_HEAP, "-Xms256m", "-XX:+UseG1GC", SANDBOX_JIT)
 # Per node of a cluster: small heaps and few JVM threads, so three nodes fit next to the member processes.
-CLUSTER_JVM = ("-Xmx384m", "-Xms128m", "-XX:+UseSerialGC", "-XX:CICompilerCount=2")
+CLUSTER_JVM = ("-Xmx384m", "-Xms128m", "-XX:+UseSerialGC", "-XX:CICompilerCount=2", SANDBOX_JIT)
 STATE_FILE = "sandbox.json"
 LOG_FILE = "broker.log"
 
@@ -634,7 +638,7 @@ class Sandbox:
             )
 
     def _launch(self, java: str, lib: Path, node: int) -> subprocess.Popen[bytes]:
-        heap = [BROKER_HEAP, "-Xms256m", "-XX:+UseG1GC"] if self.brokers == 1 else list(CLUSTER_JVM)
+        heap = list(BROKER_JVM if self.brokers == 1 else CLUSTER_JVM)
         log = self._node_log(node).open("ab")
         try:
             return subprocess.Popen(
