@@ -42,6 +42,8 @@ class StandaloneCluster:
             "SPARK_HOME": str(home),
             "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_DAEMON_MEMORY": "256m",
+            # the master and the workers only place and watch executors: C1 alone, one GC thread
+            "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
             "SPARK_NO_DAEMONIZE": "1",
         }
         log = (self.work / f"{name}.log").open("wb")

@@ -23,6 +23,10 @@ from kafka_coop.sandbox import (
     read_processed,
 )
 
+# One xdist worker runs this module, so its 3-node cluster starts once: spread over three workers it
+# started three clusters (158 s of set-up in one CI run, and six more JVMs running beside the suite).
+pytestmark = pytest.mark.xdist_group("cluster")
+
 FAST_SESSION = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000"}
 
 
