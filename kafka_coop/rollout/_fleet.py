@@ -161,16 +161,21 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
     )
 
 
-def known_defects(fleet: FleetDescription) -> dict[tuple[str, KnownDefect], list[FleetMember]]:
-    """Each library defect (families.yaml `known_defects`) that may hit members of this fleet, with the
-    members it may hit: those of an affected version, or of an unknown one."""
+def known_defect_notes(fleet: FleetDescription) -> list[str]:
+    """One sentence per library defect (families.yaml `known_defects`) that may hit members of this
+    fleet, naming them: those of an affected version, or of an unknown one. The plan warns with it, and
+    the gate gives it as the hint of a member count that falls short."""
     hit: dict[tuple[str, KnownDefect], list[FleetMember]] = {}
     for member in fleet.members:
         facts = catalog().get(member.family)
         for defect in facts.known_defects if facts is not None else ():
             if defect.applies_to(member.version):
                 hit.setdefault((member.family, defect), []).append(member)
-    return hit
+    return [
+        f"{family} (versions {defect.versions}; here {sum(m.count for m in members)} member(s): "
+        f"{', '.join(m.label for m in members)}): {defect.summary} ({defect.source}); {defect.remedy}"
+        for (family, defect), members in hit.items()
+    ]
 
 
 def _level(value: str) -> int | None:

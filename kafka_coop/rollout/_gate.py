@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from kafka_coop.identity import duplicate_instance_ids
 from kafka_coop.inspection import GroupLagStatus, GroupSnapshot, MemberSnapshot, evaluate_group, lag_series
 from kafka_coop.rollout._checks import Check, Status, worst
-from kafka_coop.rollout._fleet import FleetDescription, fleet_from_snapshot, known_defects
+from kafka_coop.rollout._fleet import fleet_from_snapshot, known_defect_notes
 from kafka_coop.rollout._match import match_phase
 from kafka_coop.rollout._reconcile import reconciliation_check
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
@@ -206,16 +206,6 @@ def lag_status_check(group_lag: GroupLagStatus, *, expect_empty: bool) -> Check:
     return Check(name="lag-status", status=verdict, reason=reason, hint=hint)
 
 
-def _stranding_defects(fleet: FleetDescription) -> str:
-    """The library defects that may keep a bounced member out of the group, for a member count that
-    falls short: the members still in it are of the family and version the defect hits."""
-    return " ".join(
-        f"{family} (versions {defect.versions}; here: {', '.join(m.label for m in members)}): "
-        f"{defect.summary}; {defect.remedy}."
-        for (family, defect), members in known_defects(fleet).items()
-    )
-
-
 def evaluate(
     snap: GroupSnapshot,
     *,
@@ -247,7 +237,7 @@ def evaluate(
                 name="member-count",
                 status="pass" if n == expect_members else "fail",
                 reason=f"{n} members, expected {expect_members}",
-                hint=_stranding_defects(fleet) if n < expect_members else "",
+                hint=" ".join(known_defect_notes(fleet)) if n < expect_members else "",
             )
         )
     if spec is not None and phase is not None:

@@ -35,7 +35,7 @@ from kafka_coop.rollout._contract import (
     PlanStatus,
     Target,
 )
-from kafka_coop.rollout._fleet import FleetDescription, known_defects
+from kafka_coop.rollout._fleet import FleetDescription, known_defect_notes
 from kafka_coop.rollout._kip848 import static_id_advice
 from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match, why_not
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
@@ -425,19 +425,6 @@ def make_plan(
     )
 
 
-def _known_defect_warnings(fleet: FleetDescription) -> list[str]:
-    """One warning per library defect that may hit members of this fleet while they are bounced (a
-    member of unknown version may have it); the data is families.yaml's `known_defects`."""
-    out = []
-    for (family, defect), members in known_defects(fleet).items():
-        count = sum(m.count for m in members)
-        out.append(
-            f"{family} (versions {defect.versions}; here {count} member(s): "
-            f"{', '.join(m.label for m in members)}): {defect.summary} ({defect.source}); {defect.remedy}"
-        )
-    return out
-
-
 def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
     out: list[str] = []
     families = fleet.families()
@@ -454,7 +441,7 @@ def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
                 "consumer-protocol member fails. The phase-0 gate re-reads the bytes: run it right before "
                 "the first bounce."
             )
-    out += _known_defect_warnings(fleet)
+    out += known_defect_notes(fleet)
     if families.get("unknown"):
         out.append(
             f"the client family of {families['unknown']} member(s) is unknown; the plan gives both families' "
