@@ -106,10 +106,15 @@ def match_manifests(
     return out
 
 
-def _decode(member: MemberInput) -> tuple[ConsumerProtocolSubscription | None, str | None, int | None]:
+def _decode(
+    member: MemberInput,
+) -> tuple[ConsumerProtocolSubscription | None, str | None, int | None, bool]:
+    """(subscription, what could not be read, userData length, whether its last join gave it a
+    partition: the describe's assignment, or its assignment bytes where only those were read)."""
     sub: ConsumerProtocolSubscription | None = None
     error: str | None = None
     user_data: int | None = None
+    holds = bool(member.assignment)
     if member.subscription:
         try:
             sub = decode_subscription(member.subscription)
@@ -117,21 +122,12 @@ def _decode(member: MemberInput) -> tuple[ConsumerProtocolSubscription | None, s
             error = f"subscription: {exc}"
     if member.assignment_bytes:
         try:
-            user_data = len(decode_assignment(member.assignment_bytes).user_data or b"")
+            assignment = decode_assignment(member.assignment_bytes)
+            user_data = len(assignment.user_data or b"")
+            holds = holds or bool(assignment.partitions)
         except ProtocolDecodeError as exc:
             error = f"{error + '; ' if error else ''}assignment: {exc}"
-    return sub, error, user_data
-
-
-def _holds(member: MemberInput) -> bool:
-    """Whether its last join gave the member a partition: the describe's assignment, or its assignment
-    bytes where only those were read."""
-    if member.assignment:
-        return True
-    try:
-        return bool(member.assignment_bytes and decode_assignment(member.assignment_bytes).partitions)
-    except ProtocolDecodeError:
-        return False
+    return sub, error, user_data, holds
 
 
 def _member_type(
@@ -301,13 +297,14 @@ def infer_members(
     `consumer` (a Connect cluster's workers: `connect`) carries no consumer-protocol bytes to read."""
     matched = match_manifests(group, members, manifests)
     consumer_bytes = protocol_type in (None, "consumer")
-    decoded = {m.member_id: _decode(m) if consumer_bytes else (None, None, None) for m in members}
+    decoded = {m.member_id: _decode(m) if consumer_bytes else (None, None, None, False) for m in members}
     rejoins = _what_rejoins_tell(
-        [sub for sub, _, _ in decoded.values() if sub is not None], any(_holds(m) for m in members)
+        [sub for sub, _, _, _ in decoded.values() if sub is not None],
+        any(holds for _, _, _, holds in decoded.values()),
     )
     out = []
     for member in members:
-        sub, error, user_data = decoded[member.member_id]
+        sub, error, user_data, _ = decoded[member.member_id]
         manifest = matched.get(member.member_id)
         member_type = _member_type(group_type, member, manifest, view_api)
         family = _family(member, sub, manifest, selected_assignor)
