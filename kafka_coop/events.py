@@ -3,11 +3,16 @@
 Kinds: `assigned`, `revoked`, `lost` are the three rebalance kinds whose meaning never changes;
 `started` and `closed` are lifecycle markers (a member that vanishes without `closed` was killed).
 `partitions` is always the delta of this callback; `owned` is the member's assignment after it.
+`process` names one consumer instance for its whole life (host, pid and a random tag), so instances that
+share a client id, or a dynamic member whose member id changes on each rejoin, stay one member apiece.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import time
+import uuid
 from collections.abc import Iterable
 from typing import Annotated, Final, Literal
 
@@ -46,10 +51,16 @@ class RebalanceEvent(BaseModel):
     committed: tuple[CommittedOffset, ...] | None = None
     error: str | None = None
     commit_ms: CallbackMs | None = None  # revoked: how long the commit of the revoked partitions took
+    process: str | None = None  # this consumer instance, for its life (optional: older events have none)
 
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def new_process_id() -> str:
+    """`host:pid:tag`, the tag random per consumer instance (two consumers in one process differ)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 class Ownership:
@@ -85,12 +96,18 @@ class EventStamp:
     """Per-member sequence numbers and identity: `seq` is monotonic for the life of the member."""
 
     def __init__(
-        self, group: str, client_id: str, instance_id: str | None, protocol: RebalanceProtocol
+        self,
+        group: str,
+        client_id: str,
+        instance_id: str | None,
+        protocol: RebalanceProtocol,
+        process: str | None = None,
     ) -> None:
         self.group = group
         self.client_id = client_id
         self.instance_id = instance_id
         self.protocol = protocol
+        self.process = process or new_process_id()
         self._seq = 0
 
     def make(
@@ -120,6 +137,7 @@ class EventStamp:
             committed=None if committed is None else tuple(sorted(committed)),
             error=error,
             commit_ms=None if commit_ms is None else round(commit_ms, 3),
+            process=self.process,
         )
         self._seq += 1
         return event

@@ -21,12 +21,20 @@ from kafka_coop.analytics._ledger import Interval, Ledger, MemberKey, Pause
 
 
 def member_name(event: Mapping[str, Any]) -> str:
-    """The name a member is reported under: `instance_id or client_id or member_id`."""
-    return str(event.get("instance_id") or event.get("client_id") or event["member_id"])
+    """The name a member is reported under: its `instance_id`; else `client_id@process` (one consumer
+    instance for its life, however many share the client id); else, for events without a `process`,
+    `client_id or member_id`. The JVM decoder (EventDecoder.java) names members the same way."""
+    instance = event.get("instance_id")
+    if instance:
+        return str(instance)
+    client, process = event.get("client_id"), event.get("process")
+    if process:
+        return f"{client}@{process}" if client else str(process)
+    return str(client or event["member_id"])
 
 
 def member_key(event: Mapping[str, Any]) -> MemberKey:
-    """Who an event belongs to: its group and `instance_id or client_id or member_id`."""
+    """Who an event belongs to: its group and `member_name`."""
     return str(event["group"]), member_name(event)
 
 

@@ -40,3 +40,14 @@ def test_seq_is_monotonic_per_member_and_events_round_trip_as_json() -> None:
     line = json.loads(second.model_dump_json())
     assert line["partitions"] == [["t", 0]] and line["committed"] == [["t", 0, 42]]
     assert RebalanceEvent.model_validate_json(second.model_dump_json()) == second
+
+
+def test_two_consumers_with_one_client_id_stamp_two_processes_each_kept_for_its_life() -> None:
+    """A service that sets no client.id is "rdkafka" in every instance: `process` tells them apart."""
+    one, other = EventStamp("g", "rdkafka", None, "eager"), EventStamp("g", "rdkafka", None, "eager")
+    first, second = (
+        one.make(k, member_id="m", partitions=(), owned=(), callback_ms=0) for k in ("started", "closed")
+    )
+    theirs = other.make("started", member_id="m", partitions=(), owned=(), callback_ms=0)
+    assert first.process is not None and first.process == second.process
+    assert theirs.process != first.process

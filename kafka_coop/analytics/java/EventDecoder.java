@@ -25,8 +25,8 @@ import org.apache.spark.sql.api.java.UDF1;
  * int64 and finite-callback bounds, lone surrogates. Spark's own JSON reader cannot be made that
  * strict, and its `from_json` plus checks cost ~10x more per line than this single streaming pass.
  *
- * <p>Output (`reason` null for an event): reason, group, member (instance_id or client_id or
- * member_id), member_id, ts, seq, kind (index into KINDS), protocol (index into PROTOCOLS), the delta as
+ * <p>Output (`reason` null for an event): reason, group, member (instance_id, else client_id@process,
+ * else client_id or member_id: `_intervals.member_name`), member_id, ts, seq, kind (index into KINDS), protocol (index into PROTOCOLS), the delta as
  * topic (its first pair's topic, null when empty), topics (every pair's topic, only when the pairs name
  * more than one topic, else empty: not null, Spark's Arrow writer takes quadratic time over runs of
  * null lists) and parts (every pair's partition, little-endian int64s), n_owned,
@@ -47,10 +47,10 @@ public final class EventDecoder implements UDF1<byte[], Row> {
   // model order; required unless it has a default
   static final String[] FIELDS = {
     "v", "ts_ms", "seq", "group", "member_id", "instance_id", "client_id", "protocol", "kind",
-    "partitions", "owned", "callback_ms", "committed", "error", "commit_ms"
+    "partitions", "owned", "callback_ms", "committed", "error", "commit_ms", "process"
   };
   static final boolean[] REQUIRED = {
-    false, true, true, true, true, true, true, true, true, true, true, true, false, false, false
+    false, true, true, true, true, true, true, true, true, true, true, true, false, false, false, false
   };
   static final double MAX_CALLBACK_MS = 1e12;
   private static final VarHandle LITTLE_ENDIAN_LONG =
@@ -70,6 +70,7 @@ public final class EventDecoder implements UDF1<byte[], Row> {
     String memberId;
     String instanceId;
     String clientId;
+    String process;
     int kind;
     int protocol;
     Delta delta;
@@ -199,7 +200,14 @@ public final class EventDecoder implements UDF1<byte[], Row> {
 
   /** A valid line's row (both paths). */
   private static Row event(Line line) {
-    String member = nonEmpty(line.instanceId) ? line.instanceId : nonEmpty(line.clientId) ? line.clientId : line.memberId;
+    String member;
+    if (nonEmpty(line.instanceId)) {
+      member = line.instanceId;
+    } else if (nonEmpty(line.process)) {
+      member = nonEmpty(line.clientId) ? line.clientId + "@" + line.process : line.process;
+    } else {
+      member = nonEmpty(line.clientId) ? line.clientId : line.memberId;
+    }
     long callbackUs = (long) Math.floor(line.callbackMs * 1000 + 0.5);
     Delta delta = line.delta;
     return RowFactory.create(
@@ -237,9 +245,13 @@ public final class EventDecoder implements UDF1<byte[], Row> {
       case "client_id":
       case "instance_id":
       case "error":
-        if (t == JsonToken.VALUE_NULL && (name.equals("instance_id") || name.equals("error"))) {
+      case "process":
+        if (t == JsonToken.VALUE_NULL && !name.equals("group") && !name.equals("member_id")
+            && !name.equals("client_id")) {
           if (name.equals("instance_id")) {
             line.instanceId = null;
+          } else if (name.equals("process")) {
+            line.process = null;
           }
           return null;
         }
@@ -256,6 +268,7 @@ public final class EventDecoder implements UDF1<byte[], Row> {
           case "member_id": line.memberId = value; break;
           case "client_id": line.clientId = value; break;
           case "instance_id": line.instanceId = value; break;
+          case "process": line.process = value; break;
           default: break;
         }
         return null;
@@ -683,6 +696,16 @@ public final class EventDecoder implements UDF1<byte[], Row> {
           return literalNull() || string();
         case 14:
           return literalNull() || (decimal() && decimal <= MAX_CALLBACK_MS);
+        case 15:
+          if (literalNull()) {
+            line.process = null;
+            return true;
+          }
+          if (!string()) {
+            return false;
+          }
+          line.process = text();
+          return true;
         default:
           return false;
       }
@@ -801,6 +824,7 @@ public final class EventDecoder implements UDF1<byte[], Row> {
       case "committed": return 12;
       case "error": return 13;
       case "commit_ms": return 14;
+      case "process": return 15;
       default: return -1;
     }
   }

@@ -145,6 +145,12 @@ TRICKY_LINES = [
     variant('"error": null', '"error": null, "commit_ms": "3"'),
     variant('"error": null', '"error": null, "commit_ms": -1'),
     variant('"error": null', '"error": null, "commit_ms": NaN'),
+    variant('"error": null', '"error": null, "process": "host-a:11:aa"'),
+    variant('"error": null', '"error": null, "process": null'),
+    variant('"error": null', '"error": null, "process": ""'),
+    variant('"error": null', '"error": null, "process": 5'),
+    variant('"client_id": "c", "protocol"', '"client_id": "", "process": "host-a:11:aa", "protocol"'),
+    variant('"instance_id": null', '"instance_id": "pod-3", "process": "host-a:11:aa"'),
     variant('"seq": 4', '"seq": "x", "seq": 4'),
     variant('"seq": 4', '"seq": 4, "seq": "x"'),
     json.dumps(GOOD) + " x",
@@ -206,6 +212,10 @@ def writers_lines() -> list[str]:
         RebalanceEvent.model_validate(
             {**e, "error": "commit failed: broker down", "commit_ms": 0.5, "instance_id": None}
         ).model_dump_json()
+        for e in events[:50]
+    ]
+    lines += [
+        RebalanceEvent.model_validate({**e, "process": "host-a:4711:0f3c9a2e"}).model_dump_json()
         for e in events[:50]
     ]
     return lines

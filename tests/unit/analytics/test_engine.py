@@ -27,8 +27,11 @@ def ev(
     protocol: str = "eager",
     callback_ms: float = 0.0,
     instance_id: str | None = None,
+    process: str | None = None,
 ) -> dict[str, Any]:
-    """A complete, valid RebalanceEvent as a dict (what a JSONL line decodes to)."""
+    """A complete, valid RebalanceEvent as a dict (what a JSONL line decodes to). With `process`,
+    `member` is only the client id the processes share."""
+    optional = {} if process is None else {"process": process}
     return {
         "v": 1,
         "ts_ms": ts,
@@ -44,6 +47,7 @@ def ev(
         "callback_ms": callback_ms,
         "committed": [["t", p, 10] for p in parts] if kind == "revoked" else None,
         "error": None,
+        **optional,
     }
 
 
@@ -83,6 +87,48 @@ KILLED = [
 ]
 
 
+# Three processes of one service that sets no client.id (all "rdkafka"): p1 owns t-0..t-3, p2 and p3
+# join and each takes one of the two partitions p1 hands over. Three members, each with its own pause.
+SHARED_CLIENT_ID = [
+    ev("rdkafka", 0, 0, "started", protocol="cooperative", process="host-a:11:aa"),
+    ev(
+        "rdkafka",
+        1,
+        100,
+        "assigned",
+        (0, 1, 2, 3),
+        (0, 1, 2, 3),
+        protocol="cooperative",
+        process="host-a:11:aa",
+    ),
+    ev("rdkafka", 0, 1000, "started", protocol="cooperative", process="host-b:22:bb"),
+    ev("rdkafka", 0, 1000, "started", protocol="cooperative", process="host-c:33:cc"),
+    ev("rdkafka", 2, 1100, "revoked", (2, 3), (0, 1), protocol="cooperative", process="host-a:11:aa"),
+    ev("rdkafka", 3, 1300, "assigned", (), (0, 1), protocol="cooperative", process="host-a:11:aa"),
+    ev("rdkafka", 1, 1320, "assigned", (2,), (2,), protocol="cooperative", process="host-b:22:bb"),
+    ev("rdkafka", 1, 1340, "assigned", (3,), (3,), protocol="cooperative", process="host-c:33:cc"),
+]
+
+# The same service's p1 is SIGKILLed holding t-0..t-2 (no revoke, no close); p2 is given them when the
+# broker's session timeout expires.
+KILLED_SHARED_CLIENT_ID = [
+    ev("rdkafka", 0, 0, "started", protocol="cooperative", process="host-a:11:aa"),
+    ev("rdkafka", 1, 50, "assigned", (0, 1, 2), (0, 1, 2), protocol="cooperative", process="host-a:11:aa"),
+    ev("rdkafka", 0, 60, "started", protocol="cooperative", process="host-b:22:bb"),
+    ev("rdkafka", 1, 70, "assigned", (3, 4, 5), (3, 4, 5), protocol="cooperative", process="host-b:22:bb"),
+    ev(
+        "rdkafka",
+        2,
+        39_050,
+        "assigned",
+        (0, 1, 2),
+        (0, 1, 2, 3, 4, 5),
+        protocol="cooperative",
+        process="host-b:22:bb",
+    ),
+]
+
+
 def shuffled(events: list[dict[str, Any]], seed: int = 7) -> list[dict[str, Any]]:
     """The same events in another order (as merged per-member logs arrive)."""
     out = list(events)
@@ -95,6 +141,8 @@ STREAMS: dict[str, list[dict[str, Any]]] = {
     "cooperative": COOPERATIVE,
     "lost": LOST,
     "killed": KILLED,
+    "shared-client-id": SHARED_CLIENT_ID,
+    "killed-shared-client-id": KILLED_SHARED_CLIENT_ID,
     "eager-out-of-order": shuffled(EAGER),
 }
 
@@ -112,6 +160,7 @@ def prefixed(events: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
             "member_id": name(e["member_id"]),
             "instance_id": name(e["instance_id"]),
             "client_id": name(e["client_id"]),
+            **({"process": name(e["process"])} if "process" in e else {}),
             "partitions": [[name(t), p] for t, p in e["partitions"]],
             "owned": [[name(t), p] for t, p in e["owned"]],
             "committed": None if e["committed"] is None else [[name(t), p, o] for t, p, o in e["committed"]],
@@ -177,9 +226,39 @@ def test_killed_member_counts_from_its_last_event_and_is_named_by_instance_id() 
     assert {m.name: m.pause_ms for m in summary.members} == {"pod-a": 50, "b": 5050}
 
 
+def test_processes_that_share_a_client_id_are_three_members_each_with_its_own_pause() -> None:
+    summary = summarize(SHARED_CLIENT_ID)
+    assert {m.name: m.pause_ms for m in summary.members} == {
+        "rdkafka@host-a:11:aa": 100,
+        "rdkafka@host-b:22:bb": 320,
+        "rdkafka@host-c:33:cc": 340,
+    }
+    assert summary.rebalances["cooperative"].members == 3
+    assert summary.partition_unavailable_ms_total == 220 + 240
+
+
+def test_events_without_a_process_are_named_by_client_id_as_before() -> None:
+    """Events written before `process` existed: one client id is one member (the old merge)."""
+    old = [{k: v for k, v in e.items() if k != "process"} for e in SHARED_CLIENT_ID]
+    assert [m.name for m in summarize(old).members] == ["rdkafka"]
+
+
+def test_a_member_killed_without_a_revoke_leaves_its_partitions_unavailable_from_its_last_event() -> None:
+    """Its partitions are never reported as 0 ms: they count from its last event (an upper bound)."""
+    summary = summarize(KILLED_SHARED_CLIENT_ID)
+    assert [
+        (i.cause, i.partition, i.start_ms, i.end_ms) for i in unavailability(KILLED_SHARED_CLIENT_ID)
+    ] == [
+        ("vanished", 0, 50, 39_050),
+        ("vanished", 1, 50, 39_050),
+        ("vanished", 2, 50, 39_050),
+    ]
+    assert summary.partition_unavailable_ms_total == 3 * 39_000
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_events_out_of_order_across_members_give_the_same_summary(seed: int) -> None:
-    for stream in (EAGER, COOPERATIVE, LOST, KILLED):
+    for stream in (EAGER, COOPERATIVE, LOST, KILLED, SHARED_CLIENT_ID, KILLED_SHARED_CLIENT_ID):
         assert summarize(shuffled(stream, seed)) == summarize(stream)
 
 
