@@ -283,7 +283,7 @@ class DemoReport(BaseModel):
 class DemoOutput(DemoResult):
     """What `demo --output json` prints: the walk, its report, and whether its files were kept."""
 
-    v: Literal[2] = 2  # v2: its plans are plan v2 (each phase's pause_budget_ms)
+    v: Literal[3] = 3  # v3: its report is summary v2 (vanished_*); v2: its plans are plan v2
     report: DemoReport | None = None
     files_kept: bool
 

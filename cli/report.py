@@ -44,6 +44,9 @@ def render_report(term: Terminal, result: ReportResult) -> None:
             f"{result.elapsed_s:.1f} s",
         ],
     ]
+    if s.vanished_intervals:  # no event says when a SIGKILLed owner stopped: these are upper bounds
+        gone = f"{s.vanished_intervals:,} from a vanished owner: at most {_ms(s.vanished_unavailable_ms)}"
+        head.append(["", f"{gone} partition-ms", "", "", "", ""])
     out = term.out
     out.print(aligned_table(None, head))
     protocols = [

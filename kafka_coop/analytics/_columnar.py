@@ -308,8 +308,16 @@ def analyse(table: pa.Table, windows: Sequence[PhaseWindow] = ()) -> Analysis:
         }
     )
 
+    vanished = iv.cause == INTERVAL_CAUSES.index("vanished")
     records: list[Record] = [
-        {"rec": "head", "events": n, "first_ts": int(ts.min()), "last_ts": int(ts.max())}
+        {
+            "rec": "head",
+            "events": n,
+            "first_ts": int(ts.min()),
+            "last_ts": int(ts.max()),
+            "intervals": int(vanished.sum()),  # a head's intervals and unavailable_ms: the vanished ones
+            "unavailable_ms": int((iv.end[vanished] - iv.start[vanished]).sum()),
+        }
     ]
     n_members = len(member_keys)
     is_a, is_r, is_l = kind == ASSIGNED, kind == REVOKED, kind == LOST
@@ -502,6 +510,7 @@ def summary_of(
     """The Summary from every call's records (in any order); `windows` None means the one phase `all`.
     Refused lines are `malformed` plus what head records count."""
     events, first, last = 0, None, None
+    vanished, vanished_ms = 0, 0
     members: list[MemberStat] = []
     partitions: list[PartitionStat] = []
     protocols: dict[str, dict[str, int]] = {}
@@ -511,6 +520,8 @@ def summary_of(
         if rec == "head":
             events += int(r.get("events") or 0)
             malformed += int(r.get("malformed") or 0)
+            vanished += int(r.get("intervals") or 0)
+            vanished_ms += int(r.get("unavailable_ms") or 0)
             if r.get("first_ts") is not None:
                 first = r["first_ts"] if first is None else min(first, r["first_ts"])
                 last = r["last_ts"] if last is None else max(last, r["last_ts"])
@@ -556,6 +567,8 @@ def summary_of(
         last_ts_ms=last,
         intervals=sum(p.intervals for p in partitions),
         partition_unavailable_ms_total=unavailable,
+        vanished_intervals=vanished,
+        vanished_unavailable_ms=vanished_ms,
         pauses=sum(s.pauses for s in members),
         pause_ms_total=paused,
         partitions=partitions,

@@ -213,6 +213,7 @@ def outcome_from_rows(
     pauses, p_start, p_end = pauses.filter(p_in), p_start[p_in], p_end[p_in]
     intervals, i_start, i_end = intervals.filter(i_in), i_start[i_in], i_end[i_in]
     p_ms, i_ms = span.clip(p_start, p_end), span.clip(i_start, i_end)
+    gone = np.asarray(intervals["cause"].to_pylist(), dtype=object) == "vanished"
 
     members: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     protocols: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -288,6 +289,8 @@ def outcome_from_rows(
         last_ts_ms=last,
         intervals=len(i_ms),
         partition_unavailable_ms_total=int(i_ms.sum()),
+        vanished_intervals=int(gone.sum()),
+        vanished_unavailable_ms=int(i_ms[gone].sum()),
         pauses=len(p_ms),
         pause_ms_total=int(p_ms.sum()),
         partitions=[

@@ -1,4 +1,4 @@
-"""The report's data contract: phase windows in, `Summary` (summary.json, schema v1) out.
+"""The report's data contract: phase windows in, `Summary` (summary.json, schema v2) out.
 
 Every figure is an integer number of milliseconds or a count, except callback times, which are summed
 as whole microseconds (each event's `callback_ms` rounded half-up to 0.001 ms first) so the Python and
@@ -11,7 +11,7 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-SUMMARY_VERSION: Final = 1
+SUMMARY_VERSION: Final = 2
 ALL_PHASE: Final = "all"
 
 
@@ -101,6 +101,10 @@ class Summary(BaseModel):
     last_ts_ms: int | None
     intervals: int
     partition_unavailable_ms_total: int
+    # of those, the intervals whose owner vanished (SIGKILL, OOM, a lost node): counted from its last
+    # event, so each is an upper bound of the real gap, which no event bounds from below (v2)
+    vanished_intervals: int = 0
+    vanished_unavailable_ms: int = 0
     pauses: int
     pause_ms_total: int
     partitions: list[PartitionStat]

@@ -63,6 +63,8 @@ def summarize(events: Iterable[Mapping[str, Any]], phases: Sequence[PhaseWindow]
         last_ts_ms=last,
         intervals=len(intervals),
         partition_unavailable_ms_total=sum(i.duration_ms for i in intervals),
+        vanished_intervals=sum(1 for i in intervals if i.cause == "vanished"),
+        vanished_unavailable_ms=sum(i.duration_ms for i in intervals if i.cause == "vanished"),
         pauses=len(pause_list),
         pause_ms_total=sum(p.duration_ms for p in pause_list),
         partitions=_partition_stats(ordered, intervals),

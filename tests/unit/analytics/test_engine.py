@@ -256,6 +256,14 @@ def test_a_member_killed_without_a_revoke_leaves_its_partitions_unavailable_from
     assert summary.partition_unavailable_ms_total == 3 * 39_000
 
 
+def test_a_vanished_owners_gap_is_reported_apart_as_an_upper_bound() -> None:
+    """No event says when a SIGKILLed member stopped: the report says how much of its total is counted
+    from a vanished owner's last event, so a reader sees which figure is a bound and which a measurement."""
+    summary = summarize(KILLED_SHARED_CLIENT_ID)
+    assert (summary.vanished_intervals, summary.vanished_unavailable_ms) == (3, 3 * 39_000)
+    assert (summarize(EAGER).vanished_intervals, summarize(EAGER).vanished_unavailable_ms) == (0, 0)
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_events_out_of_order_across_members_give_the_same_summary(seed: int) -> None:
     for stream in (EAGER, COOPERATIVE, LOST, KILLED, SHARED_CLIENT_ID, KILLED_SHARED_CLIENT_ID):

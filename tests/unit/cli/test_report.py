@@ -5,6 +5,7 @@ None of these cases reaches a broker or Spark, so the command runs in this proce
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -63,3 +64,17 @@ def test_a_sasl_login_the_spark_engine_cannot_translate_is_one_sentence() -> Non
     with pytest.raises(InvalidInput, match=r"cannot log in with sasl\.mechanism 'OAUTHBEARER'"):
         java_client_options({"sasl.mechanism": "OAUTHBEARER", "sasl.username": "u"})
     assert java_client_options({}) == {}
+
+
+def test_the_text_report_says_how_much_unavailability_is_bounded_from_a_vanished_owners_last_event(
+    tmp_path: Path, invoke_cli: Callable[..., CliResult]
+) -> None:
+    """A SIGKILLed member's gap is an upper bound, and the person reading the report is told so."""
+    from tests.unit.analytics.test_engine import KILLED_SHARED_CLIENT_ID
+
+    source = tmp_path / "events.jsonl"
+    source.write_text("".join(json.dumps(e) + "\n" for e in KILLED_SHARED_CLIENT_ID))
+    result = invoke_cli("report", str(source), "--out", str(tmp_path / "out"))
+    assert result.code == 0, result.stderr
+    assert "117,000 partition-ms in 3 intervals" in result.stdout
+    assert "3 from a vanished owner: at most 117,000" in result.stdout
