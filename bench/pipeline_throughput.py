@@ -4,10 +4,15 @@ A fresh sandbox broker; N generated RebalanceEvents (independent fleets side by 
 back-fill) produced to a 4-partition events topic; then, in one SparkSession, two streaming queries
 over that topic, each reading it in micro-batches of at most `max_offsets` records (Kafka source's
 `maxOffsetsPerTrigger`) with the 5 s trigger, until every record is read. `max_offsets` is 500,000:
-what a sustained 100,000 events/s brings in one 5 s trigger, so every batch is the size the target's
-input makes, and "sustained" means such a batch is done within its trigger (processing rate >=
-100,000). Smaller batches understate it: each batch writes a file per group and day, whatever its
-size (at 200,000 per batch the ceiling below measured 61,000-89,000, at 500,000 108,000-113,000).
+what a sustained 100,000 events/s brings in one 5 s trigger. Smaller batches understate every query:
+each batch writes a file per group and day, whatever its size (at 200,000 per batch the ceiling below
+measured 61,000-89,000, at 500,000 108,000-113,000).
+
+**Target**: the pipeline's processing rate over the ceiling's, measured in the same run, >= 0.85
+(`pipeline_vs_ceiling`), the absolute rate shown beside it. The ceiling is what Spark writing the same
+output with no step allows on this machine at this load, so the ratio is what the step costs, and it
+does not move with the machine; an absolute events/s target judged the machine as much as the step
+(docs/pipeline.md says why 100,000 events/s was retired).
 
 * **source** and **decode** floors: Spark's Kafka source alone, then with the JVM decoder, into
   Spark's `noop` sink: what reading and decoding cost before anything is written.
@@ -56,10 +61,11 @@ NAME = "pipeline-throughput"
 TITLE = (
     "Live pipeline sustained throughput: Structured Streaming over the events topic, local[2], 5 s trigger"
 )
-TARGET_EVENTS_PER_S = 100_000.0
+BATCH_INPUT_EVENTS_PER_S = 100_000.0  # the input rate a batch of max_offsets stands for (not a target)
+TARGET_CEILING_RATIO = 0.85  # the pipeline's rate over the ceiling's, same run
 DEFAULTS: dict[str, Any] = {
     "events": 3_000_000,
-    "max_offsets": 500_000,  # TARGET_EVENTS_PER_S x trigger_s: the batches the target's input makes
+    "max_offsets": 500_000,  # BATCH_INPUT_EVENTS_PER_S x trigger_s
     "warmup": 1,
     "fleets": 8,
     "members": 12,
@@ -504,9 +510,7 @@ def run(args: BenchArgs) -> BenchResult:
             unit="events/s",
             description=f"pipeline, steady state ({p['batches']} batches of <= {params['max_offsets']:,} "
             f"after {warmup} warm-up) over a {len(lines):,}-event backlog, {params['master']}: input rows "
-            "/ summed trigger execution time (Spark's progress)",
-            target=TARGET_EVENTS_PER_S,
-            better="higher",
+            "/ summed trigger execution time (Spark's progress); judged by pipeline_vs_ceiling",
         ),
         "wall_events_per_s": Figure(
             value=round(p["wall_rate"]),
@@ -534,9 +538,8 @@ def run(args: BenchArgs) -> BenchResult:
             description="ceiling, same run: the baseline's input shuffled by group, expanded in the JVM "
             f"to the pipeline's output rows ({sum(OUTPUT_MIX.values()):.2f} per event, its columns) into "
             "Parquet by group and date; no step, no state",
-            target=TARGET_EVENTS_PER_S,
-            better="higher",
         ),
+        "pipeline_vs_ceiling": ceiling_ratio(p["processing_rate"], c["processing_rate"]),
         "ceiling_wall_events_per_s": Figure(
             value=round(c["wall_rate"]),
             unit="events/s",
@@ -561,6 +564,18 @@ def run(args: BenchArgs) -> BenchResult:
     return result.finish()
 
 
+def ceiling_ratio(pipeline_rate: float, ceiling_rate: float) -> Figure:
+    """The benchmark's target: the pipeline's processing rate over the ceiling's of the same run."""
+    return Figure(
+        value=round(pipeline_rate / ceiling_rate, 3) if ceiling_rate else 0.0,
+        unit="x",
+        description="pipeline processing rate over the ceiling's (Spark writing the same output with no "
+        "step), same run: what the per-group step costs",
+        target=TARGET_CEILING_RATIO,
+        better="higher",
+    )
+
+
 def _busy(progress: list[dict[str, Any]]) -> list[tuple[int, int]]:
     return [
         (int(p["numInputRows"]), int(p["durationMs"]["triggerExecution"]))
@@ -580,7 +595,13 @@ def plot(result: BenchResult, fig: Any) -> None:
     ):
         values = result.samples[key].values
         ax.plot(range(1, len(values) + 1), values, marker="o", color=color, label=key.replace("_", " "))
-    ax.axhline(TARGET_EVENTS_PER_S, color="tab:red", linestyle="--", label="target 100,000 events/s")
+    ceiling = result.figures["ceiling_events_per_s"].value
+    ax.axhline(
+        TARGET_CEILING_RATIO * ceiling,
+        color="tab:red",
+        linestyle="--",
+        label=f"target {TARGET_CEILING_RATIO:g} x ceiling ({TARGET_CEILING_RATIO * ceiling:,.0f} events/s)",
+    )
     warmup = int(str(result.parameters["warmup"]))
     ax.axvline(warmup + 0.5, color="black", linestyle=":", label="end of warm-up")
     ax.set_xlabel("micro-batch reading data (1 = first)")

@@ -48,11 +48,13 @@ HEADLINES: tuple[tuple[str, str, str], ...] = (
     ("analytics-scale", "events_per_s", "report with the Spark engine on local[2], 10 M events"),
     (
         "pipeline-throughput",
-        "events_per_s",
-        "live pipeline on local[2], 5 s trigger, 500,000 a batch (100,000/s)",
+        "pipeline_vs_ceiling",
+        "live pipeline on local[2], 5 s trigger: its rate / Spark writing its output with no step",
     ),
     ("pipeline-latency", "latency_p95_s", "live pipeline: event produced -> figure visible, p95, 10,000/s"),
 )
+# A headline judged as a ratio shows the absolute figure of the same run beside it.
+BESIDE: dict[tuple[str, str], str] = {("pipeline-throughput", "pipeline_vs_ceiling"): "events_per_s"}
 HEADLINE_HEADER = ("| What | Value | Target | Result |", "|---|---|---|---|")
 GIB = 1024**3
 HEADER = (
@@ -168,6 +170,9 @@ def render_headlines(results: Iterable[BenchResult | tuple[str, dict[str, Any]]]
             lines.append(f"| {what} | not measured yet | | |")
         else:
             value = format_value(fig.value, fig.unit)
+            other = figures.get((bench, BESIDE.get((bench, key), "")))
+            if other is not None:
+                value += f" ({format_value(other.value, other.unit)})"
             lines.append(f"| {what} | {value} | {target_text(fig)} | {verdict(fig.passed)} |")
     return "\n".join(lines)
 

@@ -164,6 +164,13 @@ def test_the_readme_headlines_show_value_target_and_verdict_and_link_nowhere() -
     assert "](" not in table, "the README is also the package page, where repository links lead nowhere"
 
 
+def test_the_pipeline_headline_is_its_ratio_to_the_ceiling_with_the_absolute_rate_beside_it() -> None:
+    table = render_headlines(load_results())
+    row = next(line for line in table.splitlines() if line.startswith("| live pipeline"))
+    assert row.split(" | ")[1:] == ["0.894 (93,759 events/s)", ">= 0.85", "pass |"]
+    assert "100,000/s" not in row
+
+
 def test_a_headline_without_a_result_says_so_instead_of_vanishing() -> None:
     table = render_headlines([])
     assert table.count("not measured yet") == len(HEADLINES)
