@@ -73,8 +73,9 @@ class MemberSpec(BaseModel):
     process_ms: int = 0
     record_log: bool = False
     manifests: bool = True  # publish to _kafka_coop_manifests when that topic exists
-    # Other families' members only: None = the member's name, "default" = the library's own default
-    # client id (what a service that never sets one sends, and what inference reads on the wire).
+    # None = the member's name, "default" = the library's own default client id (what a service that
+    # never sets one sends, and what inference reads on the wire); a Python member takes any other
+    # value as its client.id, e.g. "rdkafka" for instances of a service that sets none.
     client_id: str | None = None
 
     def replace(self, **changes: Any) -> MemberSpec:
@@ -218,9 +219,9 @@ class MemberProcess:
             "--events",
             str(self.events_path),
             "--quiet",
-            "--conf",
-            f"client.id={spec.name}",
         ]
+        if spec.client_id != "default":  # "default": `consume`'s own, one per process
+            cmd += ["--conf", f"client.id={spec.client_id or spec.name}"]
         if self.command_config is not None:
             cmd += ["--command-config", str(self.command_config)]
         if spec.group_protocol == "consumer":

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kafka_coop.admin import ClusterAdmin
+from kafka_coop.analytics import summarize, unavailability
 from kafka_coop.events import RebalanceEvent
 from kafka_coop.sandbox import MemberProcesses, MemberSpec, read_events
 from tests.integration.members import wait_for
@@ -31,14 +32,26 @@ def test_a_sigkilled_python_member_is_replaced_after_its_session_times_out(
             topics=(topic,),
             assignors=("cooperative-sticky",),
             properties=FAST_SESSION,
+            client_id="rdkafka",  # a service that sets no client.id: every instance is librdkafka's default
         )
         for i in range(2)
     )
     processes.wait_stable(group, joined=members)
+    killed_ms = time.time_ns() // 1_000_000
     processes.kill("py-1")
     after = processes.wait_stable(group, members=1, timeout_s=60)
     assert sorted(after.members[0].assignment) == [(topic, p) for p in range(4)]
-    assert [e["kind"] for e in members[1].events()][-1] != "closed", "a SIGKILL leaves no closing event"
+    dead = members[1].events()
+    assert [e["kind"] for e in dead][-1] != "closed", "a SIGKILL leaves no closing event"
+    # the report bounds the dead member's gap from its last event, never 0 (whatever the client ids)
+    assert len({e["process"] for e in dead + members[0].events()}) == 2, "each process stamps its own"
+    gaps = unavailability(dead + members[0].events())
+    held = {tuple(tp) for tp in dead[-1]["owned"]}
+    assert held and {(i.topic, i.partition) for i in gaps if i.cause == "vanished"} == held
+    assert all(
+        i.start_ms == dead[-1]["ts_ms"] and i.end_ms > killed_ms for i in gaps if i.cause == "vanished"
+    )
+    assert len(summarize(dead + members[0].events()).members) == 2, "two processes are two members"
 
 
 def test_reconfigure_between_bounces_changes_what_the_member_runs(
