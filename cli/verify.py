@@ -42,7 +42,7 @@ from ._context import (
     output_option,
     pass_terminal,
 )
-from ._tables import aligned_table
+from ._tables import aligned_table, fit_width, fold
 from .pipeline import topic_of
 from .report import epoch_ms
 
@@ -114,9 +114,11 @@ def render_report(term: Terminal, report: GateReport) -> None:
                 check.reason + (f" [{members}]" if members else ""),
             ]
         )
-    term.out.print(aligned_table(("check", "status", "reason [members]"), rows, title=_title(report)))
+    width = fit_width(term.out)
+    columns = ("check", "status", "reason [members]")
+    term.out.print(aligned_table(columns, rows, title=_title(report), width=width))
     if report.lag is not None and report.lag.partitions:
-        term.out.print(_lag_table(report.lag))
+        term.out.print(_lag_table(report.lag, width))
     term.out.print(Text(f"gate {report.status.upper()}", style=STATUS_STYLE[report.status]))
 
 
@@ -131,7 +133,7 @@ LAG_STYLE = {
 LAG_ROWS = 12
 
 
-def _lag_table(lag: GroupLagStatus) -> Text:
+def _lag_table(lag: GroupLagStatus, width: int | None = None) -> Text:
     """Per partition, worst first: Burrow's status, the window and the evidence."""
     ranked = sorted(lag.partitions, key=lambda p: (-LAG_RANK[p.status], -p.lag_last, p.topic, p.partition))
     shown = ranked[:LAG_ROWS]
@@ -151,7 +153,7 @@ def _lag_table(lag: GroupLagStatus) -> Text:
         for p in shown
     ]
     columns = ("partition", "status", "committed", "lag", "owned", "window", "evidence")
-    return aligned_table(columns, rows, title=title)
+    return aligned_table(columns, rows, title=title, width=width)
 
 
 def _title(report: GateReport) -> str:
@@ -392,10 +394,8 @@ def verify_group(
     else:
         render_report(term, report)
         if marker is not None:
-            term.out.print(
-                Text(f"marker written to {markers_topic}: {marker.begins} begins now", style="dim"),
-                highlight=False,
-            )
+            said = Text(f"marker written to {markers_topic}: {marker.begins} begins now", style="dim")
+            term.out.print(fold(said, fit_width(term.out), indent=2), highlight=False)
     if report.failed(strict):
         raise GateFailed(
             f"The gate on group {group} did not pass: {report.summary()}.",
