@@ -17,12 +17,16 @@ from typing import TYPE_CHECKING
 
 from rich.text import Span, Text
 
+from kafka_coop._vocab import plural
+
 if TYPE_CHECKING:
     from rich.console import Console
 
 # a last column narrower than this is unreadable wrapped: the table becomes records instead
 MIN_WRAPPED = 24
 RECORD_INDENT = 2
+
+__all__ = ["aligned_table", "fit_width", "fold", "fold_command", "heading", "plural"]
 
 Cell = Text | str
 
@@ -184,11 +188,6 @@ def _aligned(
                 parts.append(pad)
                 pos += len(pad)
     return Text("".join(parts), spans=spans)
-
-
-def plural(count: int, noun: str, plural_form: str | None = None) -> str:
-    """`1 group`, `2 groups`."""
-    return f"{count} {noun if count == 1 else (plural_form or noun + 's')}"
 
 
 def heading(text: str, style: str = "bold") -> Text:

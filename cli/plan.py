@@ -175,7 +175,7 @@ def render_markdown(plan: Plan) -> str:
     out = [
         f"## {plan.direction.capitalize()} plan: `{plan.group}` → {plan.to} ({plan.status})",
         "",
-        f"- Fleet: {fleet.members} members ({_counts(fleet.families)}); {fleet.group_type} group; "
+        f"- Fleet: {plural(fleet.members, 'member')} ({_counts(fleet.families)}); {fleet.group_type} group; "
         f"protocols {_counts(fleet.protocols)}; selected assignor `{fleet.selected_assignor or '-'}`; "
         f"{fleet.static} static; detected state **{plan.from_}** (source: {fleet.source})",
     ]

@@ -23,6 +23,7 @@ from kafka_coop._vocab import (
     SeenFamily,
     SeenMemberType,
     SeenProtocol,
+    plural,
 )
 from kafka_coop.errors import InvalidInput
 from kafka_coop.families import KnownDefect, catalog
@@ -172,7 +173,7 @@ def known_defect_notes(fleet: FleetDescription) -> list[str]:
             if defect.applies_to(member.version):
                 hit.setdefault((member.family, defect), []).append(member)
     return [
-        f"{family} (versions {defect.versions}; here {sum(m.count for m in members)} member(s): "
+        f"{family} (versions {defect.versions}; here {plural(sum(m.count for m in members), 'member')}: "
         f"{', '.join(m.label for m in members)}): {defect.summary} ({defect.source}); {defect.remedy}"
         for (family, defect), members in hit.items()
     ]

@@ -162,7 +162,7 @@ def test_a_family_without_a_cooperative_assignor_blocks_every_path_to_cooperativ
     )
     result = invoke_cli("upgrade-plan", "--fleet", fleet, "--to", "cooperative")
     assert result.code == 1
-    assert "2 aiokafka member(s): aiokafka ships no cooperative-sticky assignor" in result.stdout
+    assert "2 aiokafka members: aiokafka ships no cooperative-sticky assignor" in result.stdout
 
 
 def test_kip848_is_offered_only_when_every_family_speaks_it(

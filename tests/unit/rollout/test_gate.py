@@ -458,7 +458,7 @@ def test_a_member_short_in_a_group_with_a_stranding_defect_names_the_defect_and_
     the plan warns about it, and the gate that sees a member missing says which defect may explain it."""
     check = _count_check(snapshot(_kafka_python("kp-a", "3.0.12"), member("j")), 3)
     assert check.status == "fail"
-    assert "kafka-python (versions >=3.0,<3.0.13; here 1 member(s): kp-a)" in check.hint
+    assert "kafka-python (versions >=3.0,<3.0.13; here 1 member: kp-a)" in check.hint
     assert "can lose that join" in check.hint and "restart one that is not" in check.hint
 
 

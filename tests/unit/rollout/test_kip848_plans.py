@@ -44,8 +44,7 @@ def test_a_ready_plan_names_the_broker_rule_behind_each_precondition() -> None:
     assert "fromClassicGroup" in rules["no-custom-user-data"]
     refusal = next(c for c in plan.preconditions if c.name == "refusal-outcome")
     assert (
-        refusal.status == "pass"
-        and "3 librdkafka 2.16.0 member(s): stop with a fatal error" in refusal.reason
+        refusal.status == "pass" and "3 librdkafka 2.16.0 members: stop with a fatal error" in refusal.reason
     )
 
 

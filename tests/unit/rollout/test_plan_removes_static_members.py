@@ -96,3 +96,10 @@ phases:
     )
     with pytest.raises(ValueError, match="removes static members but does not stop them"):
         MigrationSpec.model_validate(spec)
+
+
+def test_a_fleet_with_no_static_members_is_not_told_to_remove_them() -> None:
+    p = _plan(False, "eager", "range", "upgrade", "cooperative")
+    assert p.migration == "eager-to-cooperative-cutover"
+    assert all(not phase.then and not phase.alongside for phase in p.phases)
+    assert all("remove-members" not in line for phase in p.phases for line in (*phase.then, *phase.alongside))
