@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -27,7 +27,7 @@ from kafka_coop._vocab import (
 )
 from kafka_coop.errors import InvalidInput
 from kafka_coop.families import KnownDefect, catalog
-from kafka_coop.inspection import GroupSnapshot
+from kafka_coop.inspection import Fact, GroupSnapshot
 
 FleetFamily = SeenFamily
 MemberKind = SeenMemberType
@@ -108,6 +108,12 @@ class FleetDescription(BaseModel):
         return self.count_by("protocol")
 
 
+def _origin(fact: Fact[Any]) -> str:
+    """Where a fact came from, `declared: <signal>`, for a reason that already states its value: the
+    Fact's str() repeats the value, and read inside parentheses nests them ("1 (1 (broker: ...))")."""
+    return f"{fact.source}: {fact.signal}" if fact.signal else fact.source
+
+
 def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
     """A live group as the planner sees it; every fact keeps the source inspection gave it."""
     members = []
@@ -124,7 +130,7 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
                 assignment_user_data=None if m.assignment_user_data is None else m.assignment_user_data > 0,
                 evidence=f"family {m.client_family.source}, protocol {m.rebalance_protocol.source}",
                 version=m.client_version.value if m.client_version.source != "unknown" else None,
-                version_source=str(m.client_version) if m.client_version.source != "unknown" else "",
+                version_source=_origin(m.client_version) if m.client_version.source != "unknown" else "",
                 metadata_error=m.subscription_error,
                 pattern=m.subscribed_regex,
                 topics=tuple(m.subscription.topics) if m.subscription is not None else (),
@@ -151,7 +157,9 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
             group_version=_level(broker.group_version.value)
             if broker.group_version.source == "broker"
             else None,
-            group_version_source=str(broker.group_version) if broker.group_version.source == "broker" else "",
+            group_version_source=_origin(broker.group_version)
+            if broker.group_version.source == "broker"
+            else "",
             consumer_session_ms=broker.consumer_session_ms,
             consumer_min_session_ms=broker.consumer_min_session_ms,
             consumer_max_session_ms=broker.consumer_max_session_ms,

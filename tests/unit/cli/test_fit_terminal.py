@@ -173,3 +173,52 @@ def test_a_plan_fits_the_terminal(tmp_path: Path, width: int) -> None:
     shown = file.getvalue()
     assert _widest(shown) <= width
     assert plan.phases and "kafka-coop verify-group orders" in shown
+
+
+def test_not_judged_is_spelled_one_way_in_the_gate_output() -> None:
+    from kafka_coop.inspection import GroupLagStatus
+    from kafka_coop.inspection._lag import PartitionLagStatus
+
+    part = PartitionLagStatus(
+        topic="orders",
+        partition=0,
+        status="NOT_JUDGED",
+        window_s=2,
+        samples=2,
+        committed_first=5,
+        committed_last=5,
+        lag_first=0,
+        lag_last=0,
+        owned=True,
+        evidence="offset did not move over 2 s",
+    )
+    report = GateReport(
+        group="g1",
+        target=GateTarget(),
+        status="pass",
+        taken_ms=0,
+        checks=(Check(name="lag-status", status="not-judged", reason="not judged"),),
+        lag=GroupLagStatus(status="NOT_JUDGED", window_s=2, partitions=(part,)),
+    )
+    term, file = _terminal(None)
+    render_report(term, report)
+    shown = file.getvalue()
+    assert "NOT-JUDGED" in shown and "NOT_JUDGED" not in shown, shown
+
+
+def test_a_failed_gate_that_waited_does_not_say_re_run_with_wait() -> None:
+    from kafka_coop.cli.verify import _hint
+
+    report = GateReport(
+        group="g1",
+        target=GateTarget(),
+        status="fail",
+        taken_ms=0,
+        checks=(Check(name="group-stable", status="fail", reason="rebalancing"),),
+    )
+    assert "--wait" in _hint(report, strict=False, waited=None)
+    waited = _hint(report, strict=False, waited=120.0)
+    assert "--wait" not in waited and "--timeout" in waited and "120" in waited
+    unsettled = Check(name="group-stable", status="fail", reason="x", hint="Wait (--wait re-checks).")
+    told = _hint(report.model_copy(update={"checks": (unsettled,)}), strict=False, waited=120.0)
+    assert "--wait" not in told and "raise --timeout" in told
