@@ -27,7 +27,7 @@ from kafka_coop._vocab import (
 )
 from kafka_coop.errors import InvalidInput
 from kafka_coop.families import KnownDefect, catalog
-from kafka_coop.inspection import Fact, GroupSnapshot
+from kafka_coop.inspection import Fact, GroupSnapshot, MemberSnapshot
 
 FleetFamily = SeenFamily
 MemberKind = SeenMemberType
@@ -44,6 +44,8 @@ class FleetMember(BaseModel):
     member_type: MemberKind = "classic"
     protocol: MemberProtocol = "unknown"
     assignors: tuple[str, ...] | None = None  # None: not visible (no manifest)
+    # a live member without a manifest: the list the broker's view settles (`wire_assignors`), if any
+    wire_assignors: tuple[str, ...] | None = None
     static: bool = False
     assignment_user_data: bool | None = None  # None: not visible
     count: int = Field(default=1, ge=1)
@@ -108,6 +110,24 @@ class FleetDescription(BaseModel):
         return self.count_by("protocol")
 
 
+def wire_assignors(m: MemberSnapshot, selected: str) -> tuple[str, ...] | None:
+    """The assignor list of a classic member without a manifest, when the broker's view settles it.
+
+    Only the selected protocol's metadata is on the wire, but a member seen running cooperative whose
+    family runs the protocol every listed assignor shares (Java), or refuses a mixed list (librdkafka,
+    kafka-python: families.yaml `mixed_list`), lists only cooperative assignors; if its family ships
+    one cooperative assignor and the group selected it, that one is the list. (An app's own cooperative
+    assignor beside it is not visible: families.yaml lists the shipped ones.) None: not settled.
+    """
+    if m.member_type.value != "classic" or m.rebalance_protocol.value != "cooperative":
+        return None
+    family = catalog().get(m.client_family.value)
+    if family is None or family.mixed_list not in ("refused", "common"):
+        return None
+    cooperative = {name for name, fact in family.assignors.items() if fact.protocol == "cooperative"}
+    return (selected,) if cooperative == {selected} else None
+
+
 def _origin(fact: Fact[Any]) -> str:
     """Where a fact came from, `declared: <signal>`, for a reason that already states its value: the
     Fact's str() repeats the value, and read inside parentheses nests them ("1 (1 (broker: ...))")."""
@@ -126,6 +146,7 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
                 member_type=m.member_type.value,
                 protocol=m.rebalance_protocol.value,
                 assignors=m.assignors.value if declared else None,
+                wire_assignors=None if declared else wire_assignors(m, snap.assignor),
                 static=m.instance_id is not None,
                 assignment_user_data=None if m.assignment_user_data is None else m.assignment_user_data > 0,
                 evidence=f"family {m.client_family.source}, protocol {m.rebalance_protocol.source}",

@@ -70,7 +70,9 @@ def _config_findings(member: FleetMember, config: MemberConfig) -> list[Finding]
         return [Finding("member-config", "fail", label, detail)]
     out: list[Finding] = []
     if config.group_protocol == "classic" and config.assignors:
-        if member.assignors is None:
+        if member.assignors is None and member.wire_assignors == config.assignors:
+            pass  # the broker's view settles it (fleet.wire_assignors): no manifest needed
+        elif member.assignors is None:
             detail = f"{label} does not declare its assignor list"
             out.append(Finding("member-config", "warn", label, detail))
         elif member.assignors != config.assignors:
