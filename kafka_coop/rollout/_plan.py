@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop._vocab import ClientFamily, KnownFamily, plural
+from kafka_coop._vocab import ClientFamily, KnownFamily, plural, verb
 from kafka_coop.families import catalog, older_than
 from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._commands import render
@@ -426,6 +426,37 @@ def make_plan(
     )
 
 
+def _manifest_note(fleet: FleetDescription, spec: MigrationSpec) -> str:
+    """Where the gates need manifests: a live member publishing none shows only the selected assignor,
+    and the broker's view settles a list only when it is one cooperative assignor (fleet.wire_assignors);
+    any other list a phase runs stays "not proven" (warn) without one."""
+    undeclared = sum(m.count for m in fleet.members if m.assignors is None)
+    unsettled = [
+        k
+        for k in range(len(spec.phases) + 1)
+        if any(
+            config.group_protocol == "classic"
+            and config.assignors
+            and not _settled_by_the_broker(config.assignors)
+            for config in (spec.config_at(k) or {}).values()
+        )
+    ]
+    if fleet.source != "live" or not undeclared or not unsettled:
+        return ""
+    gates = " and ".join(f"--phase {k}" for k in unsettled)
+    return (
+        f"{plural(undeclared, 'member')} {verb(undeclared, 'publishes', 'publish')} no manifest, so the "
+        f"{gates} {verb(len(unsettled), 'gate', 'gates')} cannot see the assignor list and "
+        f"{verb(len(unsettled), 'warns', 'warn')} until they do: create the manifest topic once "
+        "(`kafka-coop manifest-topic`); running members publish to it within a minute"
+    )
+
+
+def _settled_by_the_broker(assignors: Sequence[str]) -> bool:
+    """A list of one cooperative assignor: what a member seen running cooperative lists (wire_assignors)."""
+    return len(assignors) == 1 and catalog().assignor_protocol(assignors[0]) == "cooperative"
+
+
 def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
     out: list[str] = []
     families = fleet.families()
@@ -443,6 +474,9 @@ def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
                 "the first bounce."
             )
     out += known_defect_notes(fleet)
+    manifests = _manifest_note(fleet, spec)
+    if manifests:
+        out.append(manifests)
     if families.get("unknown"):
         out.append(
             f"the client family of {plural(families['unknown'], 'member')} is unknown; "
