@@ -26,7 +26,7 @@ from kafka_coop._vocab import (
     plural,
 )
 from kafka_coop.errors import InvalidInput
-from kafka_coop.families import KnownDefect, catalog
+from kafka_coop.families import KnownDefect, catalog, cite
 from kafka_coop.inspection import Fact, GroupSnapshot, MemberSnapshot
 
 FleetFamily = SeenFamily
@@ -203,7 +203,7 @@ def known_defect_notes(fleet: FleetDescription) -> list[str]:
                 hit.setdefault((member.family, defect), []).append(member)
     return [
         f"{family} (versions {defect.versions}; here {plural(sum(m.count for m in members), 'member')}: "
-        f"{', '.join(m.label for m in members)}): {defect.summary} ({defect.source}); {defect.remedy}"
+        f"{', '.join(m.label for m in members)}): {defect.summary}{cite(defect.source)}; {defect.remedy}"
         for (family, defect), members in hit.items()
     ]
 

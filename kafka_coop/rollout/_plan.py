@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop._vocab import ClientFamily, KnownFamily, plural, verb
-from kafka_coop.families import catalog, older_than
+from kafka_coop.families import catalog, cite, older_than
 from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._commands import render
 from kafka_coop.rollout._contract import (
@@ -76,7 +76,7 @@ def _why_family_cannot(family: str, spec: MigrationSpec) -> str:
             if runs != expect.rebalance_protocol:
                 return (
                     f"{family} members: with {list(config.assignors)} and {selected} selected, "
-                    f"{family} runs {runs} (mixed lists: {facts.mixed_list}, {facts.mixed_list_source}); "
+                    f"{family} runs {runs} (mixed lists: {facts.mixed_list}){cite(facts.mixed_list_source)}; "
                     f"phase {k} needs {expect.rebalance_protocol}"
                 )
     return ""
