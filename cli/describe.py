@@ -31,7 +31,7 @@ from ._context import (
     output_option,
     pass_terminal,
 )
-from ._tables import aligned_table, plural
+from ._tables import aligned_table, fit_width, fold, plural
 
 SOURCE_MARK = {"broker": "^", "declared": "", "inferred": "*", "unknown": "?"}
 LEGEND = "no mark = declared by the member's manifest · * = inferred from the wire · ? = unknown"
@@ -93,10 +93,10 @@ def member_row(m: MemberSnapshot, epochs: bool = False) -> list[Text]:
     ]
 
 
-def member_table(snap: GroupSnapshot) -> Text:
+def member_table(snap: GroupSnapshot, width: int | None = None) -> Text:
     epochs = bool(snap.coordinator_view.api)
     columns = MEMBER_COLUMNS + EPOCH_COLUMNS if epochs else MEMBER_COLUMNS
-    return aligned_table(columns, [member_row(m, epochs) for m in snap.members])
+    return aligned_table(columns, [member_row(m, epochs) for m in snap.members], width=width)
 
 
 def render_snapshot(term: Terminal, snap: GroupSnapshot) -> None:
@@ -125,17 +125,18 @@ def render_snapshot(term: Terminal, snap: GroupSnapshot) -> None:
     if snap.protocol_type not in (None, "consumer"):
         pairs.append(("protocol type", Text(str(snap.protocol_type), style="bold")))
     rows = [[cell for pair in pairs[i : i + 3] for cell in pair] for i in range(0, len(pairs), 3)]
-    term.out.print(aligned_table(None, rows))
+    width = fit_width(term.out)
+    term.out.print(aligned_table(None, rows, width=width))
     term.out.print(Text(plural(len(snap.members), "member"), style="italic"))
-    term.out.print(member_table(snap))
+    term.out.print(member_table(snap, width))
     legend = LEGEND + (f" · {BROKER_LEGEND}" if view.api else "")
-    term.out.print(Text(legend, style="dim"))
+    term.out.print(fold(Text(legend, style="dim"), width))
     lag = snap.total_lag
     term.out.print(f"total lag: {lag if lag is not None else 'no committed offsets'}", highlight=False)
     if snap.manifests_error:
-        term.out.print(Text(f"manifests: {snap.manifests_error}", style="dim"))
+        term.out.print(fold(Text(f"manifests: {snap.manifests_error}", style="dim"), width, indent=2))
     for note in snap.notes:
-        term.out.print(Text(f"note: {note}", style="yellow"))
+        term.out.print(fold(Text(f"note: {note}", style="yellow"), width, indent=2))
 
 
 class DescribeOutput(GroupSnapshot):
@@ -183,7 +184,7 @@ def render_groups(term: Terminal, rows: list[tuple[ListedGroup, GroupDescription
             ]
         )
     term.out.print(Text(plural(len(rows), "group"), style="italic"))
-    term.out.print(aligned_table(GROUP_COLUMNS, lines))
+    term.out.print(aligned_table(GROUP_COLUMNS, lines, width=fit_width(term.out)))
 
 
 @click.command()

@@ -17,6 +17,7 @@ from kafka_coop.rollout import (
     GateCommand,
     MigrationSpec,
     Plan,
+    PlanPhase,
     Target,
     all_migrations,
     config_lines,
@@ -35,7 +36,7 @@ from ._context import (
     output_option,
     pass_terminal,
 )
-from ._tables import heading
+from ._tables import fit_width, fold, fold_command, heading, plural
 from .pipeline import topic_of
 
 STATUS_STYLE = {"ready": "green", "in-progress": "cyan", "done": "green", "blocked": "bold red"}
@@ -83,76 +84,85 @@ def _migrations(forced: str | None) -> list[tuple[str, MigrationSpec]]:
 
 
 def render_table(term: Terminal, plan: Plan) -> None:
-    """Phase by phase, commands on lines of their own so they can be copied whole."""
+    """Phase by phase, commands on lines of their own so they can be copied whole; on a terminal every
+    line fits its width (prose wraps, a command continues with a backslash)."""
     out = term.out
+    width = fit_width(out)
+
+    def say(text: Text | str, indent: int = 2) -> None:
+        out.print(fold(text, width, indent=indent), highlight=False)
+
+    def command(line: str) -> None:
+        out.print(Text(fold_command(line, width, indent=2), style="bold"), highlight=False)
+
     fleet = plan.fleet
-    out.print(
+    say(
         Text.assemble(
             (f"{plan.direction}-plan {plan.group} → {plan.to}: ", "bold"),
             (plan.status.upper(), STATUS_STYLE[plan.status]),
         )
     )
-    out.print(
-        f"fleet: {fleet.members} members ({_counts(fleet.families)}), {fleet.group_type} group, "
+    say(
+        f"fleet: {plural(fleet.members, 'member')} ({_counts(fleet.families)}), {fleet.group_type} group, "
         f"protocols {_counts(fleet.protocols)}, selected assignor {fleet.selected_assignor or '-'}, "
         f"{fleet.static} static, assignor lists declared by {fleet.lists_declared}; "
-        f"detected: {plan.from_} (source: {fleet.source})",
-        highlight=False,
+        f"detected: {plan.from_} (source: {fleet.source})"
     )
     if plan.migration:
-        out.print(Text(f"path: {plan.title} ({plan.migration})", style="bold"))
-        out.print(Text(plan.summary or "", style="dim"))
+        say(Text(f"path: {plan.title} ({plan.migration})", style="bold"))
+        say(Text(plan.summary or "", style="dim"))
     for check in plan.preconditions:
         style = {"pass": "green", "not-judged": "dim", "warn": "yellow", "fail": "bold red"}[check.status]
-        out.print(
-            Text.assemble("precondition ", (check.status.upper(), style), f" {check.name}: {check.reason}")
-        )
+        say(Text.assemble("precondition ", (check.status.upper(), style), f" {check.name}: {check.reason}"))
         if check.rule:
-            out.print(Text(f"    broker rule: {check.rule}", style="dim"), highlight=False)
+            say(Text(f"    broker rule: {check.rule}", style="dim"), 6)
         if check.hint and check.status != "pass":
-            out.print(Text(f"    {check.hint}", style="yellow"), highlight=False)
+            say(Text(f"    {check.hint}", style="yellow"), 6)
     for phase in plan.phases:
         out.print()
         title = f"Phase {phase.n}: {phase.title} [{phase.action}, {phase.status}]"
-        out.print(heading(title, PHASE_STYLE[phase.status] or "bold"))
+        say(heading(title, PHASE_STYLE[phase.status] or "bold"), 3)
         if phase.progress:
-            out.print(Text(phase.progress, style="cyan"))
+            say(Text(phase.progress, style="cyan"))
         out.print(Text("gate before it:", style="dim"))
-        out.print(Text(f"  {phase.gate}", style="bold"), soft_wrap=True)
+        command(phase.gate)
         out.print(Text("config after it:", style="dim"))
         for line in config_lines(phase):
-            out.print(f"  {line}", highlight=False)
+            say(f"  {line}", 4)
         if phase.alongside:
-            out.print(
-                Text("start together with the action (it waits for the members to close):", style="dim")
-            )
-            for command in phase.alongside:
-                out.print(Text(f"  {command}", style="bold"), soft_wrap=True)
+            say(Text("start together with the action (it waits for the members to close):", style="dim"))
+            for line in phase.alongside:
+                command(line)
         if phase.then:
             out.print(Text("right after the action:", style="dim"))
-            for command in phase.then:
-                out.print(Text(f"  {command}", style="bold"), soft_wrap=True)
-        out.print(Text.assemble(("pause: ", "dim"), f"{phase.pause}: {phase.pause_note}"))
+            for line in phase.then:
+                command(line)
+        say(Text.assemble(("pause: ", "dim"), phase_pause(phase)))
         if phase.pause_budget_ms is not None:
-            out.print(Text.assemble(("pause budget: ", "dim"), f"p95 <= {phase.pause_budget_ms:,} ms"))
-        out.print(Text.assemble(("rollback: ", "dim"), phase.rollback))
+            say(Text.assemble(("pause budget: ", "dim"), f"p95 <= {phase.pause_budget_ms:,} ms"))
+        say(Text.assemble(("rollback: ", "dim"), phase.rollback))
         for note in phase.notes:
-            out.print(Text.assemble(("note: ", "dim"), note))
+            say(Text.assemble(("note: ", "dim"), note))
     if plan.final_gate:
         out.print()
-        out.print(heading("After the last phase"))
-        out.print(Text(f"  {plan.final_gate}", style="bold"), soft_wrap=True)
+        say(heading("After the last phase"), 3)
+        command(plan.final_gate)
     if plan.warnings or plan.blockers or plan.alternatives:
         out.print()
     for warning in plan.warnings:
-        out.print(Text.assemble(("warning: ", "yellow"), warning))
+        say(Text.assemble(("warning: ", "yellow"), warning))
     for blocker in plan.blockers:
-        out.print(Text.assemble(("BLOCKED ", "bold red"), f"{blocker.name}: {blocker.reason}"))
+        say(Text.assemble(("BLOCKED ", "bold red"), f"{blocker.name}: {blocker.reason}"))
         if blocker.hint:
-            out.print(Text.assemble(("  hint: ", "yellow"), blocker.hint))
+            say(Text.assemble(("  hint: ", "yellow"), blocker.hint), 4)
     for alt in plan.alternatives:
-        out.print(Text.assemble(("alternative: ", "cyan"), f"{alt.migration}: {alt.why}"))
-        out.print(Text(f"  {alt.command}", style="bold"), soft_wrap=True)
+        say(Text.assemble(("alternative: ", "cyan"), f"{alt.migration}: {alt.why}"))
+        command(alt.command)
+
+
+def phase_pause(phase: PlanPhase) -> str:
+    """The pause kind, then its note: `full-stop: all 3 members are down ...`."""
+    return f"{phase.pause}: {phase.pause_note}"
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -165,7 +175,7 @@ def render_markdown(plan: Plan) -> str:
     out = [
         f"## {plan.direction.capitalize()} plan: `{plan.group}` → {plan.to} ({plan.status})",
         "",
-        f"- Fleet: {fleet.members} members ({_counts(fleet.families)}); {fleet.group_type} group; "
+        f"- Fleet: {plural(fleet.members, 'member')} ({_counts(fleet.families)}); {fleet.group_type} group; "
         f"protocols {_counts(fleet.protocols)}; selected assignor `{fleet.selected_assignor or '-'}`; "
         f"{fleet.static} static; detected state **{plan.from_}** (source: {fleet.source})",
     ]

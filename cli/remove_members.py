@@ -26,7 +26,7 @@ from ._context import (
     output_option,
     pass_terminal,
 )
-from ._tables import aligned_table
+from ._tables import aligned_table, plural
 
 WAIT_POLL_S = 0.1
 
@@ -215,6 +215,6 @@ def _render(term: Terminal, report: RemovalReport) -> None:
     for note in report.notes:
         term.out.print(f"note: {note}", highlight=False)
     term.out.print(
-        f"group {report.group} is now {report.state_after} with {report.members_after} member(s)",
+        f"group {report.group} is now {report.state_after} with {plural(report.members_after, 'member')}",
         highlight=False,
     )

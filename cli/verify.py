@@ -42,7 +42,7 @@ from ._context import (
     output_option,
     pass_terminal,
 )
-from ._tables import aligned_table
+from ._tables import aligned_table, fit_width, fold
 from .pipeline import topic_of
 from .report import epoch_ms
 
@@ -114,9 +114,11 @@ def render_report(term: Terminal, report: GateReport) -> None:
                 check.reason + (f" [{members}]" if members else ""),
             ]
         )
-    term.out.print(aligned_table(("check", "status", "reason [members]"), rows, title=_title(report)))
+    width = fit_width(term.out)
+    columns = ("check", "status", "reason [members]")
+    term.out.print(aligned_table(columns, rows, title=_title(report), width=width))
     if report.lag is not None and report.lag.partitions:
-        term.out.print(_lag_table(report.lag))
+        term.out.print(_lag_table(report.lag, width))
     term.out.print(Text(f"gate {report.status.upper()}", style=STATUS_STYLE[report.status]))
 
 
@@ -131,17 +133,25 @@ LAG_STYLE = {
 LAG_ROWS = 12
 
 
-def _lag_table(lag: GroupLagStatus) -> Text:
+def _shown(status: str) -> str:
+    """A status as the gate prints every status: Burrow's NOT_JUDGED reads NOT-JUDGED, as the checks'
+    not-judged does (`-o json` keeps each vocabulary's own spelling: its schema fixes it)."""
+    return status.upper().replace("_", "-")
+
+
+def _lag_table(lag: GroupLagStatus, width: int | None = None) -> Text:
     """Per partition, worst first: Burrow's status, the window and the evidence."""
     ranked = sorted(lag.partitions, key=lambda p: (-LAG_RANK[p.status], -p.lag_last, p.topic, p.partition))
     shown = ranked[:LAG_ROWS]
-    title = f"lag-status {lag.status} (Burrow's rules over {lag.window_s:g} s, the group takes its worst)"
+    title = (
+        f"lag-status {_shown(lag.status)} (Burrow's rules over {lag.window_s:g} s, the group takes its worst)"
+    )
     if len(ranked) > len(shown):
         title += f"; {len(ranked) - len(shown)} more partitions in -o json"
     rows: list[list[Text | str]] = [
         [
             f"{p.topic}-{p.partition}",
-            Text(p.status, style=LAG_STYLE[p.status]),
+            Text(_shown(p.status), style=LAG_STYLE[p.status]),
             f"{p.committed_first} -> {p.committed_last}",
             f"{p.lag_first} -> {p.lag_last}",
             {True: "yes", False: "no", None: "?"}[p.owned],
@@ -151,7 +161,7 @@ def _lag_table(lag: GroupLagStatus) -> Text:
         for p in shown
     ]
     columns = ("partition", "status", "committed", "lag", "owned", "window", "evidence")
-    return aligned_table(columns, rows, title=title)
+    return aligned_table(columns, rows, title=title, width=width)
 
 
 def _title(report: GateReport) -> str:
@@ -392,14 +402,12 @@ def verify_group(
     else:
         render_report(term, report)
         if marker is not None:
-            term.out.print(
-                Text(f"marker written to {markers_topic}: {marker.begins} begins now", style="dim"),
-                highlight=False,
-            )
+            said = Text(f"marker written to {markers_topic}: {marker.begins} begins now", style="dim")
+            term.out.print(fold(said, fit_width(term.out), indent=2), highlight=False)
     if report.failed(strict):
         raise GateFailed(
             f"The gate on group {group} did not pass: {report.summary()}.",
-            hint=_hint(report, strict),
+            hint=_hint(report, strict, waited=timeout if wait else None),
         )
 
 
@@ -455,8 +463,13 @@ def pause_request(
     return budget, judged
 
 
-def _hint(report: GateReport, strict: bool) -> str:
-    """The failing checks' own hints, or the way to wait for them."""
+def _hint(report: GateReport, strict: bool, waited: float | None = None) -> str:
+    """The failing checks' own hints, or the way to wait for them: --wait, or, when this run already
+    waited (`waited`: its --timeout), a longer --timeout."""
     failing = [c for c in report.checks if c.status == "fail" or (strict and c.status == "warn")]
     hints = list(dict.fromkeys(c.hint for c in failing if c.hint))
-    return " ".join(hints) or "Fix what the failing checks name, or re-run with --wait."
+    if waited is None:
+        return " ".join(hints) or "Fix what the failing checks name, or re-run with --wait."
+    kept = [h for h in hints if "--wait" not in h]  # "--wait re-checks": this run did
+    still = f"Still so after waiting {waited:g} s: raise --timeout, or fix what the failing checks name."
+    return " ".join([*kept, still] if len(kept) < len(hints) or not kept else kept)

@@ -133,3 +133,14 @@ def is_consumer_only(key: str) -> bool:
 def connection_conf(conf: Mapping[str, str]) -> dict[str, str]:
     """Connection and security settings only, for a producer or admin client on the same cluster."""
     return {k: v for k, v in conf.items() if not is_consumer_only(k)}
+
+
+# --- counting ---------------------------------------------------------------------------------------
+def plural(count: int, noun: str, plural_form: str | None = None) -> str:
+    """`1 member`, `2 members`: every count a person reads is written this way, never `member(s)`."""
+    return f"{count} {noun if count == 1 else (plural_form or noun + 's')}"
+
+
+def verb(count: int, one: str, many: str) -> str:
+    """The verb that agrees with `count`: verb(1, "has", "have") == "has"."""
+    return one if count == 1 else many

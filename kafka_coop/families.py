@@ -129,6 +129,12 @@ class KnownDefect(_Frozen):
         return version is None or self.versions.contains(version)
 
 
+def cite(source: str) -> str:
+    """A source after the clause it backs: ` (source)`, or `; source: ...` when the source has
+    parentheses of its own, so a reason never nests them ("GA (CHANGELOG.md 2.12.0: ... (Preview ...))")."""
+    return f" ({source})" if "(" not in source else f"; source: {source}"
+
+
 class Family(_Frozen):
     family: str
     title: str
@@ -197,18 +203,18 @@ class Family(_Frozen):
         """'' if the family (at `version`, when known) can run this config, else one clause saying why
         not (for plans and gates). An unknown version is judged by the family's capabilities alone."""
         if consumer and not self.kip848.supported:
-            return f"{self.family} does not speak the KIP-848 consumer protocol ({self.kip848.source})"
+            return f"{self.family} does not speak the KIP-848 consumer protocol{cite(self.kip848.source)}"
         if consumer and older_than(version, self.kip848.since):
             return (
                 f"{self.family} {version} is older than {self.kip848.since}, the first version with the "
-                f"KIP-848 consumer protocol GA ({self.kip848.source})"
+                f"KIP-848 consumer protocol GA{cite(self.kip848.source)}"
             )
         if static and not self.static_membership.supported:
-            return f"{self.family} has no static membership ({self.static_membership.source})"
+            return f"{self.family} has no static membership{cite(self.static_membership.source)}"
         if static and older_than(version, self.static_membership.since):
             return (
                 f"{self.family} {version} is older than {self.static_membership.since}, the first version "
-                f"with static membership ({self.static_membership.source})"
+                f"with static membership{cite(self.static_membership.source)}"
             )
         names = tuple(assignors)
         missing = [a for a in names if a not in self.assignors]
@@ -220,12 +226,12 @@ class Family(_Frozen):
             first = too_new[0]
             return (
                 f"{self.family} {version} is older than {self.assignors[first].since}, the first version "
-                f"that ships the {first} assignor ({self.assignors_source})"
+                f"that ships the {first} assignor{cite(self.assignors_source)}"
             )
         protocols = {self.assignors[a].protocol for a in names}
         if len(protocols) > 1 and self.mixed_list == "refused":
             source = self.mixed_list_source
-            return f"{self.family} refuses a list mixing eager and cooperative assignors ({source})"
+            return f"{self.family} refuses a list mixing eager and cooperative assignors{cite(source)}"
         return ""
 
     def list_protocol(self, assignors: Iterable[str], selected: str) -> ClassicProtocol | None:

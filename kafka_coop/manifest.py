@@ -23,6 +23,9 @@ from kafka_coop.events import now_ms
 MANIFEST_VERSION: Final = 1
 DEFAULT_MANIFEST_TOPIC = "_kafka_coop_manifests"
 DEFAULT_HEARTBEAT_S = 30.0
+# A member that found no manifest topic looks for it again this often (one metadata request), so a
+# topic an operator creates after the fleet started is used without restarting the members.
+TOPIC_RECHECK_S = 60.0
 # Compacted: the latest manifest per member key survives and a tombstone (on close) removes the key.
 # Small segments that roll hourly let the cleaner run on a topic that sees a few records a minute;
 # tombstones stay readable for a day, so an inspection reading from the start sees a member leave.
@@ -106,7 +109,8 @@ def parse_manifest(value: bytes | None) -> Manifest | None:
 
 
 class ManifestPublisher:
-    """Publishes on join, every `heartbeat_s`, and a tombstone on close; one warning if it cannot."""
+    """Publishes on join, every `heartbeat_s`, and a tombstone on close; one warning if it cannot. A
+    topic that is missing at start is looked for again every TOPIC_RECHECK_S, and used once it is there."""
 
     def __init__(
         self,
@@ -123,12 +127,20 @@ class ManifestPublisher:
         self._heartbeat_s = heartbeat_s
         self._producer = Producer({**producer_conf, "linger.ms": 10, "allow.auto.create.topics": False})
         self._failed = False
+        self._missing = False  # no topic at start: the loop looks for it again, TOPIC_RECHECK_S apart
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_key: str | None = None
 
     def start(self) -> None:
-        """Check the topic exists (never let a producer auto-create it uncompacted), then heartbeat."""
+        """Check the topic exists (never let a producer auto-create it uncompacted), then heartbeat; a
+        missing topic is looked for again by the same thread."""
+        self._missing = not self._topic_ready()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="kafka-coop-manifest", daemon=True)
+            self._thread.start()
+
+    def _topic_ready(self) -> bool:
         try:
             meta = self._producer.list_topics(timeout=5.0)  # all topics: asking for one may auto-create it
             error = meta.topics[self.topic].error if self.topic in meta.topics else "not in metadata"
@@ -136,10 +148,8 @@ class ManifestPublisher:
             error = exc
         if error is not None:
             self._warn(f"topic missing or not authorized: {error}")
-            return
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="kafka-coop-manifest", daemon=True)
-            self._thread.start()
+            return False
+        return True
 
     def publish_now(self) -> None:
         if self._failed:
@@ -166,14 +176,21 @@ class ManifestPublisher:
             self._failed = True
             log.warning(
                 "Member manifests cannot be published to %s (%s), so inspection will infer this member's "
-                "protocol instead of reading it; consumption continues, and `kafka-coop manifest-topic` "
-                "creates the topic and lists the ACLs members need.",
+                "protocol instead of reading it; consumption continues, `kafka-coop manifest-topic` "
+                "creates the topic and lists the ACLs members need, and a missing topic is looked for "
+                "again every %g s.",
                 self.topic,
                 err,
+                TOPIC_RECHECK_S,
             )
 
     def _loop(self) -> None:
-        while not self._stop.wait(self._heartbeat_s):
+        while not self._stop.wait(TOPIC_RECHECK_S if self._missing else self._heartbeat_s):
+            if self._missing:
+                if not self._topic_ready():
+                    continue
+                self._missing = self._failed = False
+                log.info("Member manifests are published to %s now: the topic appeared.", self.topic)
             self.publish_now()
             self._producer.poll(0)
 

@@ -52,6 +52,8 @@ missing=()
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+# tests/integration/cli/test_fits_the_terminal.py runs the CLI in a real pseudo-terminal
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing ${missing[*]} from Debian packages..." >&2
@@ -59,7 +61,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
     apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    echo "Error: ${missing[*]} not found; install Node.js 18+ with npm and gcc, and rerun." >&2
+    echo "Error: ${missing[*]} not found; install Node.js 18+ with npm, gcc and tmux, and rerun." >&2
     exit 2
   fi
 fi

@@ -195,7 +195,9 @@ def _version(member: MemberInput, family: Fact[SeenFamily], manifest: Manifest |
         for library, name in _DECLARED_LIBRARIES.items():
             if name == family.value and library in manifest.libraries:
                 return Fact(
-                    value=manifest.libraries[library], source="declared", signal=f"manifest ({library})"
+                    value=manifest.libraries[library],
+                    source="declared",
+                    signal=f"the manifest's {library} version",
                 )
     known = catalog().get(family.value)
     pattern = known.wire.client_id_version if known is not None and family.source != "unknown" else None

@@ -10,7 +10,7 @@
 """
 
 from kafka_coop.rollout._checks import Check, worst
-from kafka_coop.rollout._commands import GateSpec, PlanSpec, RemoveStaticSpec, argv, render
+from kafka_coop.rollout._commands import GateSpec, PlanSpec, RemoveStaticSpec, argv, consume_flags, render
 from kafka_coop.rollout._contract import (
     PLAN_HINT,
     TARGETS,
@@ -73,6 +73,7 @@ __all__ = [
     "all_migrations",
     "argv",
     "config_lines",
+    "consume_flags",
     "detect_state",
     "evaluate",
     "fleet_from_snapshot",

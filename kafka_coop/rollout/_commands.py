@@ -8,6 +8,7 @@ tests/unit/rollout/test_commands.py parses every rendered spec with the real cli
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -101,6 +102,22 @@ def argv(spec: CommandSpec) -> list[str]:
 def render(spec: CommandSpec) -> str:
     """The command as a user copies it into a shell."""
     return shlex.join(argv(spec))
+
+
+# FamilyConfig.kafka_coop (CoopConsumer's settings) -> the `kafka-coop consume` flag that sets each
+CONSUME_FLAGS = {
+    "rebalance": "--rebalance",
+    "remote_assignor": "--remote-assignor",
+    "instance_id": "--instance-id",
+}
+
+
+def consume_flags(settings: Mapping[str, str]) -> str | None:
+    """The `kafka-coop consume` flags that run a member on `settings`, as a user types them; None when
+    no flag can (an assignor list: consume takes one --rebalance)."""
+    if any(key not in CONSUME_FLAGS for key in settings):
+        return None
+    return shlex.join(word for key, value in settings.items() for word in (CONSUME_FLAGS[key], value))
 
 
 def waits_s(spec: CommandSpec) -> int:

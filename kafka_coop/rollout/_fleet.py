@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -23,10 +23,11 @@ from kafka_coop._vocab import (
     SeenFamily,
     SeenMemberType,
     SeenProtocol,
+    plural,
 )
 from kafka_coop.errors import InvalidInput
-from kafka_coop.families import KnownDefect, catalog
-from kafka_coop.inspection import GroupSnapshot
+from kafka_coop.families import KnownDefect, catalog, cite
+from kafka_coop.inspection import Fact, GroupSnapshot, MemberSnapshot
 
 FleetFamily = SeenFamily
 MemberKind = SeenMemberType
@@ -43,6 +44,8 @@ class FleetMember(BaseModel):
     member_type: MemberKind = "classic"
     protocol: MemberProtocol = "unknown"
     assignors: tuple[str, ...] | None = None  # None: not visible (no manifest)
+    # a live member without a manifest: the list the broker's view settles (`wire_assignors`), if any
+    wire_assignors: tuple[str, ...] | None = None
     static: bool = False
     assignment_user_data: bool | None = None  # None: not visible
     count: int = Field(default=1, ge=1)
@@ -107,6 +110,30 @@ class FleetDescription(BaseModel):
         return self.count_by("protocol")
 
 
+def wire_assignors(m: MemberSnapshot, selected: str) -> tuple[str, ...] | None:
+    """The assignor list of a classic member without a manifest, when the broker's view settles it.
+
+    Only the selected protocol's metadata is on the wire, but a member seen running cooperative whose
+    family runs the protocol every listed assignor shares (Java), or refuses a mixed list (librdkafka,
+    kafka-python: families.yaml `mixed_list`), lists only cooperative assignors; if its family ships
+    one cooperative assignor and the group selected it, that one is the list. (An app's own cooperative
+    assignor beside it is not visible: families.yaml lists the shipped ones.) None: not settled.
+    """
+    if m.member_type.value != "classic" or m.rebalance_protocol.value != "cooperative":
+        return None
+    family = catalog().get(m.client_family.value)
+    if family is None or family.mixed_list not in ("refused", "common"):
+        return None
+    cooperative = {name for name, fact in family.assignors.items() if fact.protocol == "cooperative"}
+    return (selected,) if cooperative == {selected} else None
+
+
+def _origin(fact: Fact[Any]) -> str:
+    """Where a fact came from, `declared: <signal>`, for a reason that already states its value: the
+    Fact's str() repeats the value, and read inside parentheses nests them ("1 (1 (broker: ...))")."""
+    return f"{fact.source}: {fact.signal}" if fact.signal else fact.source
+
+
 def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
     """A live group as the planner sees it; every fact keeps the source inspection gave it."""
     members = []
@@ -119,11 +146,12 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
                 member_type=m.member_type.value,
                 protocol=m.rebalance_protocol.value,
                 assignors=m.assignors.value if declared else None,
+                wire_assignors=None if declared else wire_assignors(m, snap.assignor),
                 static=m.instance_id is not None,
                 assignment_user_data=None if m.assignment_user_data is None else m.assignment_user_data > 0,
                 evidence=f"family {m.client_family.source}, protocol {m.rebalance_protocol.source}",
                 version=m.client_version.value if m.client_version.source != "unknown" else None,
-                version_source=str(m.client_version) if m.client_version.source != "unknown" else "",
+                version_source=_origin(m.client_version) if m.client_version.source != "unknown" else "",
                 metadata_error=m.subscription_error,
                 pattern=m.subscribed_regex,
                 topics=tuple(m.subscription.topics) if m.subscription is not None else (),
@@ -150,7 +178,9 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
             group_version=_level(broker.group_version.value)
             if broker.group_version.source == "broker"
             else None,
-            group_version_source=str(broker.group_version) if broker.group_version.source == "broker" else "",
+            group_version_source=_origin(broker.group_version)
+            if broker.group_version.source == "broker"
+            else "",
             consumer_session_ms=broker.consumer_session_ms,
             consumer_min_session_ms=broker.consumer_min_session_ms,
             consumer_max_session_ms=broker.consumer_max_session_ms,
@@ -172,8 +202,8 @@ def known_defect_notes(fleet: FleetDescription) -> list[str]:
             if defect.applies_to(member.version):
                 hit.setdefault((member.family, defect), []).append(member)
     return [
-        f"{family} (versions {defect.versions}; here {sum(m.count for m in members)} member(s): "
-        f"{', '.join(m.label for m in members)}): {defect.summary} ({defect.source}); {defect.remedy}"
+        f"{family} (versions {defect.versions}; here {plural(sum(m.count for m in members), 'member')}: "
+        f"{', '.join(m.label for m in members)}): {defect.summary}{cite(defect.source)}; {defect.remedy}"
         for (family, defect), members in hit.items()
     ]
 

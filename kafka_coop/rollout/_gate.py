@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from kafka_coop._vocab import plural, verb
 from kafka_coop.identity import duplicate_instance_ids
 from kafka_coop.inspection import GroupLagStatus, GroupSnapshot, MemberSnapshot, evaluate_group, lag_series
 from kafka_coop.rollout._checks import Check, Status, worst
@@ -115,7 +116,8 @@ def _general_checks(snap: GroupSnapshot, previous: GroupSnapshot | None, expect_
                 name="static-membership",
                 status="warn" if dynamic else "pass",
                 reason=(
-                    f"{len(dynamic)} of {len(snap.members)} members have no group.instance.id: "
+                    f"{len(dynamic)} of {plural(len(snap.members), 'member')} "
+                    f"{verb(len(dynamic), 'has', 'have')} no group.instance.id: "
                     "every bounce of theirs rebalances the group"
                     if dynamic
                     else "every member is static"
@@ -236,7 +238,7 @@ def evaluate(
             Check(
                 name="member-count",
                 status="pass" if n == expect_members else "fail",
-                reason=f"{n} members, expected {expect_members}",
+                reason=f"{plural(n, 'member')}, expected {expect_members}",
                 hint=" ".join(known_defect_notes(fleet)) if n < expect_members else "",
             )
         )

@@ -15,6 +15,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kafka_coop._vocab import plural, verb
 from kafka_coop.families import catalog, older_than
 from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._checks import Check, Status
@@ -162,17 +163,21 @@ def size_check(members: int, static: int, limit: int | None, direction: Directio
         return _check(
             "group-size-downgrade",
             "pass" if ok else "fail",
-            f"{members} members, group.max.size = {limit if limit is not None else 'unknown'}",
+            f"{plural(members, 'member')}, group.max.size = {limit if limit is not None else 'unknown'}",
             hint="" if ok else "Scale the group below the limit or raise the broker setting, then re-plan.",
         ).model_copy(update={"name": "group-size"})
     if limit is None:
         return _check(
-            "group-size", "pass", f"{members} members, group.consumer.max.size = unknown (default: no limit)"
+            "group-size",
+            "pass",
+            f"{plural(members, 'member')}, group.consumer.max.size = unknown (default: no limit)",
         )
     at_join = members if static else members - 1  # a bounced static member stays listed while it restarts
     ok = members <= limit and at_join < limit
-    why = f"{members} members, group.consumer.max.size = {limit}" + (
-        "" if ok else f": the first consumer-protocol member would find {at_join} members and a full group"
+    why = f"{plural(members, 'member')}, group.consumer.max.size = {limit}" + (
+        ""
+        if ok
+        else f": the first consumer-protocol member would find {plural(at_join, 'member')} and a full group"
     )
     return _check(
         "group-size",
@@ -190,7 +195,9 @@ def metadata_check(malformed: Mapping[str, str], unseen: Sequence[str] = ()) -> 
         return _check(
             "metadata-decodes",
             "fail",
-            f"{len(malformed)} member(s) carry metadata the broker cannot read as the consumer protocol "
+            f"{plural(len(malformed), 'member')} "
+            f"{verb(len(malformed), 'carries', 'carry')} metadata the broker cannot read as the "
+            "consumer protocol "
             f"(e.g. {first[0]}: {first[1]}); the conversion fails as malformed",
             members=tuple(malformed),
             hint="Find the client that writes this metadata; such a member cannot be converted.",
@@ -199,7 +206,8 @@ def metadata_check(malformed: Mapping[str, str], unseen: Sequence[str] = ()) -> 
         return _check(
             "metadata-decodes",
             "warn",
-            f"the protocol metadata of {len(unseen)} member(s) was not visible (the classic describe answers "
+            f"the protocol metadata of {plural(len(unseen), 'member')} was not visible "
+            "(the classic describe answers "
             "it while the group is Stable)",
             members=unseen,
             hint="Re-run the gate while the group is Stable.",
@@ -224,7 +232,8 @@ def user_data_check(carrying: Sequence[str], unseen: Sequence[str], assignor: st
         return _check(
             "no-custom-user-data",
             "warn",
-            f"the assignment bytes of {len(unseen)} member(s) were not visible (the group answers "
+            f"the assignment bytes of {plural(len(unseen), 'member')} "
+            f"{verb(len(unseen), 'was', 'were')} not visible (the group answers "
             "DescribeGroups with them only while Stable); re-run to prove it",
             members=unseen,
             hint="Re-run the gate while the group is Stable.",
@@ -283,7 +292,11 @@ def client_versions_check(clients: Sequence[ClientFact]) -> Check:
 def _outcome(c: ClientFact) -> str:
     facts = catalog().get(c.family)
     refused = facts.kip848_refused if facts is not None else None
-    who = f"{c.count} {c.family}" + (f" {c.version}" if c.version else "") + " member(s)"
+    who = (
+        f"{c.count} {c.family}"
+        + (f" {c.version}" if c.version else "")
+        + (" member" if c.count == 1 else " members")
+    )
     if facts is None:
         return f"{who}: client not known, so neither is what it does when refused"
     if refused is None:
@@ -339,7 +352,8 @@ def static_id_advice(dynamic: int, total: int, to_consumer: bool) -> str:
     parts = []
     if dynamic:
         parts.append(
-            f"{dynamic} of {total} members have no group.instance.id: static membership makes a quick "
+            f"{dynamic} of {plural(total, 'member')} "
+            f"{verb(dynamic, 'has', 'have')} no group.instance.id: static membership makes a quick "
             "restart cost no rebalance at all"
         )
     if to_consumer:
@@ -396,7 +410,7 @@ def session_check(
         return _check(
             "session-timeout",
             "pass",
-            base + f"; {static} static member(s) must restart within it to keep their partitions "
+            base + f"; {plural(static, 'static member')} must restart within it to keep their partitions "
             "(give --restart-time to check)",
         )
     need_ms = math.ceil((restart_s * 1000 + heartbeat) / 1000) * 1000  # back before the next heartbeat is due

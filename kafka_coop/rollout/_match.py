@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop._vocab import ClientFamily
+from kafka_coop._vocab import ClientFamily, plural, verb
 from kafka_coop.families import Family, catalog
 from kafka_coop.rollout._checks import Check, Status, worst
 from kafka_coop.rollout._fleet import FleetDescription, FleetMember
@@ -70,7 +70,9 @@ def _config_findings(member: FleetMember, config: MemberConfig) -> list[Finding]
         return [Finding("member-config", "fail", label, detail)]
     out: list[Finding] = []
     if config.group_protocol == "classic" and config.assignors:
-        if member.assignors is None:
+        if member.assignors is None and member.wire_assignors == config.assignors:
+            pass  # the broker's view settles it (fleet.wire_assignors): no manifest needed
+        elif member.assignors is None:
             detail = f"{label} does not declare its assignor list"
             out.append(Finding("member-config", "warn", label, detail))
         elif member.assignors != config.assignors:
@@ -145,7 +147,10 @@ def _every_member(
     if wrong:
         # member types between the phases of classic -> consumer: how far the rolling bounce got
         count = (
-            f"{size - len(wrong)} of {size} members are {wanted}; " if name == "member-type" and size else ""
+            f"{size - len(wrong)} of {plural(size, 'member')} "
+            f"{verb(size - len(wrong), 'is', 'are')} {wanted}; "
+            if name == "member-type" and size
+            else ""
         )
         return Check(
             name=name,
@@ -158,7 +163,7 @@ def _every_member(
         return Check(
             name=name,
             status="warn",
-            reason=f"{wanted} not proven for {len(unseen)} member(s): {how_to_prove}",
+            reason=f"{wanted} not proven for {plural(len(unseen), 'member')}: {how_to_prove}",
             members=tuple(f.member for f in unseen),
             hint=hint,
         )
@@ -180,7 +185,8 @@ def _member_config(findings: Sequence[Finding]) -> Check:
         return Check(
             name="member-config",
             status="warn",
-            reason=f"{len(unseen)} member(s) do not show this phase's config (only the selected protocol "
+            reason=f"{plural(len(unseen), 'member')} "
+            f"{verb(len(unseen), 'does', 'do')} not show this phase's config (only the selected protocol "
             "is on the wire): " + "; ".join(f.detail for f in unseen),
             members=tuple(dict.fromkeys(f.member for f in unseen)),
             hint=MANIFEST_HINT,
@@ -228,11 +234,15 @@ def match_phase(fleet: FleetDescription, spec: MigrationSpec, k: int) -> PhaseMa
             status="pass" if not fleet.members else "fail",
             reason="no members: safe to start the new config"
             if not fleet.members
-            else f"{fleet.size} member(s) still in the group",
+            else f"{plural(fleet.size, 'member')} still in the group",
             members=names,
             hint="" if not fleet.members else "Wait for every member to stop (static ones: their session).",
         )
-        running = () if not fleet.members else (f"{fleet.size} members are running",)
+        running = (
+            ()
+            if not fleet.members
+            else (f"{plural(fleet.size, 'member')} {verb(fleet.size, 'is', 'are')} running",)
+        )
         return PhaseMatch(checks=(empty,), match=MATCH_OF[empty.status], reasons=running)
     if not fleet.members:
         none = Check(name="group-has-members", status="fail", reason="the group has no members")

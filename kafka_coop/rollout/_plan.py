@@ -18,8 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop._vocab import ClientFamily, KnownFamily
-from kafka_coop.families import catalog, older_than
+from kafka_coop._vocab import ClientFamily, KnownFamily, plural, verb
+from kafka_coop.families import catalog, cite, older_than
 from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._commands import render
 from kafka_coop.rollout._contract import (
@@ -61,22 +61,22 @@ def _why_family_cannot(family: str, spec: MigrationSpec) -> str:
     """'' if a family the path has no config of its own for can run every phase (families.yaml)."""
     facts = catalog().get(family)
     if facts is None:
-        return f"{family} member(s): not a family kafka-coop knows"
+        return f"{family} members: not a family kafka-coop knows"
     for k in range(len(spec.phases) + 1):
         config = _base_config(spec.config_at(k) or {})
         if config is not None and config.group_protocol == "classic" and not config.assignors:
             continue  # a start state that does not care which list
         why = "" if config is None else why_not(facts, config)
         if why:
-            return f"{family} member(s): {why}"
+            return f"{family} members: {why}"
         expect = spec.expect_at(k)
         if config is not None and config.assignors and expect.rebalance_protocol in ("eager", "cooperative"):
             selected = (expect.selected_assignor or config.assignors)[0]
             runs = facts.list_protocol(config.assignors, selected)
             if runs != expect.rebalance_protocol:
                 return (
-                    f"{family} member(s): with {list(config.assignors)} and {selected} selected, "
-                    f"{family} runs {runs} (mixed lists: {facts.mixed_list}, {facts.mixed_list_source}); "
+                    f"{family} members: with {list(config.assignors)} and {selected} selected, "
+                    f"{family} runs {runs} (mixed lists: {facts.mixed_list}){cite(facts.mixed_list_source)}; "
                     f"phase {k} needs {expect.rebalance_protocol}"
                 )
     return ""
@@ -96,7 +96,7 @@ def _why_too_old(fleet: FleetDescription, spec: MigrationSpec) -> str:
                 continue  # no config, or one the family cannot run at any version (judged elsewhere)
             why = why_not(facts, config, version=member.version)
             if why:
-                who = f"{member.count} {member.family} member(s) at {member.version}"
+                who = f"{plural(member.count, member.family + ' member')} at {member.version}"
                 return f"{who} ({member.version_source}): {why}"
     return ""
 
@@ -109,7 +109,7 @@ def _judge(fleet: FleetDescription, spec: MigrationSpec, source: str) -> _Candid
                 spec=spec,
                 source=source,
                 position=None,
-                rejected=f"{families[family]} {family} member(s): {why}",
+                rejected=f"{plural(families[family], family + ' member')}: {why}",
             )
     too_old = _why_too_old(fleet, spec)
     if too_old:
@@ -120,7 +120,7 @@ def _judge(fleet: FleetDescription, spec: MigrationSpec, source: str) -> _Candid
             spec=spec,
             source=source,
             position=None,
-            rejected=f"the client family of {unknown} member(s) is unknown and this path is only for "
+            rejected=f"the client family of {plural(unknown, 'member')} is unknown and this path is only for "
             f"{', '.join(spec.families)} members",
         )
     for name in families:
@@ -270,7 +270,8 @@ def _phases(
             if status == "in-progress"
             else gate.gate(fleet.group, candidate.source, phase.n - 1, members_before)
         )
-        remove_static = phase.remove_static_members
+        # only a fleet with static members has any to remove: a dynamic member leaves as it stops
+        remove_static = phase.remove_static_members and static
         then = (gate.remove_static(fleet.group),) if remove_static and not declared else ()
         alongside = (
             (gate.remove_static(fleet.group, wait_stopped=True),) if remove_static and declared else ()
@@ -425,6 +426,37 @@ def make_plan(
     )
 
 
+def _manifest_note(fleet: FleetDescription, spec: MigrationSpec) -> str:
+    """Where the gates need manifests: a live member publishing none shows only the selected assignor,
+    and the broker's view settles a list only when it is one cooperative assignor (fleet.wire_assignors);
+    any other list a phase runs stays "not proven" (warn) without one."""
+    undeclared = sum(m.count for m in fleet.members if m.assignors is None)
+    unsettled = [
+        k
+        for k in range(len(spec.phases) + 1)
+        if any(
+            config.group_protocol == "classic"
+            and config.assignors
+            and not _settled_by_the_broker(config.assignors)
+            for config in (spec.config_at(k) or {}).values()
+        )
+    ]
+    if fleet.source != "live" or not undeclared or not unsettled:
+        return ""
+    gates = " and ".join(f"--phase {k}" for k in unsettled)
+    return (
+        f"{plural(undeclared, 'member')} {verb(undeclared, 'publishes', 'publish')} no manifest, so the "
+        f"{gates} {verb(len(unsettled), 'gate', 'gates')} cannot see the assignor list and "
+        f"{verb(len(unsettled), 'warns', 'warn')} until they do: create the manifest topic once "
+        "(`kafka-coop manifest-topic`); running members publish to it within a minute"
+    )
+
+
+def _settled_by_the_broker(assignors: Sequence[str]) -> bool:
+    """A list of one cooperative assignor: what a member seen running cooperative lists (wire_assignors)."""
+    return len(assignors) == 1 and catalog().assignor_protocol(assignors[0]) == "cooperative"
+
+
 def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
     out: list[str] = []
     families = fleet.families()
@@ -442,9 +474,13 @@ def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
                 "the first bounce."
             )
     out += known_defect_notes(fleet)
+    manifests = _manifest_note(fleet, spec)
+    if manifests:
+        out.append(manifests)
     if families.get("unknown"):
         out.append(
-            f"the client family of {families['unknown']} member(s) is unknown; the plan gives both families' "
+            f"the client family of {plural(families['unknown'], 'member')} is unknown; "
+            "the plan gives both families' "
             "config: use the one each member runs"
         )
     dynamic = (

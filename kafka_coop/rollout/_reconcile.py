@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from kafka_coop._vocab import plural
 from kafka_coop.inspection import GroupSnapshot, MemberSnapshot
 from kafka_coop.rollout._checks import Check
 
@@ -124,7 +125,8 @@ def reconciliation_check(
         return Check(
             name="members-reconciled",
             status="fail",
-            reason=f"{len(stuck)} member(s) stuck behind the assignment epoch for more than {window:g} s "
+            reason=f"{plural(len(stuck), 'member')} stuck behind the assignment epoch "
+            f"for more than {window:g} s "
             f"(two heartbeat intervals){group_epoch}: " + "; ".join(lines),
             members=tuple(stuck),
             hint="A member that does not reach its target blocks the partitions it holds: look at its revoke "
@@ -135,7 +137,7 @@ def reconciliation_check(
     return Check(
         name="members-reconciled",
         status="fail",
-        reason=f"not judged yet: {len(behind)} member(s) reconciling{group_epoch}, behind for "
+        reason=f"not judged yet: {plural(len(behind), 'member')} reconciling{group_epoch}, behind for "
         f"{longest:.0f} s of the {window:g} s a member needs (two heartbeat intervals): " + "; ".join(lines),
         members=tuple(m.name for m in behind),
         hint="Re-check in a few seconds (--wait does): a member that is reconciling reaches its target "

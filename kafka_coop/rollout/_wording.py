@@ -3,8 +3,9 @@ a bounce has come; the CLI prints these words, it does not make its own."""
 
 from __future__ import annotations
 
-from kafka_coop._vocab import ASSIGNOR_REBALANCE_MODE
+from kafka_coop._vocab import ASSIGNOR_REBALANCE_MODE, plural
 from kafka_coop.families import catalog
+from kafka_coop.rollout._commands import consume_flags
 from kafka_coop.rollout._contract import FamilyConfig, PlanPhase
 from kafka_coop.rollout._spec import MemberConfig, MigrationPhase
 
@@ -58,8 +59,9 @@ def family_config(family: str, config: MemberConfig) -> FamilyConfig:
 
 def pause_note(phase: MigrationPhase, protocol_before: str | None, size: int, static: bool) -> str:
     if phase.pause == "full-stop":
+        who = "the member is" if size == 1 else f"all {size} members are"
         note = (
-            f"Full stop: all {size} members are down from the first stop until the group is Stable on the "
+            f"{who[0].upper()}{who[1:]} down from the first stop until the group is Stable on the "
             "new config; every partition is unowned for that whole time (kafka-coop report measures it)."
         )
         if static and phase.action in ("stop-all", "stop-all-start-all") and phase.remove_static_members:
@@ -75,10 +77,11 @@ def pause_note(phase: MigrationPhase, protocol_before: str | None, size: int, st
             )
         return note
     if phase.pause == "none":
-        return "No pause."
+        return "no member stops consuming."
     if protocol_before == "eager":
+        each = "The restart" if size == 1 else f"Each of the {size} restarts"
         return (
-            f"Each of the {size} restarts rebalances the group and, under EAGER, every member revokes "
+            f"{each} rebalances the group and, under EAGER, every member revokes "
             "everything: expect one group-wide pause per restart until the phase completes."
         )
     if static:
@@ -87,13 +90,13 @@ def pause_note(phase: MigrationPhase, protocol_before: str | None, size: int, st
             "its session timeout causes no rebalance."
         )
     return (
-        "Incremental: each restart moves only the restarting member's partitions (out when it leaves, "
+        "Each restart moves only the restarting member's partitions, incrementally (out when it leaves, "
         "back when it joins); the other members keep consuming."
     )
 
 
 def progress_note(moved: int, size: int) -> str:
-    return f"{moved} of {size} members already on this phase's config"
+    return f"{moved} of {plural(size, 'member')} already on this phase's config"
 
 
 def config_lines(phase: PlanPhase) -> list[str]:
@@ -104,9 +107,10 @@ def config_lines(phase: PlanPhase) -> list[str]:
         line = f"{family}: {pairs}"
         if config.remove:
             line += f"; remove {', '.join(config.remove)}"
-        if config.kafka_coop:
-            line += " | kafka-coop: " + ", ".join(f"{k}={v}" for k, v in config.kafka_coop.items())
         lines.append(line)
+        flags = consume_flags(config.kafka_coop) if config.kafka_coop else None
+        if flags:
+            lines.append(f"kafka-coop consume: {flags}")
     if phase.action == "stop-all":
         lines.append("stop every member (SIGTERM: commit and close)")
     return lines

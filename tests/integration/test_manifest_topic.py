@@ -81,3 +81,34 @@ def test_a_member_that_cannot_publish_says_once_which_command_fixes_it(
     assert len(warnings) == 1
     assert "`kafka-coop manifest-topic`" in warnings[0]
     assert warnings[0].count(". ") == 0, "one sentence"
+
+
+def test_a_member_started_before_the_manifest_topic_publishes_once_it_appears(
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The walk creates the topic after the fleet runs: its members must not stay silent until restarted."""
+    import kafka_coop.manifest
+    from kafka_coop.inspection._manifests import read_manifests
+
+    monkeypatch.setattr(kafka_coop.manifest, "TOPIC_RECHECK_S", 0.5)  # a minute in production
+    topic, later, group = topic_factory(1), unique("late-manifests"), unique("g")
+    consumer = CoopConsumer(
+        {"bootstrap.servers": bootstrap, "group.id": group, "client.id": "svc"}, manifests=later
+    )
+    try:
+        consumer.subscribe([topic])
+        wait_for(lambda: consumer.poll(0.1) is None and bool(consumer.owned), what="an assignment")
+        admin.ensure_topic(later, 1, config=MANIFEST_TOPIC_CONFIG)
+
+        def published() -> bool:
+            consumer.poll(0.1)
+            manifests, _ = read_manifests(bootstrap, topic=later, timeout_s=5)
+            return any(m.group == group for m in manifests)
+
+        wait_for(published, what="the member's manifest on the topic created after it started", timeout_s=20)
+    finally:
+        consumer.close()

@@ -162,7 +162,7 @@ def test_a_family_without_a_cooperative_assignor_blocks_every_path_to_cooperativ
     )
     result = invoke_cli("upgrade-plan", "--fleet", fleet, "--to", "cooperative")
     assert result.code == 1
-    assert "2 aiokafka member(s): aiokafka ships no cooperative-sticky assignor" in result.stdout
+    assert "2 aiokafka members: aiokafka ships no cooperative-sticky assignor" in result.stdout
 
 
 def test_kip848_is_offered_only_when_every_family_speaks_it(
@@ -198,3 +198,29 @@ def test_verify_group_holds_each_family_to_the_phase_config_it_can_run() -> None
     assert set(config.members) == {"sarama-0", "kafkajs-0"}, "franz-go runs phase 1's list"
     assert "kafkajs ships no range assignor" in config.reason
     assert "sarama-0: assignors ['range'], expected ['range', 'cooperative-sticky']" in config.reason
+
+
+def _depth(text: str) -> int:
+    depth = deepest = 0
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def test_a_reason_citing_its_source_never_nests_parentheses() -> None:
+    """`GA (CHANGELOG.md 2.12.0: ... (Preview from 2.4 ...))` read badly: a source with parentheses of
+    its own is cited after a semicolon."""
+    from kafka_coop.families import catalog
+
+    reasons = []
+    for family in catalog().families:
+        reasons += [
+            family.why_not(consumer=True, version="0.1"),
+            family.why_not(static=True, version="0.1"),
+            family.why_not(tuple(family.assignors), version="0.1"),
+            family.why_not(tuple(family.assignors)),
+        ]
+    reasons = [r for r in reasons if r]
+    assert reasons
+    assert all(_depth(r) <= 1 for r in reasons), [r for r in reasons if _depth(r) > 1]

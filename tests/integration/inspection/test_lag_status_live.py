@@ -193,5 +193,5 @@ def test_verify_group_fails_a_stalled_group_and_states_window_and_evidence_per_p
     # half a second is shorter than one commit interval: no verdict (issue 27), neither a failure nor
     # the warning --strict would turn into one, and the table says why per partition
     assert table.code == 0, table.stdout + table.stderr
-    assert "lag-status NOT_JUDGED (Burrow's rules over" in table.stdout
+    assert "lag-status NOT-JUDGED (Burrow's rules over" in table.stdout
     assert f"{topic}-0" in table.stdout and "too short a window to judge" in table.stdout

@@ -36,5 +36,5 @@ def test_a_group_short_of_members_holding_an_affected_kafka_python_member_names_
     )
     assert result.code == 1, result.stderr
     (count,) = [c for c in result.json()["checks"] if c["name"] == "member-count"]
-    assert count["hint"].startswith(f"kafka-python (versions {defect.versions}; here 1 member(s): ")
+    assert count["hint"].startswith(f"kafka-python (versions {defect.versions}; here 1 member: ")
     assert defect.remedy in count["hint"]

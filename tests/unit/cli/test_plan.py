@@ -5,6 +5,7 @@ No broker is needed, so the commands run in this process (click's CliRunner).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -104,3 +105,35 @@ def test_a_blocked_plan_says_its_first_blocker_in_one_sentence_on_stderr(
     assert result.json()["status"] == "blocked", "the plan is still written whole"
     errors = [line for line in result.stderr.splitlines() if line.startswith("Error")]
     assert len(errors) == 1 and "is blocked: migration-policy" in errors[0]
+
+
+LIBRDKAFKA_EAGER = """
+group: orders
+broker: {version: "4.1", migration_policy: bidirectional, rebalance_protocols: [classic, consumer]}
+members:
+  - {family: librdkafka, count: 1, assignors: [range]}
+"""
+
+
+def test_the_pause_line_names_its_kind_once(tmp_path: Path, invoke_cli: Callable[..., CliResult]) -> None:
+    for to in ("cooperative", "consumer"):
+        result = invoke_cli("upgrade-plan", "--fleet", _fleet(tmp_path, LIBRDKAFKA_EAGER), "--to", to)
+        pauses = [line for line in result.stdout.splitlines() if line.startswith("pause: ")]
+        assert pauses, result.stdout
+        for line in pauses:
+            assert not re.match(r"pause: [a-z-]+: (?:[A-Z][a-z ]*|No pause)[:.]", line), line
+
+
+def test_counts_of_one_are_singular(tmp_path: Path, invoke_cli: Callable[..., CliResult]) -> None:
+    result = invoke_cli("upgrade-plan", "--fleet", _fleet(tmp_path, LIBRDKAFKA_EAGER), "--to", "cooperative")
+    assert "1 members" not in result.stdout and "member(s)" not in result.stdout, result.stdout
+    assert "1 member (" in result.stdout and "all 1 members" not in result.stdout
+
+
+def test_the_kafka_coop_settings_are_printed_as_the_consume_flags_a_user_types(
+    tmp_path: Path, invoke_cli: Callable[..., CliResult]
+) -> None:
+    result = invoke_cli("upgrade-plan", "--fleet", _fleet(tmp_path, LIBRDKAFKA_EAGER), "--to", "cooperative")
+    assert "kafka-coop: rebalance=" not in result.stdout
+    assert "partition.assignment.strategy=cooperative-sticky" in result.stdout
+    assert "kafka-coop consume: --rebalance cooperative-sticky --instance-id" in result.stdout, result.stdout

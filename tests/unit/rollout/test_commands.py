@@ -3,6 +3,7 @@ click command, into the spec's own values, so the renderer and the CLI cannot dr
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +96,32 @@ def test_a_rendered_command_is_quoted_for_a_shell() -> None:
         render(GateSpec(group="my group", timeout_s=5))
         == "kafka-coop verify-group 'my group' --wait --timeout 5"
     )
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({"rebalance": "cooperative-sticky"}, {"rebalance": "cooperative-sticky"}),
+        (
+            {"rebalance": "consumer", "remote_assignor": "uniform", "instance_id": "svc-0"},
+            {"rebalance": "consumer", "remote_assignor": "uniform", "instance_id": "svc-0"},
+        ),
+    ],
+)
+def test_the_kafka_coop_settings_are_the_consume_flags_a_user_types(
+    settings: dict[str, str], expected: dict[str, str]
+) -> None:
+    from kafka_coop.cli.consume import consume
+    from kafka_coop.rollout import consume_flags
+
+    flags = consume_flags(settings)
+    assert flags is not None
+    words = ["kafka-coop", "consume", "g", "t", "--bootstrap-server", "b:9092", *shlex.split(flags)]
+    params = _parsed(consume, words)
+    assert {k: params[k] for k in expected} == expected
+
+
+def test_an_assignor_list_has_no_consume_flag() -> None:
+    from kafka_coop.rollout import consume_flags
+
+    assert consume_flags({"assignors": "range,roundrobin"}) is None

@@ -458,7 +458,7 @@ def test_a_member_short_in_a_group_with_a_stranding_defect_names_the_defect_and_
     the plan warns about it, and the gate that sees a member missing says which defect may explain it."""
     check = _count_check(snapshot(_kafka_python("kp-a", "3.0.12"), member("j")), 3)
     assert check.status == "fail"
-    assert "kafka-python (versions >=3.0,<3.0.13; here 1 member(s): kp-a)" in check.hint
+    assert "kafka-python (versions >=3.0,<3.0.13; here 1 member: kp-a)" in check.hint
     assert "can lose that join" in check.hint and "restart one that is not" in check.hint
 
 
@@ -469,3 +469,35 @@ def test_a_member_short_with_no_member_of_an_affected_version_has_no_defect_hint
 
 def test_the_right_member_count_names_no_defect() -> None:
     assert _count_check(snapshot(_kafka_python("kp-a", "3.0.12"), member("j")), 2).hint == ""
+
+
+def _settled(family: str, protocol: str, assignor: str = "cooperative-sticky") -> GateReport:
+    """The cutover's final gate over two static members without manifests, as the broker shows them."""
+    members = (member("a", family=family, protocol=protocol), member("b", family=family, protocol=protocol))
+    return evaluate(snapshot(*members, assignor=assignor), spec=CUTOVER, phase=2)
+
+
+def _config(report: GateReport) -> Any:
+    return next(c for c in report.checks if c.name == "member-config")
+
+
+@pytest.mark.parametrize("family", ["librdkafka", "java"])
+def test_a_cooperative_member_whose_family_ships_one_cooperative_assignor_needs_no_manifest(
+    family: str,
+) -> None:
+    """Cooperative, and every assignor it lists shares that protocol (librdkafka refuses a mixed list,
+    Java runs the protocol all share): its list holds only cooperative assignors, and its family ships
+    one, the one the group selected. The broker's view settles the list."""
+    check = _config(_settled(family, "cooperative"))
+    assert check.status == "pass", check
+
+
+def test_a_member_whose_protocol_is_not_visible_still_needs_a_manifest_for_its_list() -> None:
+    check = _config(_settled("java", "unknown"))
+    assert check.status == "warn" and "does not declare its assignor list" in check.reason
+
+
+def test_a_family_that_follows_the_selected_assignor_still_needs_a_manifest_for_its_list() -> None:
+    """franz-go runs the selected balancer's protocol: cooperative says nothing about the rest of its list."""
+    check = _config(_settled("franz-go", "cooperative"))
+    assert check.status != "pass"

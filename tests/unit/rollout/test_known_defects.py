@@ -58,13 +58,13 @@ def test_a_member_of_unknown_version_may_have_the_defect() -> None:
 
 def test_a_plan_warns_once_for_all_affected_members_and_names_them() -> None:
     (warning,) = _defect_warnings(_plan(_kafka_python("kp-a", "3.0.12"), _kafka_python("kp-b", None)))
-    assert warning.startswith("kafka-python (versions >=3.0,<3.0.13; here 2 member(s): kp-a, kp-b): ")
+    assert warning.startswith("kafka-python (versions >=3.0,<3.0.13; here 2 members: kp-a, kp-b): ")
     assert "verify-group --expect-members" in warning
 
 
 def test_a_plan_leaves_out_members_of_a_version_outside_the_defect() -> None:
     (warning,) = _defect_warnings(_plan(_kafka_python("kp-old", "3.0.12"), _kafka_python("kp-new", "3.0.13")))
-    assert "here 1 member(s): kp-old)" in warning
+    assert "here 1 member: kp-old)" in warning
 
 
 def test_a_plan_without_affected_members_has_no_defect_warning() -> None:

@@ -96,3 +96,38 @@ phases:
     )
     with pytest.raises(ValueError, match="removes static members but does not stop them"):
         MigrationSpec.model_validate(spec)
+
+
+def test_a_fleet_with_no_static_members_is_not_told_to_remove_them() -> None:
+    p = _plan(False, "eager", "range", "upgrade", "cooperative")
+    assert p.migration == "eager-to-cooperative-cutover"
+    assert all(not phase.then and not phase.alongside for phase in p.phases)
+    assert all("remove-members" not in line for phase in p.phases for line in (*phase.then, *phase.alongside))
+
+
+def _live(family: str) -> FleetDescription:
+    """A live eager fleet whose members publish no manifest (their lists are not visible)."""
+    return FleetDescription(
+        group="orders",
+        source="live",
+        group_type="classic",
+        selected_assignor="range",
+        members=(FleetMember(name="m0", family=family, protocol="eager", static=True),),  # type: ignore[arg-type]
+        broker=BrokerInfo(version="4.1"),
+    )
+
+
+def test_a_plan_whose_gates_need_manifests_says_to_create_the_manifest_topic() -> None:
+    """Java's first bounce runs [cooperative-sticky, range]: only a manifest shows that list."""
+    p = make_plan(_live("java"), "upgrade", "cooperative", MIGRATIONS, gate=GateCommand(bootstrap="b:9092"))
+    assert p.migration == "eager-to-cooperative"
+    (said,) = [w for w in p.warnings if "manifest-topic" in w]
+    assert "the --phase 0 and --phase 1 gates" in said and "kafka-coop manifest-topic" in said
+
+
+def test_a_plan_whose_gates_the_broker_settles_does_not_ask_for_manifests() -> None:
+    p = make_plan(
+        _live("librdkafka"), "upgrade", "cooperative", MIGRATIONS, gate=GateCommand(bootstrap="b:9092")
+    )
+    assert p.migration == "eager-to-cooperative-cutover"
+    assert not [w for w in p.warnings if "manifest" in w], p.warnings

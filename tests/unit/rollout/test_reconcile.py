@@ -60,7 +60,7 @@ def test_every_member_at_the_epoch_holding_its_target_passes() -> None:
 def test_a_member_seen_behind_once_is_not_judged_yet_and_the_gate_does_not_pass() -> None:
     check = reconciliation_check(_snap(1_000, REACHED, BLOCKED, WAITING))
     assert check is not None and check.status == "fail"
-    assert check.reason.startswith("not judged yet: 2 member(s) reconciling")
+    assert check.reason.startswith("not judged yet: 2 members reconciling")
     assert set(check.members) == {"b", "c"}
 
 
