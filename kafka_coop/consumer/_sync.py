@@ -20,6 +20,7 @@ from kafka_coop.consumer._listener import (
     StartOffsetsHook,
 )
 from kafka_coop.consumer._setup import check_duplicate_id, check_topics, manifest, prepare, publisher
+from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
 from kafka_coop.errors import ConsumerFailed
 from kafka_coop.events import RebalanceEvent, TopicPartition
 from kafka_coop.identity import DuplicatePolicy
@@ -63,6 +64,11 @@ class CoopConsumer:
     `owned`, runs `on_lost`, and raises `ConsumerFailed` (`InstanceIdConflict` for the id cases) from
     `poll`/`consume`; the consumer cannot be used after that. `client=` builds the inner consumer from
     the conf (default `confluent_kafka.Consumer`; `kafka_coop.testing.FakeGroup().client` in tests).
+
+    Stopping: while its `with` block runs on the main thread, SIGTERM and SIGINT end the block cleanly
+    (the next `poll`/`consume` raises `ShutdownSignal`, which the block swallows after closing: final
+    commit, leave, `revoked`/`closed`), unless the application installed handlers of its own or passed
+    `handle_signals=False` (docs/consumer.md "Stopping").
     """
 
     def __init__(
@@ -81,7 +87,10 @@ class CoopConsumer:
         callbacks: Mapping[str, Any] | None = None,
         transactional: bool = False,
         client: ClientFactory | None = None,
+        handle_signals: bool = True,
     ) -> None:
+        self._handle_signals = handle_signals
+        self._signals: SignalStop | None = None
         prepared = prepare(
             conf,
             listener=listener,
@@ -350,12 +359,44 @@ class CoopConsumer:
             return core.close_timed_out(intended, timeout)
 
     def __enter__(self) -> CoopConsumer:
+        if self._handle_signals and self._signals is None:
+            signals = SignalStop(self._stop_polling, self._log)
+            if signals.install():
+                self._signals = signals
         return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self._close(batch_done=exc is None, timeout=None)
+    ) -> bool:
+        signals, self._signals = self._signals, None
+        if signals is None:
+            self._close(batch_done=exc is None, timeout=None)
+            return False
+        stopped = isinstance(exc, ShutdownSignal)
+        try:
+            signals.begin_close()
+            if stopped:
+                assert isinstance(exc, ShutdownSignal)
+                self._close(batch_done=exc.clean, timeout=CLOSE_TIMEOUT_S)
+            else:
+                self._close(batch_done=exc is None, timeout=None)
+        finally:
+            signals.restore()
+        return stopped  # the block ended on a signal: the code after it runs
+
+    def _stop_polling(self, signum: int) -> None:
+        """The first signal: the next `poll`/`consume` raises instead of calling the client."""
+        assert self._signals is not None
+        stopped = self._signals.stopped
+
+        def poll(timeout: float = -1) -> Message | None:
+            raise stopped()
+
+        def consume(num_messages: int = 1, timeout: float = -1) -> list[Message]:
+            raise stopped()
+
+        self.__dict__["poll"] = poll
+        self.__dict__["consume"] = consume
 
     def _require_open(self) -> None:
         if self._core.closed:
