@@ -48,6 +48,7 @@ from kafka_coop.consumer._listener import (
 )
 from kafka_coop.consumer._setup import check_duplicate_id, check_topics, manifest, prepare, publisher
 from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
+from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
 from kafka_coop.errors import ConsumerFailed, InvalidInput
 from kafka_coop.events import RebalanceEvent, TopicPartition
 from kafka_coop.identity import DuplicatePolicy
@@ -224,6 +225,8 @@ class CoopAIOConsumer:
     ) -> None:
         self._handle_signals = handle_signals
         self._signals: SignalStop | None = None
+        self._watch: SubscriptionWatch | None = None
+        self._watch_topics = client is None  # the fake client has no cluster to ask
         self._stopped: ShutdownSignal | None = None
         try:
             loop = asyncio.get_running_loop()
@@ -505,6 +508,16 @@ class CoopAIOConsumer:
         core.subscribed = True
         core.guard.restart(self._handler.rebalances)
         core.emit(self._handler.lifecycle("started", await self._call(self._member_id)))
+        if self._watch_topics:
+            self._watch = restart_watch(
+                self._watch,
+                names,
+                rendered=self._prepared.rendered,
+                group=self.settings.group_id,
+                owned=lambda: self._handler.owned,
+                warn=core.warn,
+                log=self._log,
+            )
         if self._publisher is not None:
             await loop.run_in_executor(None, self._publisher.start)
 
@@ -557,6 +570,8 @@ class CoopAIOConsumer:
         if core.closed:
             return
         self._handler.closing = True
+        if self._watch is not None:
+            self._watch.close()
         loop = asyncio.get_running_loop()
         report = CloseReport()
         try:

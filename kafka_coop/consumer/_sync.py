@@ -21,6 +21,7 @@ from kafka_coop.consumer._listener import (
 )
 from kafka_coop.consumer._setup import check_duplicate_id, check_topics, manifest, prepare, publisher
 from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
+from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
 from kafka_coop.errors import ConsumerFailed
 from kafka_coop.events import RebalanceEvent, TopicPartition
 from kafka_coop.identity import DuplicatePolicy
@@ -91,6 +92,8 @@ class CoopConsumer:
     ) -> None:
         self._handle_signals = handle_signals
         self._signals: SignalStop | None = None
+        self._watch: SubscriptionWatch | None = None
+        self._watch_topics = client is None  # the fake client has no cluster to ask
         prepared = prepare(
             conf,
             listener=listener,
@@ -278,6 +281,16 @@ class CoopConsumer:
         core.subscribed = True
         core.guard.restart(self._handler.rebalances)
         core.emit(self._handler.lifecycle("started", self._member_id()))
+        if self._watch_topics:
+            self._watch = restart_watch(
+                self._watch,
+                names,
+                rendered=self._prepared.rendered,
+                group=self.settings.group_id,
+                owned=lambda: self._handler.owned,
+                warn=core.warn,
+                log=self._log,
+            )
         if self._publisher is not None:
             self._publisher.start()
 
@@ -335,6 +348,8 @@ class CoopConsumer:
         if core.closed:
             return
         self._handler.closing = True
+        if self._watch is not None:
+            self._watch.close()
         report = CloseReport()
         try:
             # The manifest heartbeat thread reads the member id: stop it before the client goes.
