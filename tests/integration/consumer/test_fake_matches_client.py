@@ -121,3 +121,48 @@ def test_the_fake_gives_a_service_the_events_and_hook_calls_the_real_client_give
     print(protocol, real.steps, real.hooks)
     assert fake.steps == real.steps
     assert fake.hooks == real.hooks
+
+
+def _commit_with_nothing_stored(client: Any, assign: Callable[[], None]) -> list[Any]:
+    """What an asynchronous `commit()` with nothing stored gives: its return, then the callback's."""
+    seen: list[Any] = []
+    assign()
+    deadline = time.monotonic() + 30
+    while not client.assignment():
+        assert time.monotonic() < deadline, "never assigned"
+        client.poll(0.1)
+    try:
+        seen.append(("returned", client.commit(asynchronous=True)))
+    except Exception as exc:
+        seen.append(("raised", exc.args[0].code()))
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end and len(seen) < 2:
+        client.poll(0.1)
+    client.close()
+    return seen
+
+
+def test_an_asynchronous_commit_with_nothing_stored_reports_no_offset_through_on_commit_as_the_client_does(
+    bootstrap: str, topic_factory: Callable[[int], str], unique: Callable[[str], str]
+) -> None:
+    topic = topic_factory(1)
+    outcomes: list[list[Any]] = []
+    for make in ("real", "fake"):
+        callbacks: list[Any] = []
+
+        def on_commit(err: Any, partitions: list[Any], into: list[Any] = callbacks) -> None:
+            into.append(("on_commit", None if err is None else err.code(), len(partitions)))
+
+        conf = {"bootstrap.servers": bootstrap, "group.id": unique("nothing"), "on_commit": on_commit}
+        if make == "real":
+            client: Any = Consumer(conf)
+            seen = _commit_with_nothing_stored(client, lambda c=client: c.subscribe([topic]))
+        else:
+            group = FakeGroup()
+            client = group.client(conf)
+            client.subscribe([topic])
+            seen = _commit_with_nothing_stored(client, lambda g=group: g.assign([(topic, 0)]))
+        outcomes.append(seen + callbacks)
+    real, fake = outcomes
+    print("real", real)
+    assert fake == real
