@@ -7,13 +7,14 @@ missing topic, none for the topic that exists.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
 
 import pytest
 
-from kafka_coop import CoopConsumer, RebalanceEvent
+from kafka_coop import CoopAIOConsumer, CoopConsumer, RebalanceEvent
 
 WARNED_WITHIN_S = 8.0
 PROTOCOLS = {"classic": {}, "consumer": {"group.protocol": "consumer"}}
@@ -46,3 +47,22 @@ def test_a_subscribed_topic_that_does_not_exist_is_warned_about_within_seconds(
     assert {t for t, _ in owned} <= {real}
     logged = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert [m for m in logged if repr(missing) in m] == [warnings[0].error]
+
+
+def test_the_asyncio_consumer_warns_about_a_missing_topic_too(
+    bootstrap: str, unique: Callable[[str], str]
+) -> None:
+    missing = unique("no-such-topic")
+    events: list[RebalanceEvent] = []
+
+    async def run() -> None:
+        conf = {"bootstrap.servers": bootstrap, "group.id": unique("g"), "group.protocol": "consumer"}
+        began = time.monotonic()
+        async with CoopAIOConsumer(conf, events=events.append, handle_signals=False) as consumer:
+            await consumer.subscribe([missing])
+            while time.monotonic() - began < WARNED_WITHIN_S and not any(e.kind == "warning" for e in events):
+                await consumer.poll(0.2)
+
+    asyncio.run(run())
+    warnings = [e for e in events if e.kind == "warning"]
+    assert len(warnings) == 1 and repr(missing) in (warnings[0].error or "")
