@@ -97,7 +97,10 @@ class SubscriptionWatch:
             return {}
         if self._admin is None:
             self._admin = self._admin_factory()
-        return describe_problems(self._admin, asked)
+        problems = describe_problems(self._admin, asked)
+        if not problems:  # no client kept for the next check, minutes away
+            self._admin = None
+        return problems
 
 
 def describe_problems(admin: Any, topics: list[str]) -> dict[str, str]:
