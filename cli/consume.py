@@ -45,6 +45,7 @@ _KIND_STYLE = {
     "lost": "bold red",
     "started": "dim",
     "closed": "dim",
+    "warning": "bold yellow",
 }
 
 

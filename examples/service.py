@@ -8,8 +8,9 @@ What it shows (docs/consumer.md):
 - the offset contract: a record whose processing raises is never committed: the `with` block exits on
   the exception, `close()` commits what was done before it, and the record is redelivered to whoever
   owns the partition next;
-- graceful SIGTERM (Kubernetes): finish the record in hand, leave the loop, and `close()` commits what
-  is done and leaves the group (revoking through the handler, so `on_revoked` runs);
+- graceful SIGTERM (Kubernetes) with no code of its own: the `with` block handles SIGTERM and SIGINT
+  (docs/consumer.md "Stopping"): the record in hand is finished, the next `poll` ends the block, and
+  the close commits what is done and leaves the group (revoking through the handler);
 - rebalance events as JSON lines, for `kafka-coop report`.
 
 Writes are idempotent (the order id is the key), because at-least-once means a record can come twice:
@@ -29,10 +30,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import sqlite3
 import sys
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -98,14 +97,15 @@ def position(msg: Message) -> tuple[str, int, int]:
     return topic, partition, offset
 
 
-def run(stop: threading.Event, environ: Mapping[str, str]) -> None:
+def run(environ: Mapping[str, str]) -> None:
+    """Returns when SIGTERM/SIGINT ended the `with` block; raises BadOrder."""
     orders = Orders(environ.get("ORDERS_DB", "orders.db"))
     topic = environ.get("ORDERS_TOPIC", "orders")
     try:
         with CoopConsumer(consumer_conf(environ), events=environ.get("ORDERS_EVENTS")) as consumer:
             consumer.subscribe([topic])
             log.info("consuming %s as %r", topic, consumer)
-            while not stop.is_set():
+            while True:
                 msg = consumer.poll(POLL_TIMEOUT_S)
                 if msg is None:
                     continue
@@ -124,11 +124,8 @@ def run(stop: threading.Event, environ: Mapping[str, str]) -> None:
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
     try:
-        run(stop, os.environ)
+        run(os.environ)
     except BadOrder as exc:
         log.error("Stopped: %s. It was not committed, so it will be redelivered.", exc)
         return 1

@@ -36,8 +36,9 @@ rules the consumers depend on (librdkafka 2.16 / confluent-kafka 2.16):
 - offsets: with `enable.auto.offset.store` (default true) handing out a record stores it and
   `store_offsets` is refused; with `enable.auto.commit` (default true) the stored offsets of removed
   partitions are committed on unassign, with the member id of that moment (a static member whose id was
-  reset is fenced: FENCED_INSTANCE_ID, fatal); `commit()` without offsets commits what is stored or
-  raises `_NO_OFFSET`;
+  reset is fenced: FENCED_INSTANCE_ID, fatal); `commit()` without offsets commits what is stored; with
+  nothing new, a synchronous one raises `_NO_OFFSET` and an asynchronous one returns and `on_commit`
+  gets `_NO_OFFSET` (and the assignment) inside a later call;
 - a fatal error drops the assignment without a callback and logs facility FATAL.
 
 It is a model, not a broker: kafka-coop's own tests run the same behaviours on a real one.
@@ -469,6 +470,12 @@ class FakeConsumer:
         else:
             committed = self.group.committed_offsets
             todo = {k: v for k, v in self.stored.items() if v > committed.get(k, -1)}
+            if not todo and asynchronous:  # librdkafka answers through the commit callback, later
+                on_commit = self.conf.get("on_commit")
+                if on_commit is not None:
+                    parts = [TopicPartition(t, p, OFFSET_INVALID) for t, p in sorted(self.assigned)]
+                    self.pending.append(lambda: on_commit(KafkaError(KafkaError._NO_OFFSET), parts))
+                return None
             if not todo:
                 raise kafka_error(KafkaError._NO_OFFSET)
         result = self._send_commit(todo, reason="commit")
@@ -596,9 +603,12 @@ class FakeGroup:
         member.pending.append(_QueuedRebalance(member, "lost", keys))
 
     def rebalance_to(self, partitions: Iterable[Key]) -> None:
-        """A rebalance that leaves the member owning `partitions`, in its protocol's sequence: eager
-        revokes everything and assigns the new set; cooperative and KIP-848 revoke what goes, then
-        assign what comes."""
+        """A rebalance that leaves the member owning `partitions`, in its protocol's sequence, as
+        librdkafka 2.16 serves it (measured on a broker: tests/integration/consumer/
+        test_fake_matches_client.py): eager revokes everything and assigns the new set; cooperative and
+        KIP-848 revoke what goes and then assign what comes, also when nothing comes (`on_assign` with
+        `[]`, an `assigned` event with no partitions); cooperative-sticky's revoking round ends with one
+        more empty assign before the round that follows it. A rebalance that only adds assigns once."""
         member = self._member()
         new = set(partitions)
         old = set(member.group_assignment)
@@ -609,7 +619,10 @@ class FakeGroup:
             return
         if old - new:
             self.revoke(sorted(old - new))
-        if new - old:
+            if member.protocol == "cooperative":
+                self.assign([])  # the revoking round's own (empty) assignment; the rejoin follows
+            self.assign(sorted(new - old))
+        elif new - old:
             self.assign(sorted(new - old))
 
     def fence(self, code: int = KafkaError.FENCED_INSTANCE_ID) -> None:

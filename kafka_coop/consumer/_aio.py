@@ -47,6 +47,8 @@ from kafka_coop.consumer._listener import (
     StartOffsetsHook,
 )
 from kafka_coop.consumer._setup import check_duplicate_id, check_topics, manifest, prepare, publisher
+from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
+from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
 from kafka_coop.errors import ConsumerFailed, InvalidInput
 from kafka_coop.events import RebalanceEvent, TopicPartition
 from kafka_coop.identity import DuplicatePolicy
@@ -195,6 +197,10 @@ class CoopAIOConsumer:
     Offsets as `CoopConsumer` (drop-in: what the application consumed past is done; explicit marks
     with `enable.auto.offset.store=false`: `await consumer.mark_done(msg)` from any task, in any order).
     `max_workers` is the pool's size (at least 2); `executor=` gives your own pool instead.
+
+    Stopping: as `CoopConsumer`, SIGTERM and SIGINT end an `async with` block on the main thread cleanly
+    (the next `poll`/`consume` raises `ShutdownSignal`; a call in flight returns at its timeout), unless
+    the application handles them itself or passes `handle_signals=False` (docs/consumer.md "Stopping").
     """
 
     def __init__(
@@ -215,7 +221,13 @@ class CoopAIOConsumer:
         max_workers: int = DEFAULT_MAX_WORKERS,
         executor: concurrent.futures.Executor | None = None,
         client: ClientFactory | None = None,
+        handle_signals: bool = True,
     ) -> None:
+        self._handle_signals = handle_signals
+        self._signals: SignalStop | None = None
+        self._watch: SubscriptionWatch | None = None
+        self._watch_topics = client is None  # the fake client has no cluster to ask
+        self._stopped: ShutdownSignal | None = None
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -290,6 +302,8 @@ class CoopAIOConsumer:
     # --- the per-batch path ------------------------------------------------------------------------
     async def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
         """`AIOConsumer.consume`. Cancelling the await loses nothing (see the module docstring)."""
+        if self._stopped is not None:
+            raise self._stopped
         future = self._executor.submit(self._consume_job, num_messages, timeout)
         try:
             messages: list[Message] = await asyncio.wrap_future(future)
@@ -311,6 +325,8 @@ class CoopAIOConsumer:
 
     async def poll(self, timeout: float = -1) -> Message | None:
         """`AIOConsumer.poll` (one hop to the pool per record: prefer `consume`)."""
+        if self._stopped is not None:
+            raise self._stopped
         future = self._executor.submit(self._poll_job, timeout)
         try:
             message: Message | None = await asyncio.wrap_future(future)
@@ -492,6 +508,16 @@ class CoopAIOConsumer:
         core.subscribed = True
         core.guard.restart(self._handler.rebalances)
         core.emit(self._handler.lifecycle("started", await self._call(self._member_id)))
+        if self._watch_topics:
+            self._watch = restart_watch(
+                self._watch,
+                names,
+                rendered=self._prepared.rendered,
+                group=self.settings.group_id,
+                owned=lambda: self._handler.owned,
+                warn=core.warn,
+                log=self._log,
+            )
         if self._publisher is not None:
             await loop.run_in_executor(None, self._publisher.start)
 
@@ -544,6 +570,8 @@ class CoopAIOConsumer:
         if core.closed:
             return
         self._handler.closing = True
+        if self._watch is not None:
+            self._watch.close()
         loop = asyncio.get_running_loop()
         report = CloseReport()
         try:
@@ -565,12 +593,33 @@ class CoopAIOConsumer:
             raise interrupt
 
     async def __aenter__(self) -> CoopAIOConsumer:
+        if self._handle_signals and self._signals is None:
+            signals = SignalStop(self._stop_polling, self._log)
+            if signals.install(force=False):  # a raise in the middle would land inside the event loop
+                self._signals = signals
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self._close(batch_done=exc is None, timeout=None)
+    ) -> bool:
+        signals, self._signals = self._signals, None
+        if signals is None:
+            await self._close(batch_done=exc is None, timeout=None)
+            return False
+        stopped = isinstance(exc, ShutdownSignal)
+        try:
+            signals.begin_close()
+            if isinstance(exc, ShutdownSignal):
+                await self._close(batch_done=exc.clean, timeout=CLOSE_TIMEOUT_S)
+            else:
+                await self._close(batch_done=exc is None, timeout=None)
+        finally:
+            signals.restore()
+        return stopped  # the block ended on a signal: the code after it runs
+
+    def _stop_polling(self, signum: int) -> None:
+        """The first signal: the next `poll`/`consume` raises instead of calling the client."""
+        self._stopped = ShutdownSignal(signum, clean=True)
 
     def _require_open(self) -> None:
         if self._core.closed:

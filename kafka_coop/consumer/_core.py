@@ -26,6 +26,7 @@ has its own gate, and a rebalance callback holding the gate takes `_lock`).
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import logging
 import sys
@@ -138,6 +139,7 @@ class Core:
         # call, and not done until then.
         self.cancelled: deque[concurrent.futures.Future[Any]] = deque()
         self.carry: list[Any] = []
+        self.warnings: collections.deque[str] = collections.deque()  # _subscription's, for the sink
         self.fatal_text: str | None = None
         self.subscribed = False
         self.closed = False
@@ -296,6 +298,8 @@ class Core:
             state.held = None
             state.slow = True
             raise interrupt
+        while self.warnings:  # events go to the sink from the polling thread, as every event does
+            self.emit(handler.lifecycle("warning", handler.member_id, error=self.warnings.popleft()))
         now = _monotonic()
         if self.pending_seeks:
             messages = self._apply_pending_seeks(messages)
@@ -716,6 +720,11 @@ class Core:
             time.sleep(step.seconds)
             return None
         raise TypeError(f"not a handler step: {step!r}")
+
+    def warn(self, text: str) -> None:
+        """From any thread: a `warning` event, emitted inside the next `poll`/`consume`."""
+        self.warnings.append(text)
+        self.state.slow = True
 
     def emit(self, event: RebalanceEvent) -> None:
         sink = self.prepared.sink

@@ -20,6 +20,8 @@ from kafka_coop.consumer._listener import (
     StartOffsetsHook,
 )
 from kafka_coop.consumer._setup import check_duplicate_id, check_topics, manifest, prepare, publisher
+from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
+from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
 from kafka_coop.errors import ConsumerFailed
 from kafka_coop.events import RebalanceEvent, TopicPartition
 from kafka_coop.identity import DuplicatePolicy
@@ -63,6 +65,11 @@ class CoopConsumer:
     `owned`, runs `on_lost`, and raises `ConsumerFailed` (`InstanceIdConflict` for the id cases) from
     `poll`/`consume`; the consumer cannot be used after that. `client=` builds the inner consumer from
     the conf (default `confluent_kafka.Consumer`; `kafka_coop.testing.FakeGroup().client` in tests).
+
+    Stopping: while its `with` block runs on the main thread, SIGTERM and SIGINT end the block cleanly
+    (the next `poll`/`consume` raises `ShutdownSignal`, which the block swallows after closing: final
+    commit, leave, `revoked`/`closed`), unless the application installed handlers of its own or passed
+    `handle_signals=False` (docs/consumer.md "Stopping").
     """
 
     def __init__(
@@ -81,7 +88,12 @@ class CoopConsumer:
         callbacks: Mapping[str, Any] | None = None,
         transactional: bool = False,
         client: ClientFactory | None = None,
+        handle_signals: bool = True,
     ) -> None:
+        self._handle_signals = handle_signals
+        self._signals: SignalStop | None = None
+        self._watch: SubscriptionWatch | None = None
+        self._watch_topics = client is None  # the fake client has no cluster to ask
         prepared = prepare(
             conf,
             listener=listener,
@@ -269,6 +281,16 @@ class CoopConsumer:
         core.subscribed = True
         core.guard.restart(self._handler.rebalances)
         core.emit(self._handler.lifecycle("started", self._member_id()))
+        if self._watch_topics:
+            self._watch = restart_watch(
+                self._watch,
+                names,
+                rendered=self._prepared.rendered,
+                group=self.settings.group_id,
+                owned=lambda: self._handler.owned,
+                warn=core.warn,
+                log=self._log,
+            )
         if self._publisher is not None:
             self._publisher.start()
 
@@ -326,6 +348,8 @@ class CoopConsumer:
         if core.closed:
             return
         self._handler.closing = True
+        if self._watch is not None:
+            self._watch.close()
         report = CloseReport()
         try:
             # The manifest heartbeat thread reads the member id: stop it before the client goes.
@@ -350,12 +374,44 @@ class CoopConsumer:
             return core.close_timed_out(intended, timeout)
 
     def __enter__(self) -> CoopConsumer:
+        if self._handle_signals and self._signals is None:
+            signals = SignalStop(self._stop_polling, self._log)
+            if signals.install():
+                self._signals = signals
         return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self._close(batch_done=exc is None, timeout=None)
+    ) -> bool:
+        signals, self._signals = self._signals, None
+        if signals is None:
+            self._close(batch_done=exc is None, timeout=None)
+            return False
+        stopped = isinstance(exc, ShutdownSignal)
+        try:
+            signals.begin_close()
+            if stopped:
+                assert isinstance(exc, ShutdownSignal)
+                self._close(batch_done=exc.clean, timeout=CLOSE_TIMEOUT_S)
+            else:
+                self._close(batch_done=exc is None, timeout=None)
+        finally:
+            signals.restore()
+        return stopped  # the block ended on a signal: the code after it runs
+
+    def _stop_polling(self, signum: int) -> None:
+        """The first signal: the next `poll`/`consume` raises instead of calling the client."""
+        assert self._signals is not None
+        stopped = self._signals.stopped
+
+        def poll(timeout: float = -1) -> Message | None:
+            raise stopped()
+
+        def consume(num_messages: int = 1, timeout: float = -1) -> list[Message]:
+            raise stopped()
+
+        self.__dict__["poll"] = poll
+        self.__dict__["consume"] = consume
 
     def _require_open(self) -> None:
         if self._core.closed:

@@ -129,6 +129,13 @@ class RebalanceMetrics:
             namespace=NAMESPACE,
             registry=reg,
         )
+        self.subscription_warnings = Counter(
+            "subscription_warnings",
+            "Members that cannot be assigned what they subscribed to (a missing or unauthorized topic).",
+            ("group",),
+            namespace=NAMESPACE,
+            registry=reg,
+        )
         self.fatal_errors = Counter(
             "fatal_errors",
             "Fatal client errors (fenced static member, librdkafka _FATAL): the member left for good.",
@@ -175,7 +182,9 @@ class PrometheusSink:
         with self._lock:
             m.owned.labels(group).inc(owned - self._owned.get(group, 0))
             self._owned[group] = owned
-        if event.error is not None:
+        if kind == "warning":
+            m.subscription_warnings.labels(group).inc()
+        elif event.error is not None:
             m.callback_errors.labels(group, kind).inc()
             if is_fatal(event.error):
                 m.fatal_errors.labels(group).inc()

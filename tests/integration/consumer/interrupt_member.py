@@ -32,7 +32,9 @@ def main(argv: list[str]) -> int:
     }
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        with CoopConsumer(conf) as consumer:
+        # handle_signals=False: Python's own Ctrl-C (KeyboardInterrupt in the middle), the path under test;
+        # the block's own handler stops at the next poll instead (test_readme_shutdown.py).
+        with CoopConsumer(conf, handle_signals=False) as consumer:
             consumer.subscribe([topic])
             while True:
                 msg = consumer.poll(1.0)

@@ -40,7 +40,8 @@ def test_the_documented_example_runs() -> None:
     ("protocol", "expected"),
     [
         ("eager", ["assigned [0, 1]", "revoked [0, 1]", "assigned [1, 2]"]),
-        ("cooperative", ["assigned [0, 1]", "revoked [0]", "assigned [2]"]),
+        # the revoking round ends with an empty assign, as librdkafka's (test_fake_matches_client.py)
+        ("cooperative", ["assigned [0, 1]", "revoked [0]", "assigned []", "assigned [2]"]),
         ("consumer", ["assigned [0, 1]", "revoked [0]", "assigned [2]"]),
     ],
 )

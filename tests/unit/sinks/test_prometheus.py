@@ -175,9 +175,18 @@ def test_every_metric_the_docs_name_is_one_the_sink_exports() -> None:
     sink.emit(
         stamp.make("lost", member_id="m", partitions=[], owned=(), callback_ms=1, error="fatal _FATAL: x")
     )
+    sink.emit(stamp.make("warning", member_id="m", partitions=[], owned=(), callback_ms=0, error="no topic"))
     families = list(text_string_to_metric_families(generate_latest(reg).decode()))
     exported = {f.name for f in families} | {s.name for f in families for s in f.samples}
     docs = (Path(__file__).parents[3] / "docs" / "metrics.md").read_text()
     named = set(re.findall(r"\bkafka_coop_[a-z_]+", docs))
     assert named, "the docs name metrics"
     assert named <= exported, f"docs name metrics the sink does not export: {sorted(named - exported)}"
+
+
+def test_a_subscription_warning_is_counted_as_one_and_not_as_a_callback_error() -> None:
+    sink, reg = _sink()
+    stamp = _stamp()
+    sink.emit(stamp.make("warning", member_id="m", partitions=(), owned=(), callback_ms=0, error="no topic"))
+    assert _value(reg, "kafka_coop_subscription_warnings_total", group=GROUP) == 1
+    assert _value(reg, "kafka_coop_rebalance_callback_errors_total", group=GROUP, kind="warning") == 0
