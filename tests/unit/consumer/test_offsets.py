@@ -23,6 +23,9 @@ from kafka_coop.sinks import MemorySink
 from kafka_coop.testing import FakeConsumer, FakeGroup, FakeMessage
 from tests.unit.consumer.helpers import T, conf_for, hand_out, last, make, mark, parts
 
+# Auto commit on (commits on revoke and close), with no interval commit falling due in a test.
+NO_INTERVAL = {"auto.commit.interval.ms": "3600000"}
+
 
 def msg(offset: int, partition: int = 0) -> FakeMessage:
     return FakeMessage(T, partition, offset)
@@ -256,23 +259,28 @@ def test_interval_commits_happen_inside_poll_on_the_polling_thread_with_the_lead
     consumer.close()
 
 
-def test_auto_commit_off_means_no_interval_commits_but_revoke_and_close_still_commit(
+def test_auto_commit_off_means_kafka_coop_commits_nothing_but_what_the_app_commits(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """librdkafka's and the Java client's rule: no interval, revoke or close commit on the application's
+    behalf; the events list what the application's own commits left."""
     clock = Clock()
     monkeypatch.setattr(_core, "_monotonic", clock)
     consumer, inner, sink = make(conf={"enable.auto.commit": "false"})
     inner.rebalance("assign", parts(0, 1))
     mark(consumer, inner, 0, 4)
     mark(consumer, inner, 1, 2)
+    consumer.commit(asynchronous=False)
+    mark(consumer, inner, 1, 3)
     clock.now += 3600
     consumer._core.state.slow = True
     consumer.poll(0)
-    assert inner.committed_offsets == {}
+    assert inner.committed_offsets == {(T, 0): 5, (T, 1): 3}, "no interval commit"
     inner.rebalance("revoke", parts(0))
-    assert inner.committed_offsets == {(T, 0): 5}
-    consumer.close()
     assert inner.committed_offsets == {(T, 0): 5, (T, 1): 3}
+    assert last(sink, "revoked").committed == ((T, 0, 5),)
+    consumer.close()
+    assert inner.committed_offsets == {(T, 0): 5, (T, 1): 3}, "4 was marked, never committed"
     assert last(sink, "closed").committed == ((T, 1, 3),)
 
 
@@ -381,7 +389,7 @@ def test_close_right_after_a_poll_overrun_returns_when_the_clients_close_never_d
 
 def test_close_after_a_manual_assign_commits_what_was_marked_done() -> None:
     """Finding 8."""
-    consumer, inner, _ = make("eager", subscribe=False, conf={"enable.auto.commit": "false"})
+    consumer, inner, _ = make("eager", subscribe=False, conf=NO_INTERVAL)
     consumer.assign([TopicPartition(T, 0, 0)])
     inner.started.add((T, 0))
     inner.group.produce(T, 0, *[b"x"] * 6)
@@ -510,7 +518,7 @@ def test_ctrl_c_inside_a_poll_loses_none_of_the_records_the_client_dropped(marks
     """confluent-kafka drops what a poll/consume had taken when a signal (or a conf callback's exception)
     ends the call, after librdkafka moved the position past it: those records come again, and the close
     commits nothing past them."""
-    consumer, inner, _ = make(marks=marks, conf={"enable.auto.commit": "false"})
+    consumer, inner, _ = make(marks=marks, conf=NO_INTERVAL)
     inner.rebalance("assign", parts(0))
     inner.group.produce(T, 0, *[b"x"] * 6)
     first = consumer.consume(2, 0)
@@ -530,7 +538,7 @@ def test_ctrl_c_inside_a_poll_loses_none_of_the_records_the_client_dropped(marks
 
 
 def test_a_signal_ending_the_service_never_commits_the_records_it_never_saw() -> None:
-    consumer, inner, _ = make(marks=False, conf={"enable.auto.commit": "false"})
+    consumer, inner, _ = make(marks=False, conf=NO_INTERVAL)
     inner.rebalance("assign", parts(0))
     inner.group.produce(T, 0, *[b"x"] * 6)
     consumer.consume(2, 0)
