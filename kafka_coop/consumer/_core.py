@@ -14,8 +14,11 @@ gives it a `run_hook` that runs hooks and sinks on the event loop). It owns:
   error or a hook's interrupt (seeking the call's records back: nothing it took is lost), applies
   deferred seeks, runs the freeze check, and makes the interval commit when it is due: on the polling
   thread, inside `poll`/`consume`, never behind the application's back (the Java consumer's rule);
-- the **committer**: every commit is kafka-coop's, with explicit offsets and the leader epoch (interval,
-  revoke, close, the application's `commit()`); the client itself stores and commits nothing;
+- the **committer**: every commit is kafka-coop's, with explicit offsets and the committed record's
+  leader epoch; the client itself stores and commits nothing. Interval, revoke, close and unassign
+  commits are made on the application's behalf only with `enable.auto.commit=true` (librdkafka's and
+  the Java client's rule); none goes below what the group holds as far as kafka-coop knows
+  (`known_floor`: confirmed, or sent by the application's own `commit(message=/offsets=)`);
 - the **step executor** the handler's rebalance generators run on, on the callback's own thread;
 - **close**: commit what is done, close the client (revoking through the handler), bounded by a timeout
   if asked.

@@ -592,3 +592,16 @@ def test_closing_a_member_its_group_dropped_serves_the_queued_revoke_before_the_
     consumer.close()
     assert served_while_terminating == [False]
     assert inner.group.commits == []
+
+
+@pytest.mark.parametrize("value", ["t", "F", "TRUE", "0"])
+def test_the_booleans_librdkafka_accepts_are_accepted(value: str) -> None:
+    consumer, _, _ = make(conf={"enable.auto.commit": value})
+    assert consumer._core.prepared.auto_commit is (value.lower() in ("t", "true", "1"))
+    consumer.close()
+
+
+@pytest.mark.parametrize("value", ["yes", "on", " true"])
+def test_a_boolean_librdkafka_refuses_is_refused_in_one_sentence(value: str) -> None:
+    with pytest.raises(InvalidInput, match="is not a boolean"):
+        make(conf={"enable.auto.commit": value})
