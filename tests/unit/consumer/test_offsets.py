@@ -605,3 +605,38 @@ def test_the_booleans_librdkafka_accepts_are_accepted(value: str) -> None:
 def test_a_boolean_librdkafka_refuses_is_refused_in_one_sentence(value: str) -> None:
     with pytest.raises(InvalidInput, match="is not a boolean"):
         make(conf={"enable.auto.commit": value})
+
+
+def test_a_commit_refused_during_a_rebalance_is_made_by_the_first_call_after_it() -> None:
+    consumer, inner, _ = make(conf=NO_INTERVAL)
+    inner.rebalance("assign", parts(0))
+    mark(consumer, inner, 0, 4)
+    core = consumer._core
+    refused = TopicPartition(T, 0, 5)
+    core.sent[(T, 0)] = 5
+    core._on_commit(KafkaError(KafkaError.ILLEGAL_GENERATION), [refused])
+    assert (T, 0) not in core.sent
+    inner.rebalance("assign", parts(1))  # the rebalance ends
+    consumer.poll(0)
+    assert inner.committed_offsets == {(T, 0): 5}, "not an interval later"
+    consumer.close()
+
+
+def test_an_interval_commit_that_raised_is_sent_again_though_its_offset_did_not_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr(_core, "_monotonic", clock)
+    consumer, inner, _ = make()
+    inner.rebalance("assign", parts(0))
+    mark(consumer, inner, 0, 4)
+    inner.commit_errors.append(KafkaException(KafkaError(KafkaError._TRANSPORT)))
+    consumer._core.next_commit = 0.0
+    consumer._core.state.slow = True
+    consumer.poll(0)
+    assert inner.committed_offsets == {}
+    consumer._core.next_commit = 0.0
+    consumer._core.state.slow = True
+    consumer.poll(0)
+    assert inner.committed_offsets == {(T, 0): 5}
+    consumer.close()
