@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, Message
+from confluent_kafka import OFFSET_INVALID, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
 from kafka_coop._waiting import StillRunning, bounded_call
@@ -149,6 +149,9 @@ class Core:
         self.app_sent: dict[Key, int] = {}
         # A commit refused because the group is rebalancing: sent again as soon as the rebalance ends.
         self.retry_after_rebalance = False
+        # on_commit calls of commits kafka-coop answered itself (an asynchronous `commit()` with nothing
+        # new): made inside the next poll/consume, where librdkafka makes its own.
+        self.deferred_commit_cbs: deque[tuple[Any, list[ClientPartition]]] = deque()
         self.pending_seeks: dict[Key, ClientPartition] = {}
         # Seeks made but not yet seen to hold: partition -> [offset sought, seeks made again]
         self.unconfirmed_seeks: dict[Key, list[int]] = {}
@@ -315,6 +318,8 @@ class Core:
             state.held = None
             state.slow = True
             raise interrupt
+        while self.deferred_commit_cbs:
+            self._on_commit(*self.deferred_commit_cbs.popleft())
         now = _monotonic()
         if self.pending_seeks:
             messages = self._apply_pending_seeks(messages)
@@ -724,6 +729,12 @@ class Core:
         ]
         if not todo:
             if asynchronous:
+                if self._user_on_commit is not None:  # confluent reports it in the next poll's callback
+                    nothing = [ClientPartition(k[0], k[1], OFFSET_INVALID) for k in self.keys()]
+                    self.deferred_commit_cbs.append(
+                        (KafkaError(KafkaError._NO_OFFSET, "Local: No offset stored"), nothing)
+                    )
+                    self.state.slow = True
                 return None
             raise KafkaException(KafkaError(KafkaError._NO_OFFSET, "No offset to commit"))
         with self._lock:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopAIOConsumer, CoopConsumer
@@ -219,3 +219,37 @@ def test_a_commit_from_another_thread_never_passes_an_unmarked_record(
     consumer.close()
     assert highest and max(highest) <= 10, f"committed up to {max(highest, default=None)}: 10 never finished"
     assert [tp.offset for tp in final] == [10] and held(admin, group, topic) == 10
+
+
+def test_an_asynchronous_commit_with_nothing_new_reports_no_offset_through_on_commit(
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+) -> None:
+    """confluent reports it through the callback, inside the next poll, with the assigned partitions."""
+    topic = topic_factory(1)
+    produce_keyed(bootstrap, topic, partitions=1, per_partition=3)
+    reported = {}
+    for name, factory in CLIENTS.items():
+        seen: list[tuple[Any, Any]] = []
+        conf = consumer_conf(
+            bootstrap,
+            unique(f"no-offset-{name}"),
+            "cooperative-sticky",
+            marks=False,
+            on_commit=lambda err, partitions, seen=seen: seen.append((err, partitions)),
+        )
+        consumer = factory(conf)
+        consumer.subscribe([topic])
+        list(take(consumer, 3))
+        consumer.commit(asynchronous=False)
+        assert consumer.commit(asynchronous=True) is None
+        for _ in range(3):
+            consumer.poll(0.2)
+        consumer.close()
+        reported[name] = [  # (the synchronous commit's own callback is another matter: not compared)
+            (err.code(), [(tp.topic, tp.partition, tp.offset) for tp in parts])
+            for err, parts in seen
+            if err is not None
+        ]
+    assert reported["kafka-coop"] == reported["confluent"] == [(KafkaError._NO_OFFSET, [(topic, 0, -1001)])]
