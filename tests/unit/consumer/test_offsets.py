@@ -19,6 +19,7 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from kafka_coop.consumer import CoopConsumer, _core, _offsets
 from kafka_coop.errors import InvalidInput
+from kafka_coop.settings import ConsumerSettings
 from kafka_coop.sinks import MemorySink
 from kafka_coop.testing import FakeConsumer, FakeGroup, FakeMessage
 from tests.unit.consumer.helpers import T, conf_for, hand_out, last, make, mark, parts
@@ -97,6 +98,46 @@ def test_one_partitions_commit_offset(
     position: int | None, floor: int | None, unfinished: int | None, held: int | None, expected: int | None
 ) -> None:
     assert _offsets.commit_offset(position, floor, unfinished=unfinished, held=held) == expected
+
+
+def test_all_done_commits_the_offset_after_the_highest_record_registered_with_its_epoch() -> None:
+    """Never the client's position: a record taken by a call but not registered yet is never passed."""
+    ledger = _offsets.Ledger()
+    first = [FakeMessage(T, 0, o, leader_epoch=3) for o in range(50)]
+    ledger.handed.append(first)
+    for record in first:
+        ledger.marks.append(record)
+    ledger.fold()
+    assert ledger.commit_point((T, 0)) == (50, 3, None), "records 50-99 may be out, unregistered"
+
+
+def test_the_committed_epoch_is_the_unfinished_records_not_the_last_handed_out() -> None:
+    ledger = _offsets.Ledger()
+    ledger.handed.append([FakeMessage(T, 0, 0, leader_epoch=1), FakeMessage(T, 0, 1, leader_epoch=2)])
+    ledger.handed.append([FakeMessage(T, 0, 2, leader_epoch=5)])
+    ledger.marks.append(ledger.handed[0][0])
+    ledger.fold()
+    assert ledger.commit_point((T, 0)) == (1, 2, None)
+
+
+def test_a_partition_with_no_mark_since_it_was_assigned_commits_nothing() -> None:
+    ledger = _offsets.Ledger()
+    ledger.handed.append([msg(o) for o in range(5)])
+    ledger.fold()
+    assert ledger.commit_point((T, 0)) is None
+
+
+def test_store_offsets_metadata_goes_with_its_own_offset_only() -> None:
+    ledger = _offsets.Ledger()
+    ledger.handed.append([msg(o) for o in range(5)])
+    ledger.marks.append((T, 0, 3, "m"))
+    ledger.fold()
+    assert ledger.commit_point((T, 0)) == (3, 0, "m")
+    for offset in (3, 4):
+        ledger.marks.append(FakeMessage(T, 0, offset))
+    ledger.fold()
+    assert ledger.commit_point((T, 0)) is not None
+    assert ledger.commit_point((T, 0))[2] is None, "a later offset carries no metadata"
 
 
 def test_the_offset_rules_import_no_client() -> None:
@@ -640,3 +681,15 @@ def test_an_interval_commit_that_raised_is_sent_again_though_its_offset_did_not_
     consumer.poll(0)
     assert inner.committed_offsets == {(T, 0): 5}
     consumer.close()
+
+
+def test_default_topic_config_as_a_dict_is_taken_as_confluent_takes_it() -> None:
+    consumer, _, _ = make(conf={"default.topic.config": {"auto.offset.reset": "latest"}})
+    assert consumer._core.prepared.rendered["auto.offset.reset"] == "earliest", "a top-level one wins"
+    consumer.close()
+    alone = {
+        "bootstrap.servers": "b:9092",
+        "group.id": "g",
+        "default.topic.config": {"auto.offset.reset": "latest"},
+    }
+    assert ConsumerSettings.from_conf(alone).render()["auto.offset.reset"] == "latest"
