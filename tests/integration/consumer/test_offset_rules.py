@@ -253,3 +253,68 @@ def test_an_asynchronous_commit_with_nothing_new_reports_no_offset_through_on_co
             if err is not None
         ]
     assert reported["kafka-coop"] == reported["confluent"] == [(KafkaError._NO_OFFSET, [(topic, 0, -1001)])]
+
+
+# --- a commit refused during a rebalance ---------------------------------------------------------
+def test_an_interval_commit_refused_during_a_rebalance_is_made_as_soon_as_it_ends(
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+) -> None:
+    """A cooperative rebalance's second round: the interval commit that falls due between the revoke and
+    the next assignment carries the old generation (ILLEGAL_GENERATION). It is made again by the first
+    call after the assignment, not an interval (2.5 s) later: a kill in between redelivers less."""
+    topic = topic_factory(4)
+    group = unique("retry-after-rebalance")
+    stop = threading.Event()
+
+    def produce() -> None:
+        producer = Producer({"bootstrap.servers": bootstrap})
+        while not stop.is_set():
+            for p in range(4):
+                producer.produce(topic, b"x", partition=p)
+            producer.poll(0)
+            time.sleep(0.005)
+        producer.flush(5)
+
+    def serve(consumer: Any) -> None:  # the second member joins, and serves its rebalances
+        for _ in range(300):
+            consumer.poll(0.1)
+
+    feeder = threading.Thread(target=produce, daemon=True)
+    feeder.start()
+    commits: list[tuple[float, int | None]] = []
+    assigned: list[float] = []
+    conf = consumer_conf(
+        bootstrap,
+        group,
+        "cooperative-sticky",
+        marks=False,
+        **{"auto.commit.interval.ms": 2500},
+        on_commit=lambda err, _parts: commits.append((time.monotonic(), err.code() if err else None)),
+    )
+    member = CoopConsumer(
+        conf, events=lambda e: assigned.append(time.monotonic()) if e.kind == "assigned" else None
+    )
+    member.subscribe([topic])
+    other = None
+    refused = (KafkaError.ILLEGAL_GENERATION, KafkaError.REBALANCE_IN_PROGRESS, KafkaError.UNKNOWN_MEMBER_ID)
+    try:
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline:
+            member.poll(0.05)
+            if other is None and len(assigned) >= 1 and any(code is None for _, code in commits):
+                other = Consumer(consumer_conf(bootstrap, group, "cooperative-sticky", marks=False))
+                other.subscribe([topic])
+                threading.Thread(target=serve, args=(other,), daemon=True).start()
+            failed = [t for t, code in commits if code in refused]
+            if failed and any(t > failed[0] and code is None for t, code in commits):
+                break
+    finally:
+        stop.set()
+        member.close()
+    failed = [t for t, code in commits if code in refused]
+    assert failed, f"no interval commit fell inside the rebalance: {commits}"
+    ended = min(t for t in assigned if t > failed[0])
+    retried = min(t for t, code in commits if t > failed[0] and code is None)
+    assert retried - ended < 0.6, f"made {retried - ended:.2f} s after the rebalance ended"
