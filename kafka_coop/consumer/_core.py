@@ -359,8 +359,17 @@ class Core:
             positions = self.inner.position(client_partitions(self.keys()))
         except Exception:  # closed, or the group terminated: nothing to seek
             return
-        # Not further back than what is known done: the last commit, and the batch the call came after.
+        # Not further back than what is known done: the last commit, and the batch the call came after;
+        # under explicit marks, what the ledger registered as handed out before the call (exactly where
+        # the records the call took begin: a call that took none fetches nothing again).
         known = dict(self.confirmed)
+        if self.ledger is not None:
+            with self._lock:
+                self.ledger.fold()
+                for key in self.keys():
+                    high = self.ledger.handed_high(key)
+                    if high >= 0:
+                        known[key] = max(known.get(key, 0), high)
         batch: list[Any] = held if isinstance(held, list) else [] if held is None else [held]
         for msg in batch:
             if msg.error() is None:

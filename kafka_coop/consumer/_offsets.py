@@ -167,6 +167,12 @@ class Ledger:
         progress = self.parts.get(key)
         return -1 if progress is None else progress.below
 
+    def handed_high(self, key: Key) -> int:
+        """The offset after the highest record of `key` registered as handed out (fold first), or -1."""
+        progress, last = self.parts.get(key), self.last_done.get(key)
+        high = -1 if last is None else last.offset() + 1
+        return high if progress is None else max(high, progress.high)
+
     def commit_point(self, key: Key) -> tuple[int, int | None, str | None] | None:
         """The explicit-marks commit of one partition (fold first): (offset, leader epoch, metadata), or
         None when nothing was marked since it was assigned (as librdkafka commits nothing unstored).

@@ -693,3 +693,23 @@ def test_default_topic_config_as_a_dict_is_taken_as_confluent_takes_it() -> None
         "default.topic.config": {"auto.offset.reset": "latest"},
     }
     assert ConsumerSettings.from_conf(alone).render()["auto.offset.reset"] == "latest"
+
+
+def test_under_marks_ctrl_c_in_a_call_that_took_nothing_fetches_nothing_again() -> None:
+    """The client drops what a broken call took; the ledger knows what was handed out before it, so the
+    partition goes back exactly there (no duplicates of records already handed out)."""
+    consumer, inner, _ = make(conf=NO_INTERVAL)
+    inner.rebalance("assign", parts(0))
+    inner.group.produce(T, 0, *[b"x"] * 6)
+    for record in consumer.consume(6, 0):
+        consumer.mark_done(record)
+
+    def ctrl_c() -> None:
+        raise KeyboardInterrupt
+
+    inner.on_poll.append(ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        consumer.consume(3, 0)  # nothing left to take
+    assert consumer.consume(10, 0) == [], "records 3-5 were handed out already"
+    consumer.close()
+    assert inner.committed_offsets == {(T, 0): 6}
