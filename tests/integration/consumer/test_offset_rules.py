@@ -247,7 +247,7 @@ def test_an_asynchronous_commit_with_nothing_new_reports_no_offset_through_on_co
         for _ in range(3):
             consumer.poll(0.2)
         consumer.close()
-        reported[name] = [  # (the synchronous commit's own callback is another matter: not compared)
+        reported[name] = [  # (a synchronous commit's own callback is not compared)
             (err.code(), [(tp.topic, tp.partition, tp.offset) for tp in parts])
             for err, parts in seen
             if err is not None
