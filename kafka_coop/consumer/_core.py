@@ -14,8 +14,11 @@ gives it a `run_hook` that runs hooks and sinks on the event loop). It owns:
   error or a hook's interrupt (seeking the call's records back: nothing it took is lost), applies
   deferred seeks, runs the freeze check, and makes the interval commit when it is due: on the polling
   thread, inside `poll`/`consume`, never behind the application's back (the Java consumer's rule);
-- the **committer**: every commit is kafka-coop's, with explicit offsets and the leader epoch (interval,
-  revoke, close, the application's `commit()`); the client itself stores and commits nothing;
+- the **committer**: every commit is kafka-coop's, with explicit offsets and the committed record's
+  leader epoch; the client itself stores and commits nothing. Interval, revoke, close and unassign
+  commits are made on the application's behalf only with `enable.auto.commit=true` (librdkafka's and
+  the Java client's rule); none goes below what the group holds as far as kafka-coop knows
+  (`known_floor`: confirmed, or sent by the application's own `commit(message=/offsets=)`);
 - the **step executor** the handler's rebalance generators run on, on the callback's own thread;
 - **close**: commit what is done, close the client (revoking through the handler), bounded by a timeout
   if asked.
@@ -37,7 +40,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, Message
+from confluent_kafka import OFFSET_INVALID, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
 from kafka_coop._waiting import StillRunning, bounded_call
@@ -76,6 +79,17 @@ CLOSE_REBALANCE_WAIT_S = 5.0
 # How long close() waits for the client's own close of a member its group dropped (`_close_client`).
 CLIENT_CLOSE_WAIT_S = 30.0
 HELD_NOW = object()
+# A commit refused with one of these was sent while the group rebalanced: made again when it ends.
+REBALANCE_CODES = frozenset(
+    {
+        KafkaError.ILLEGAL_GENERATION,
+        KafkaError.REBALANCE_IN_PROGRESS,
+        KafkaError.UNKNOWN_MEMBER_ID,
+        KafkaError.STALE_MEMBER_EPOCH,
+    }
+)
+# ... and at the latest this long after (KIP-848: a new epoch may come with no rebalance callback).
+STALE_EPOCH_RETRY_S = 0.5
 # A seek librdkafka could not apply because fetching had not started where the seek could land.
 NOT_FETCHING_YET = (KafkaError._STATE, KafkaError._OUTDATED)
 # Explicit marks keep every record handed out alive until the next fold; folding every few hundred
@@ -131,6 +145,14 @@ class Core:
         self.floors: dict[Key, int] = {}  # where kafka-coop sought a partition to: done below it
         self.confirmed: dict[Key, int] = {}  # what the broker confirmed kafka-coop committed
         self.sent: dict[Key, int] = {}  # what kafka-coop sent last (an interval commit may be in flight)
+        # What the application committed itself with explicit offsets (`commit(message=/offsets=)`), as
+        # sent: a floor for every later commit of kafka-coop's (never rewind what the app committed).
+        self.app_sent: dict[Key, int] = {}
+        # A commit refused because the group is rebalancing: sent again as soon as the rebalance ends.
+        self.retry_after_rebalance = False
+        # on_commit calls of commits kafka-coop answered itself (an asynchronous `commit()` with nothing
+        # new): made inside the next poll/consume, where librdkafka makes its own.
+        self.deferred_commit_cbs: deque[tuple[Any, list[ClientPartition]]] = deque()
         self.pending_seeks: dict[Key, ClientPartition] = {}
         # Seeks made but not yet seen to hold: partition -> [offset sought, seeks made again]
         self.unconfirmed_seeks: dict[Key, list[int]] = {}
@@ -300,6 +322,8 @@ class Core:
             raise interrupt
         while self.warnings:  # events go to the sink from the polling thread, as every event does
             self.emit(handler.lifecycle("warning", handler.member_id, error=self.warnings.popleft()))
+        while self.deferred_commit_cbs:
+            self._on_commit(*self.deferred_commit_cbs.popleft())
         now = _monotonic()
         if self.pending_seeks:
             messages = self._apply_pending_seeks(messages)
@@ -339,8 +363,17 @@ class Core:
             positions = self.inner.position(client_partitions(self.keys()))
         except Exception:  # closed, or the group terminated: nothing to seek
             return
-        # Not further back than what is known done: the last commit, and the batch the call came after.
+        # Not further back than what is known done: the last commit, and the batch the call came after;
+        # under explicit marks, what the ledger registered as handed out before the call (exactly where
+        # the records the call took begin: a call that took none fetches nothing again).
         known = dict(self.confirmed)
+        if self.ledger is not None:
+            with self._lock:
+                self.ledger.fold()
+                for key in self.keys():
+                    high = self.ledger.handed_high(key)
+                    if high >= 0:
+                        known[key] = max(known.get(key, 0), high)
         batch: list[Any] = held if isinstance(held, list) else [] if held is None else [held]
         for msg in batch:
             if msg.error() is None:
@@ -416,6 +449,10 @@ class Core:
 
     def _note_seek(self, key: Key, offset: int) -> None:
         with self._lock:
+            # The application moved the partition itself: what it reads from here on is what it commits,
+            # as with confluent (the never-rewind floor is for what it did not ask for).
+            self.app_sent.pop(key, None)
+            self.confirmed.pop(key, None)
             if offset >= 0:
                 self.floors[key] = offset
                 self.unconfirmed_seeks[key] = [offset, 0]
@@ -491,43 +528,60 @@ class Core:
         return sorted({*self.handler.owned, *self.manual})
 
     def offsets(self, keys: Sequence[Key], *, done: object = None) -> list[ClientPartition]:
-        """What is done of `keys`, as explicit offsets with the leader epoch (no client lock taken
-        beyond `position`). Drop-in: the batch the application holds is not done, unless it is `done`
-        (the application said so: `commit()`, a clean `close()`)."""
+        """What is done of `keys`, as explicit offsets with the committed record's leader epoch, never
+        below what the group holds as far as kafka-coop knows (`known_floor`: a commit never rewinds).
+
+        Explicit marks: from the ledger alone (`Ledger.commit_point`), no client call. Drop-in: from the
+        client's `position` (no client lock taken beyond it); the batch the application holds is not
+        done, unless it is `done` (the application said so: `commit()`, a clean `close()`)."""
         if not keys:
             return []
         ledger = self.ledger
-        with self._lock:
-            if ledger is not None:
+        out = []
+        if ledger is not None:
+            with self._lock:
                 ledger.fold()
+                points = {k: ledger.commit_point(k) for k in keys}
+                carried = first_offsets(self.carry)  # taken, never handed out: never registered
+                known = {k: self.known_floor(k) for k in keys}
+            for key in keys:
+                point = points[key]
+                if point is None:
+                    continue
+                offset, epoch, metadata = point
+                if key in carried:
+                    offset = min(offset, carried[key])
+                if offset < known[key]:
+                    continue
+                out.append(commit_partition(key, offset, epoch, metadata))
+            return out
+        with self._lock:
             floors = dict(self.floors)
-            unfinished = {k: ledger.lowest_unfinished(k) for k in keys} if ledger is not None else {}
-            ranges = {k: ledger.range_mark(k) for k in keys} if ledger is not None else {}
-            metadata = {k: ledger.metadata(k) for k in keys} if ledger is not None else {}
             carried = first_offsets(self.carry)  # taken, never handed out: not done in any mode
+            known = {k: self.known_floor(k) for k in keys}
         held = self.state.held
         holding: dict[Key, int] = {}
-        if ledger is None and held is not None and held is not done:
+        if held is not None and held is not done:
             holding = first_offsets(held if isinstance(held, list) else [held])
         for key, first in carried.items():
             holding[key] = min(first, holding.get(key, first))
         positions = {(tp.topic, tp.partition): tp for tp in self.inner.position(client_partitions(keys))}
-        out = []
         for key in keys:
             tp = positions.get(key)
             position = tp.offset if tp is not None and tp.error is None and tp.offset >= 0 else None
-            offset = commit_offset(
-                position,
-                floors.get(key),
-                unfinished=unfinished.get(key),
-                held=holding.get(key),
-                range_mark=ranges.get(key, -1),
-            )
-            if offset is None:
+            done_to = commit_offset(position, floors.get(key), held=holding.get(key))
+            if done_to is None or done_to < known[key]:
                 continue
-            epoch = tp.leader_epoch if tp is not None and position is not None else None
-            out.append(commit_partition(key, offset, epoch, metadata.get(key)))
+            # The position's epoch is the last record handed out's: right only for the position itself.
+            epoch = tp.leader_epoch if tp is not None and done_to == position else None
+            out.append(commit_partition(key, done_to, epoch, None))
         return out
+
+    def known_floor(self, key: Key) -> int:
+        """What the group holds for `key` as far as kafka-coop knows (under `_lock`): what the broker
+        confirmed, or what the application itself committed (`commit(message=)`, `commit(offsets=)`,
+        counted from the moment it was sent). kafka-coop's own commits never go below it."""
+        return max(self.confirmed.get(key, -1), self.app_sent.get(key, -1))
 
     def may_commit(self) -> str | None:
         """Why kafka-coop must not commit now, or None."""
@@ -552,26 +606,41 @@ class Core:
             with self._lock:
                 for tp in offsets:
                     self.sent[(tp.topic, tp.partition)] = tp.offset
-            self.inner.commit(offsets=offsets, asynchronous=True)
+            try:
+                self.inner.commit(offsets=offsets, asynchronous=True)
+            except BaseException:
+                self._unsend(offsets)  # not sent: the next interval sends it again, changed or not
+                raise
         except (KafkaException, RuntimeError) as exc:
             self.log.info("Interval commit not sent: %s", describe_error(exc))
 
-    def commit_now(self, keys: Sequence[Key], *, done: object = None) -> list[ClientPartition]:
-        """A synchronous commit of what is done of `keys`; the result lists, for every key kafka-coop
-        committed now or before, the offset the group holds (per-partition errors included)."""
+    def commit_now(
+        self, keys: Sequence[Key], *, done: object = None, on_behalf: bool = False
+    ) -> list[ClientPartition]:
+        """A synchronous commit of what is done of `keys`; the result lists, for every key committed now
+        or before, the offset the group holds (per-partition errors included). `on_behalf` (a revoke,
+        a close, an unassign: not the application's own call): only with `enable.auto.commit=true`, as
+        librdkafka and the Java client commit on the application's behalf only then; otherwise it only
+        reports what the application's own commits left."""
         if self.may_commit() is not None:
             return []
-        offsets = [
-            tp
-            for tp in self.offsets(keys, done=done)
-            if self.confirmed.get((tp.topic, tp.partition)) != tp.offset
-        ]
+        offsets = []
+        if self.prepared.auto_commit or not on_behalf:
+            offsets = [
+                tp
+                for tp in self.offsets(keys, done=done)
+                if self.confirmed.get((tp.topic, tp.partition)) != tp.offset
+            ]
         result: list[ClientPartition] = []
         if offsets:
             with self._lock:
                 for tp in offsets:
                     self.sent[(tp.topic, tp.partition)] = tp.offset
-            result = list(self.inner.commit(offsets=offsets, asynchronous=False) or [])
+            try:
+                result = list(self.inner.commit(offsets=offsets, asynchronous=False) or [])
+            except BaseException:
+                self._unsend(offsets)
+                raise
             self._confirm(result)
         fresh = {(tp.topic, tp.partition) for tp in result}
         earlier = [
@@ -586,9 +655,16 @@ class Core:
         keys = sorted(keys)
         if keys and self.may_commit() is None:
             try:
-                self.commit_now(keys)
+                self.commit_now(keys, on_behalf=True)
             except KafkaException as exc:
                 self.log.warning("Commit before unassign failed: %s", describe_error(exc))
+
+    def _unsend(self, offsets: Iterable[ClientPartition]) -> None:
+        with self._lock:
+            for tp in offsets:
+                key = (tp.topic, tp.partition)
+                if self.sent.get(key) == tp.offset:
+                    self.sent.pop(key, None)
 
     def _confirm(self, partitions: Iterable[Any]) -> None:
         with self._lock:
@@ -610,14 +686,25 @@ class Core:
                 self.floors.pop(key, None)
                 self.confirmed.pop(key, None)
                 self.sent.pop(key, None)
+                self.app_sent.pop(key, None)
                 self.pending_seeks.pop(key, None)
                 self.unconfirmed_seeks.pop(key, None)
 
     def _on_commit(self, err: Any, partitions: Any) -> None:
         """librdkafka's commit callback (inside poll): the outcome of every commit, interval ones too."""
-        if err is not None and error_code(KafkaException(err)) not in (None, KafkaError._NO_OFFSET):
+        code = error_code(KafkaException(err)) if err is not None else None
+        if err is not None and code not in (None, KafkaError._NO_OFFSET):
             self.log.info("Commit failed: %s", err)
         self._confirm(partitions or [])
+        if code in REBALANCE_CODES or any(
+            getattr(tp.error, "code", lambda: None)() in REBALANCE_CODES for tp in partitions or []
+        ):
+            # Refused because the group is rebalancing: sent again as soon as the rebalance ends (the
+            # next assign or revoke), not an interval later; a KIP-848 epoch bump may bring no callback.
+            self._unsend(partitions or [])
+            self.retry_after_rebalance = True
+            self.next_commit = min(self.next_commit, _monotonic() + STALE_EPOCH_RETRY_S)
+            self.state.slow = True
         if self._user_on_commit is not None:
             self.run_hook(self._user_on_commit, (err, partitions))
 
@@ -638,6 +725,7 @@ class Core:
                 kwargs["message"] = message
             if offsets is not None:
                 kwargs["offsets"] = offsets
+            self._note_app_commit(message, offsets)
             result = self.inner.commit(**kwargs)
             if result is not None:
                 self._confirm(result)
@@ -654,15 +742,37 @@ class Core:
         ]
         if not todo:
             if asynchronous:
+                if self._user_on_commit is not None:  # confluent reports it in the next poll's callback
+                    nothing = [ClientPartition(k[0], k[1], OFFSET_INVALID) for k in self.keys()]
+                    self.deferred_commit_cbs.append(
+                        (KafkaError(KafkaError._NO_OFFSET, "Local: No offset stored"), nothing)
+                    )
+                    self.state.slow = True
                 return None
             raise KafkaException(KafkaError(KafkaError._NO_OFFSET, "No offset to commit"))
         with self._lock:
             for tp in todo:
                 self.sent[(tp.topic, tp.partition)] = tp.offset
-        result = self.inner.commit(offsets=todo, asynchronous=asynchronous)
+        try:
+            result = self.inner.commit(offsets=todo, asynchronous=asynchronous)
+        except BaseException:
+            self._unsend(todo)  # not committed: the next commit sends it again, changed or not
+            raise
         if result is not None:
             self._confirm(result)
         return result  # type: ignore[no-any-return]
+
+    def _note_app_commit(self, message: Any, offsets: list[ClientPartition] | None) -> None:
+        """The application commits these offsets itself: from now on none of kafka-coop's goes below."""
+        sent: list[tuple[Key, int]] = []
+        if message is not None and getattr(message, "error", lambda: None)() is None:
+            sent.append(((message.topic(), message.partition()), message.offset() + 1))
+        for tp in offsets or ():
+            if tp.offset >= 0:
+                sent.append(((tp.topic, tp.partition), tp.offset))
+        with self._lock:
+            for key, offset in sent:
+                self.app_sent[key] = max(offset, self.app_sent.get(key, -1))
 
     def store_offsets(self, message: Any = None, offsets: list[ClientPartition] | None = None) -> None:
         """confluent's `store_offsets` under explicit marks: a message is marked done; an offset says
@@ -706,7 +816,9 @@ class Core:
             # Inside poll/consume the application called again: the batch it held is done. Inside close
             # it is done unless close runs on an exception.
             return self.commit_now(
-                step.keys, done=self._close_done if self.handler.closing else self.state.held
+                step.keys,
+                done=self._close_done if self.handler.closing else self.state.held,
+                on_behalf=True,
             )
         if isinstance(step, Release):
             return self.release(step.keys)
@@ -739,9 +851,18 @@ class Core:
     def on_assign(self, _consumer: Any, partitions: list[ClientPartition]) -> None:
         self.errors.reached()
         self._callback(self.handler.assign(partitions))
+        self._rebalance_ended()
 
     def on_revoke(self, _consumer: Any, partitions: list[ClientPartition]) -> None:
         self._callback(self.handler.revoke(partitions))
+        self._rebalance_ended()
+
+    def _rebalance_ended(self) -> None:
+        """A commit refused during the rebalance is made by the next call, not an interval later."""
+        if self.retry_after_rebalance:
+            self.retry_after_rebalance = False
+            self.next_commit = _monotonic()
+            self.state.slow = True
 
     def on_lost(self, _consumer: Any, partitions: list[ClientPartition]) -> None:
         self._callback(self.handler.lose(partitions))
@@ -769,7 +890,7 @@ class Core:
     # --- close -------------------------------------------------------------------------------------
     def close_intended(self, batch_done: bool) -> list[ClientPartition]:
         """What a close would commit (read before a bounded close starts, to say what it could not)."""
-        if self.may_commit() is not None:
+        if self.may_commit() is not None or not self.prepared.auto_commit:
             return []
         return self.offsets(self.keys(), done=self.state.held if batch_done else None)
 

@@ -99,6 +99,19 @@ static inline double coarse_now(void) {
 static PyObject *FastPoll_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
                                      PyObject *kwnames) {
     FastPoll *self = (FastPoll *)callable;
+    /* poll(timeout=-1), refused before the client is called (as the Python path's signature refuses
+     * it): a TypeError from inside the client's call would count as a broken call, seeking back. */
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs + nkw > 1) {
+        PyErr_Format(PyExc_TypeError, "poll() takes at most 1 argument (%zd given)", nargs + nkw);
+        return NULL;
+    }
+    if (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "timeout") != 0) {
+        PyErr_Format(PyExc_TypeError, "poll() got an unexpected keyword argument '%U'",
+                     PyTuple_GET_ITEM(kwnames, 0));
+        return NULL;
+    }
     PyObject *msg = PyObject_Vectorcall(self->inner, args, nargsf, kwnames);
     if (msg == NULL) {
         PyObject *type, *value, *tb;

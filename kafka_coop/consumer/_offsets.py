@@ -1,16 +1,19 @@
 """What may be committed: kafka-coop's own record of what the application has finished, per partition.
 
 Pure (no client): the drivers feed it what they handed out and what the application marked, and ask
-it for one partition's commit offset given the client's position. Two rules, one per mode:
+it for one partition's commit. Two rules, one per mode (docs/consumer.md, "The offset contract"):
 
 - **Drop-in** ("what the application polled past is done", the Java consumer's rule): the commit offset
   is the client's position (the offset after the last record handed out), except that records the
   application still holds (the batch of its last `poll`/`consume`, until it calls again or commits)
-  are not done.
+  are not done (`commit_offset`).
 - **Explicit marks** (`mark_done`, `store_offsets`): the commit offset is the lowest record handed out
-  and not marked done (Confluent Parallel Consumer's rule), or the position when every record is done.
-  Contiguity is over the records handed out, never over integers: compaction and transaction markers
-  leave offsets that are never delivered, and a gap must not stall the commit.
+  and not marked done (Confluent Parallel Consumer's rule), or, when every record handed out is done,
+  the offset after the highest one registered here (`Ledger.commit_point`). The client's position is
+  never read: a record a `poll` on another thread has taken but not registered yet is never passed.
+  Nothing is committed for a partition with no mark since it was assigned. Contiguity is over the
+  records handed out, never over integers: compaction and transaction markers leave offsets that are
+  never delivered, and a gap must not stall the commit.
 
 Marks come from any thread or task, in any order, and cost one `deque.append` (atomic under the GIL,
 no lock, no client call); they are folded in by the thread that commits, before it commits.
@@ -29,39 +32,48 @@ RangeMark = tuple[str, int, int, str | None]
 
 
 class Progress:
-    """One partition's records handed out under explicit marks: which are still unfinished."""
+    """One partition's records handed out under explicit marks: which are still unfinished, and the
+    highest one registered (with its leader epoch)."""
 
-    __slots__ = ("below", "inflight", "metadata", "order", "ordered")
+    __slots__ = ("below", "high", "high_epoch", "inflight", "marked", "metadata", "order", "ordered")
 
     def __init__(self) -> None:
-        self.inflight: set[int] = set()
+        self.inflight: dict[int, int | None] = {}  # offset -> the record's leader epoch
         self.order: deque[int] = deque()  # offsets in the order they were handed out
         self.ordered = True  # False after a record came out below an earlier one (a seek back)
         self.below = -1  # a range mark: every record below it is done
-        self.metadata: str | None = None  # the last range mark's metadata
+        self.metadata: str | None = None  # the last range mark's metadata (for that offset only)
+        self.high = -1  # the offset after the highest record registered as handed out
+        self.high_epoch: int | None = None
+        self.marked = False  # a record was marked done (or a range mark made) since it was assigned
 
-    def handed_out(self, offset: int) -> None:
+    def handed_out(self, offset: int, epoch: int | None) -> None:
         if self.order and offset <= self.order[-1]:
             self.ordered = False
         self.order.append(offset)
-        self.inflight.add(offset)
+        self.inflight[offset] = epoch
+        if offset >= self.high:
+            self.high, self.high_epoch = offset + 1, epoch
 
     def done(self, offset: int) -> None:
-        self.inflight.discard(offset)
+        self.inflight.pop(offset, None)
+        self.marked = True
 
     def done_below(self, offset: int, metadata: str | None = None) -> None:
-        self.below = max(self.below, offset)
-        self.metadata = metadata
+        if offset >= self.below:
+            self.below, self.metadata = offset, metadata
+        self.marked = True
 
-    def lowest_unfinished(self) -> int | None:
+    def lowest_unfinished(self) -> tuple[int, int | None] | None:
+        """The lowest record handed out and not done, with its leader epoch, or None."""
         below, inflight, order = self.below, self.inflight, self.order
         if not self.ordered:  # rare: rebuild in offset order
             live = sorted(o for o in inflight if o >= below)
-            self.inflight, self.order, self.ordered = set(live), deque(live), True
-            return live[0] if live else None
+            self.inflight, self.order, self.ordered = {o: inflight[o] for o in live}, deque(live), True
+            return (live[0], self.inflight[live[0]]) if live else None
         while order and (order[0] not in inflight or order[0] < below):
-            inflight.discard(order.popleft())
-        return order[0] if order else None
+            inflight.pop(order.popleft(), None)
+        return (order[0], inflight[order[0]]) if order else None
 
 
 class Ledger:
@@ -74,6 +86,9 @@ class Ledger:
         # A message marked done, or a RangeMark: appended by any thread or task.
         self.marks: deque[Any] = deque()
         self.parts: dict[Key, Progress] = {}
+        # The last record of each partition done in hand-out order (the sequential loop's fast path:
+        # no `Progress` bookkeeping, only this store), for the offset after the highest record done.
+        self.last_done: dict[Key, Any] = {}
 
     def fold(self) -> None:
         """Take in what was handed out and what was marked (a mark is always for a record handed out
@@ -81,8 +96,8 @@ class Ledger:
 
         Marks that come in the order their records were handed out (the sequential loop: poll, process,
         mark) are matched by identity and dropped together: a record done in order needs no bookkeeping,
-        the client's position covers it. Anything else goes through `Progress`."""
-        handed, marks, parts = self.handed, self.marks, self.parts
+        only the partition's last such record is kept. Anything else goes through `Progress`."""
+        handed, marks, parts, last_done = self.handed, self.marks, self.parts, self.last_done
         while marks:
             mark = marks[0]
             if type(mark) is tuple:  # a range mark: applies whenever its records are taken in
@@ -97,6 +112,7 @@ class Ledger:
                 if item is mark:
                     handed.popleft()
                     marks.popleft()
+                    last_done[(mark.topic(), mark.partition())] = mark
                     continue
                 if type(item) is list and item and item[0] is mark and self._take_in_order(item):
                     handed.popleft()
@@ -121,7 +137,7 @@ class Ledger:
             progress = parts.get(key)
             if progress is None:
                 progress = parts[key] = Progress()
-            progress.handed_out(msg.offset())
+            progress.handed_out(msg.offset(), msg.leader_epoch())
 
     def _take_in_order(self, batch: list[Any]) -> bool:
         """Pop the marks of `batch`'s records if they come first and in its order; else leave them.
@@ -136,25 +152,59 @@ class Ledger:
             if mark is not record:
                 marks.extendleft(reversed(taken))
                 return False
+        last_done = self.last_done
+        for record in batch:
+            if record.error() is None:
+                last_done[(record.topic(), record.partition())] = record
         return True
 
     def lowest_unfinished(self, key: Key) -> int | None:
         progress = self.parts.get(key)
-        return None if progress is None else progress.lowest_unfinished()
+        lowest = None if progress is None else progress.lowest_unfinished()
+        return None if lowest is None else lowest[0]
 
     def range_mark(self, key: Key) -> int:
         progress = self.parts.get(key)
         return -1 if progress is None else progress.below
 
-    def metadata(self, key: Key) -> str | None:
-        progress = self.parts.get(key)
-        return None if progress is None else progress.metadata
+    def handed_high(self, key: Key) -> int:
+        """The offset after the highest record of `key` registered as handed out (fold first), or -1."""
+        progress, last = self.parts.get(key), self.last_done.get(key)
+        high = -1 if last is None else last.offset() + 1
+        return high if progress is None else max(high, progress.high)
+
+    def commit_point(self, key: Key) -> tuple[int, int | None, str | None] | None:
+        """The explicit-marks commit of one partition (fold first): (offset, leader epoch, metadata), or
+        None when nothing was marked since it was assigned (as librdkafka commits nothing unstored).
+
+        The offset is the lowest record handed out and not done; when every record handed out is done,
+        the offset after the highest one registered (records a call took but nobody registered yet are
+        never passed: the client's position is not read). A range mark above that is committed as
+        given, with its metadata (a later commit of another offset carries none). The epoch is the
+        committed record's: the unfinished record's, or the highest done record's."""
+        progress, last = self.parts.get(key), self.last_done.get(key)
+        if last is None and (progress is None or not progress.marked):
+            return None
+        offset, epoch = -1, None
+        if last is not None:
+            offset, epoch = last.offset() + 1, last.leader_epoch()
+        if progress is None:
+            return offset, epoch, None
+        lowest = progress.lowest_unfinished()
+        if lowest is not None:
+            offset, epoch = lowest
+        elif progress.high > offset:
+            offset, epoch = progress.high, progress.high_epoch
+        if progress.below >= 0 and progress.below >= offset:
+            return progress.below, epoch if progress.below == offset else None, progress.metadata
+        return offset, epoch, None
 
     def release(self, keys: Iterable[Key]) -> None:
         """The partitions left: forget them (marks still queued for them are dropped when folded)."""
         self.fold()
         for key in keys:
             self.parts.pop(key, None)
+            self.last_done.pop(key, None)
 
 
 def first_offsets(messages: Iterable[Any]) -> dict[Key, int]:

@@ -133,9 +133,11 @@ def _flag(rendered: Mapping[str, str], key: str, *, default: bool) -> bool:
     value = rendered.get(key)
     if value is None:
         return default
-    if value.strip().lower() in ("true", "1", "yes", "on"):
+    # librdkafka's own parse (rdkafka_conf.c, checked against confluent_kafka.Consumer): true/t/1 and
+    # false/f/0, any case, nothing else (no "yes"/"on", no blanks).
+    if value.lower() in ("true", "t", "1"):
         return True
-    if value.strip().lower() in ("false", "0", "no", "off"):
+    if value.lower() in ("false", "f", "0"):
         return False
     raise InvalidInput(f"{key}={value!r} is not a boolean.", hint=f"Set {key} to true or false.")
 

@@ -52,14 +52,18 @@ class CoopConsumer:
       as confluent-kafka's does. Confluent code needs no change.
     - **Explicit marks**, with `enable.auto.offset.store=false` (librdkafka's way of saying "I store
       offsets myself"): a record is done when `mark_done(msg)` (or `store_offsets`) says so, from any
-      thread, in any order; a partition's commit is its lowest record not done, so it never passes a
-      record in flight or failed.
+      thread, in any order; a partition's commit is its lowest record handed out and not done (or the
+      offset after the highest handed out, all done), read from kafka-coop's own ledger, never from the
+      client's position: it never passes a record in flight, failed, or not handed out yet.
 
-    What is done is committed every `auto.commit.interval.ms` when `enable.auto.commit` is true (the
-    default), on the polling thread inside `poll`/`consume`; on revoke, before the partitions go; on
-    `close()`; and by `commit()`. On lost (evicted, fenced, fatal) nothing is committed. With
-    `transactional=True` the application's producer transactions own the commit
-    (`send_offsets_to_transaction(consumer.committable(), ...)`) and kafka-coop commits nothing.
+    With `enable.auto.commit=true` (the default) what is done is committed every
+    `auto.commit.interval.ms`, on the polling thread inside `poll`/`consume`; on revoke, before the
+    partitions go; and on `close()`. With `enable.auto.commit=false` kafka-coop commits nothing on the
+    application's behalf, as confluent-kafka and the Java client: only `commit()` commits. No commit of
+    kafka-coop's goes below what the application committed itself (`commit(message=/offsets=)`). On
+    lost (evicted, fenced, fatal) nothing is committed. With `transactional=True` the application's
+    producer transactions own the commit (`send_offsets_to_transaction(consumer.committable(), ...)`)
+    and kafka-coop commits nothing.
 
     A fatal client error (e.g. another member took this `group.instance.id`) emits `lost` with an empty
     `owned`, runs `on_lost`, and raises `ConsumerFailed` (`InstanceIdConflict` for the id cases) from

@@ -93,6 +93,9 @@ def parse_assignors(value: str) -> tuple[str, ...]:
     return names
 
 
+DEFAULT_TOPIC_CONFIG = "default.topic.config"
+
+
 def _scalar(key: str, value: Any) -> str:
     """librdkafka takes strings; confluent-kafka also accepts bools and numbers, so normalize those."""
     if key in CALLBACK_KEYS or callable(value):
@@ -372,9 +375,20 @@ def _normalize_fields(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _flatten_topic_config(conf: Mapping[str, Any]) -> dict[str, Any]:
+    """confluent-kafka takes `default.topic.config` as a dict of topic settings (the older way to write
+    e.g. `auto.offset.reset`): its entries count as top-level settings, a top-level one winning."""
+    topic_conf = conf.get(DEFAULT_TOPIC_CONFIG)
+    if not isinstance(topic_conf, Mapping):
+        return dict(conf)
+    flat = {str(k): v for k, v in topic_conf.items()}
+    flat.update((k, v) for k, v in conf.items() if k != DEFAULT_TOPIC_CONFIG)
+    return flat
+
+
 def _fields_from_conf(conf: Mapping[str, Any]) -> dict[str, Any]:
     """Split a librdkafka dict into typed fields, extras and secrets, mapping the rebalance keys."""
-    rest = {str(k): _scalar(str(k), v) for k, v in conf.items()}
+    rest = {str(k): _scalar(str(k), v) for k, v in _flatten_topic_config(conf).items()}
     fields: dict[str, Any] = {}
     servers = rest.pop("bootstrap.servers", None)
     brokers = rest.pop("metadata.broker.list", None)

@@ -2,8 +2,8 @@
 
 Each test reads the committed offsets back from the broker (not from our own events), checks the
 events, and checks `owned` against the client's `assignment()` at every event (AioMember).
-Members run with `enable.auto.commit=false`, so every committed offset was committed by the
-contract (revoke, close), not by librdkafka's timer.
+Members run with an interval no test reaches (`auto.commit.interval.ms=3600000`), so every committed
+offset was committed by the contract (revoke, close), not by the interval.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from tests.integration.consumer.members import (
 from tests.integration.topics import read_all
 
 PROTOCOLS = ["eager-range", "cooperative-sticky", "consumer"]
-MANUAL = {"enable_auto_commit": "false"}
+MANUAL = {"auto_commit_interval_ms": "3600000"}
 
 
 def _stripped(member: AioMember) -> int | None:

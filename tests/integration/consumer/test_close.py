@@ -89,7 +89,7 @@ def test_close_after_a_static_members_poll_overrun_mid_rebalance_is_no_fatal_err
     assert all(broker[(topic, p)] in (4, 10) for p in range(2)), broker
 
 
-@pytest.mark.parametrize("auto_commit", ["off", "default"])
+@pytest.mark.parametrize("auto_commit", ["no-interval", "default"])
 def test_close_after_a_manual_assign_commits_what_was_marked_done(
     bootstrap: str,
     admin: ClusterAdmin,
@@ -97,11 +97,11 @@ def test_close_after_a_manual_assign_commits_what_was_marked_done(
     unique: Callable[[str], str],
     auto_commit: str,
 ) -> None:
-    """ "off": only the close can commit; "default": librdkafka's auto commit on, as services run it."""
+    """ "no-interval": only the close can commit; "default": auto commit on, as services run it."""
     topic = topic_factory(1)
     group = unique("close-assigned")
     produce_keyed(bootstrap, topic, partitions=1, per_partition=10)
-    extra = {"enable.auto.commit": "false"} if auto_commit == "off" else {}
+    extra = {"auto.commit.interval.ms": "3600000"} if auto_commit == "no-interval" else {}
     conf = marking_conf(bootstrap, group, "eager-range", **extra)
     consumer = CoopConsumer(conf)
     try:

@@ -79,7 +79,7 @@ def test_a_record_whose_processing_raised_is_not_committed_when_the_with_block_e
     topic = topic_factory(1)
     group = unique(f"raise-{rebalance}-{membership}")
     produce_keyed(bootstrap, topic, partitions=1, per_partition=10)
-    extra: dict[str, Any] = {"enable.auto.commit": "false"}
+    extra: dict[str, Any] = {"auto.commit.interval.ms": "3600000"}
     if membership == "static":
         extra["group.instance.id"] = f"{group}-0"
     recorder = Recorder()
@@ -128,14 +128,20 @@ def test_revoke_commits_what_is_marked_done_and_the_next_owner_resumes_right_aft
         rebalance,
         "first",
         mark=lambda msg: msg.offset() < marked_below,
-        enable_auto_commit="false",
+        auto_commit_interval_ms=3600000,
         **static("first"),
     )
     second = None
     try:
         wait_for(lambda: sum(len(v) for v in first.processed.values()) == 40, what="first to read everything")
         second = ThreadMember(
-            bootstrap, group, [topic], rebalance, "second", enable_auto_commit="false", **static("second")
+            bootstrap,
+            group,
+            [topic],
+            rebalance,
+            "second",
+            auto_commit_interval_ms=3600000,
+            **static("second"),
         )
         wait_for(
             lambda: len(second.owned) > 0 and len(first.owned) + len(second.owned) == partitions,
@@ -176,7 +182,7 @@ def test_a_member_fenced_by_a_duplicate_instance_id_loses_everything_and_poll_sa
     produce_keyed(bootstrap, topic, partitions=2, per_partition=5)
     # No auto commit on either side: what the broker holds is exactly what the CoopConsumer committed.
     conf = conf_for(
-        bootstrap, group, rebalance, **{"group.instance.id": "svc-3", "enable.auto.commit": "false"}
+        bootstrap, group, rebalance, **{"group.instance.id": "svc-3", "auto.commit.interval.ms": "3600000"}
     )
     plain_conf = {k: v for k, v in conf.items()}
     kip848 = rebalance == "consumer"
@@ -253,7 +259,7 @@ def test_a_member_fenced_by_a_duplicate_instance_id_loses_everything_and_poll_sa
 # "default": librdkafka's auto commit, with explicit marks (finding 1 of issue 25: its own unassign used
 # to commit with the reset member id, a fatal FENCED_INSTANCE_ID); "librdkafka-defaults": auto commit
 # and auto offset store both on, a loop that never marks (the drop-in service).
-OVERRUN_AUTO_COMMIT = ["off", "default", "librdkafka-defaults"]
+OVERRUN_AUTO_COMMIT = ["no-interval", "default", "librdkafka-defaults"]
 
 
 @pytest.mark.parametrize("auto_commit", OVERRUN_AUTO_COMMIT)
@@ -277,7 +283,7 @@ def test_a_static_member_that_overran_its_poll_interval_mid_rebalance_loses_with
         "session_timeout_ms": 6000,
         "max_poll_interval_ms": 7000,
         "heartbeat_interval_ms": 500,
-        **({"enable_auto_commit": "false"} if auto_commit == "off" else {}),
+        **({"auto_commit_interval_ms": "3600000"} if auto_commit == "no-interval" else {}),
     }
     stalled = ThreadMember(
         bootstrap,
@@ -400,7 +406,7 @@ def test_a_revoke_whose_commit_fails_for_one_partition_reports_what_the_broker_h
     topic = topic_factory(2)
     group = unique("partial")
     produce_keyed(bootstrap, topic, partitions=2, per_partition=3)
-    no_auto = {"enable_auto_commit": "false"}
+    no_auto = {"auto_commit_interval_ms": "3600000"}
     first = ThreadMember(bootstrap, group, [topic], "eager-range", "first", mark=lambda msg: False, **no_auto)
     second = None
     try:
@@ -434,7 +440,7 @@ def test_a_static_member_fenced_after_its_own_poll_limit_ran_out_is_told_so_and_
     produce_keyed(bootstrap, topic, partitions=2, per_partition=10)
     timing = {"session.timeout.ms": "6000", "max.poll.interval.ms": "6000", "heartbeat.interval.ms": "500"}
     conf = conf_for(bootstrap, group, "cooperative-sticky", **{"group.instance.id": f"{group}-0", **timing})
-    conf["enable.auto.commit"] = "false"
+    conf["auto.commit.interval.ms"] = "3600000"
     recorder = Recorder()
     consumer = CoopConsumer(conf, events=recorder)
     recorder.consumer = consumer

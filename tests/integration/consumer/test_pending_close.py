@@ -49,7 +49,7 @@ DRIVERS = ["sync", "asyncio"]
 PARTITIONS = 4
 PER_PARTITION = 10
 MARKED_BELOW = 6  # the member under test marks offsets 0-5 done, processes 6-9 without marking them
-MANUAL = {"enable_auto_commit": "false"}  # every committed offset comes from the contract, not a timer
+MANUAL = {"auto_commit_interval_ms": "3600000"}  # every committed offset comes from the contract, not a timer
 # The broker has sent the member its assignment when it reports it; the member's client queues the assign
 # as it reads that response. No client call shows the queued assign without serving it, so the close
 # waits this long past the broker's report (the scenario check below fails loudly if it was not enough).

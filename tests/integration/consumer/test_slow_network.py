@@ -50,7 +50,7 @@ def test_a_commit_with_an_epoch_the_group_moved_past_is_retried_and_commits_what
 ) -> None:
     topic = topic_factory(PARTITIONS)
     group = unique("stale-epoch")
-    manual = {"enable_auto_commit": "false"}
+    manual = {"auto_commit_interval_ms": "3600000"}
     # bootstrapped through toxiproxy: every connection of this member, the coordinator's included
     member = ThreadMember(
         faults.bootstrap, group, [topic], "consumer", "a", mark=lambda m: m.offset() < MARKED_BELOW, **manual

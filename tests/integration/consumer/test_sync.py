@@ -161,12 +161,14 @@ def test_commit_on_revoke_hands_over_at_exactly_the_next_unprocessed_offset(
     topic = topic_factory(PARTITIONS)
     group = unique("handover")
     producer = SteadyProducer(bootstrap, topic, PARTITIONS, rate=300).start()
-    first = ThreadMember(bootstrap, group, [topic], "cooperative-sticky", "first", enable_auto_commit="false")
+    first = ThreadMember(
+        bootstrap, group, [topic], "cooperative-sticky", "first", auto_commit_interval_ms=3600000
+    )
     second = None
     try:
         wait_for(lambda: sum(len(v) for v in first.processed.values()) >= 300, what="first to be mid-stream")
         second = ThreadMember(
-            bootstrap, group, [topic], "cooperative-sticky", "second", enable_auto_commit="false"
+            bootstrap, group, [topic], "cooperative-sticky", "second", auto_commit_interval_ms=3600000
         )
         wait_for(lambda: len(second.owned) == PARTITIONS // 2, what="half the partitions to move")
         wait_for(lambda: all(second.processed.get(p) for p in second.owned), what="second to consume each")

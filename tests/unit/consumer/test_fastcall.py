@@ -116,3 +116,14 @@ def test_a_call_that_raised_seeks_back_and_raises_the_same_exception(
 def test_the_timeout_is_passed_by_keyword_as_well(path: str) -> None:
     consumer, _ = drop_in(path)
     assert consumer.poll(timeout=0) is not None
+
+
+@pytest.mark.parametrize("call", [lambda c: c.poll(1.0, 2), lambda c: c.poll(tmeout=1.0)])
+def test_a_call_confluent_refuses_raises_type_error_and_seeks_nothing_back(path: str, call: Any) -> None:
+    """Refused before the client is called, as confluent refuses it: not a broken call (which seeks every
+    partition back by the call's size and forgets the record in hand)."""
+    consumer, _ = drop_in(path)
+    held = consumer._core.state.held
+    with pytest.raises(TypeError):
+        call(consumer)
+    assert consumer._core.state.held is held and not consumer._core.floors

@@ -19,9 +19,13 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from kafka_coop.consumer import CoopConsumer, _core, _offsets
 from kafka_coop.errors import InvalidInput
+from kafka_coop.settings import ConsumerSettings
 from kafka_coop.sinks import MemorySink
 from kafka_coop.testing import FakeConsumer, FakeGroup, FakeMessage
 from tests.unit.consumer.helpers import T, conf_for, hand_out, last, make, mark, parts
+
+# Auto commit on (commits on revoke and close), with no interval commit falling due in a test.
+NO_INTERVAL = {"auto.commit.interval.ms": "3600000"}
 
 
 def msg(offset: int, partition: int = 0) -> FakeMessage:
@@ -94,6 +98,46 @@ def test_one_partitions_commit_offset(
     position: int | None, floor: int | None, unfinished: int | None, held: int | None, expected: int | None
 ) -> None:
     assert _offsets.commit_offset(position, floor, unfinished=unfinished, held=held) == expected
+
+
+def test_all_done_commits_the_offset_after_the_highest_record_registered_with_its_epoch() -> None:
+    """Never the client's position: a record taken by a call but not registered yet is never passed."""
+    ledger = _offsets.Ledger()
+    first = [FakeMessage(T, 0, o, leader_epoch=3) for o in range(50)]
+    ledger.handed.append(first)
+    for record in first:
+        ledger.marks.append(record)
+    ledger.fold()
+    assert ledger.commit_point((T, 0)) == (50, 3, None), "records 50-99 may be out, unregistered"
+
+
+def test_the_committed_epoch_is_the_unfinished_records_not_the_last_handed_out() -> None:
+    ledger = _offsets.Ledger()
+    ledger.handed.append([FakeMessage(T, 0, 0, leader_epoch=1), FakeMessage(T, 0, 1, leader_epoch=2)])
+    ledger.handed.append([FakeMessage(T, 0, 2, leader_epoch=5)])
+    ledger.marks.append(ledger.handed[0][0])
+    ledger.fold()
+    assert ledger.commit_point((T, 0)) == (1, 2, None)
+
+
+def test_a_partition_with_no_mark_since_it_was_assigned_commits_nothing() -> None:
+    ledger = _offsets.Ledger()
+    ledger.handed.append([msg(o) for o in range(5)])
+    ledger.fold()
+    assert ledger.commit_point((T, 0)) is None
+
+
+def test_store_offsets_metadata_goes_with_its_own_offset_only() -> None:
+    ledger = _offsets.Ledger()
+    ledger.handed.append([msg(o) for o in range(5)])
+    ledger.marks.append((T, 0, 3, "m"))
+    ledger.fold()
+    assert ledger.commit_point((T, 0)) == (3, 0, "m")
+    for offset in (3, 4):
+        ledger.marks.append(FakeMessage(T, 0, offset))
+    ledger.fold()
+    assert ledger.commit_point((T, 0)) is not None
+    assert ledger.commit_point((T, 0))[2] is None, "a later offset carries no metadata"
 
 
 def test_the_offset_rules_import_no_client() -> None:
@@ -256,23 +300,28 @@ def test_interval_commits_happen_inside_poll_on_the_polling_thread_with_the_lead
     consumer.close()
 
 
-def test_auto_commit_off_means_no_interval_commits_but_revoke_and_close_still_commit(
+def test_auto_commit_off_means_kafka_coop_commits_nothing_but_what_the_app_commits(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """librdkafka's and the Java client's rule: no interval, revoke or close commit on the application's
+    behalf; the events list what the application's own commits left."""
     clock = Clock()
     monkeypatch.setattr(_core, "_monotonic", clock)
     consumer, inner, sink = make(conf={"enable.auto.commit": "false"})
     inner.rebalance("assign", parts(0, 1))
     mark(consumer, inner, 0, 4)
     mark(consumer, inner, 1, 2)
+    consumer.commit(asynchronous=False)
+    mark(consumer, inner, 1, 3)
     clock.now += 3600
     consumer._core.state.slow = True
     consumer.poll(0)
-    assert inner.committed_offsets == {}
+    assert inner.committed_offsets == {(T, 0): 5, (T, 1): 3}, "no interval commit"
     inner.rebalance("revoke", parts(0))
-    assert inner.committed_offsets == {(T, 0): 5}
-    consumer.close()
     assert inner.committed_offsets == {(T, 0): 5, (T, 1): 3}
+    assert last(sink, "revoked").committed == ((T, 0, 5),)
+    consumer.close()
+    assert inner.committed_offsets == {(T, 0): 5, (T, 1): 3}, "4 was marked, never committed"
     assert last(sink, "closed").committed == ((T, 1, 3),)
 
 
@@ -381,7 +430,7 @@ def test_close_right_after_a_poll_overrun_returns_when_the_clients_close_never_d
 
 def test_close_after_a_manual_assign_commits_what_was_marked_done() -> None:
     """Finding 8."""
-    consumer, inner, _ = make("eager", subscribe=False, conf={"enable.auto.commit": "false"})
+    consumer, inner, _ = make("eager", subscribe=False, conf=NO_INTERVAL)
     consumer.assign([TopicPartition(T, 0, 0)])
     inner.started.add((T, 0))
     inner.group.produce(T, 0, *[b"x"] * 6)
@@ -510,7 +559,7 @@ def test_ctrl_c_inside_a_poll_loses_none_of_the_records_the_client_dropped(marks
     """confluent-kafka drops what a poll/consume had taken when a signal (or a conf callback's exception)
     ends the call, after librdkafka moved the position past it: those records come again, and the close
     commits nothing past them."""
-    consumer, inner, _ = make(marks=marks, conf={"enable.auto.commit": "false"})
+    consumer, inner, _ = make(marks=marks, conf=NO_INTERVAL)
     inner.rebalance("assign", parts(0))
     inner.group.produce(T, 0, *[b"x"] * 6)
     first = consumer.consume(2, 0)
@@ -530,7 +579,7 @@ def test_ctrl_c_inside_a_poll_loses_none_of_the_records_the_client_dropped(marks
 
 
 def test_a_signal_ending_the_service_never_commits_the_records_it_never_saw() -> None:
-    consumer, inner, _ = make(marks=False, conf={"enable.auto.commit": "false"})
+    consumer, inner, _ = make(marks=False, conf=NO_INTERVAL)
     inner.rebalance("assign", parts(0))
     inner.group.produce(T, 0, *[b"x"] * 6)
     consumer.consume(2, 0)
@@ -584,3 +633,83 @@ def test_closing_a_member_its_group_dropped_serves_the_queued_revoke_before_the_
     consumer.close()
     assert served_while_terminating == [False]
     assert inner.group.commits == []
+
+
+@pytest.mark.parametrize("value", ["t", "F", "TRUE", "0"])
+def test_the_booleans_librdkafka_accepts_are_accepted(value: str) -> None:
+    consumer, _, _ = make(conf={"enable.auto.commit": value})
+    assert consumer._core.prepared.auto_commit is (value.lower() in ("t", "true", "1"))
+    consumer.close()
+
+
+@pytest.mark.parametrize("value", ["yes", "on", " true"])
+def test_a_boolean_librdkafka_refuses_is_refused_in_one_sentence(value: str) -> None:
+    with pytest.raises(InvalidInput, match="is not a boolean"):
+        make(conf={"enable.auto.commit": value})
+
+
+def test_a_commit_refused_during_a_rebalance_is_made_by_the_first_call_after_it() -> None:
+    consumer, inner, _ = make(conf=NO_INTERVAL)
+    inner.rebalance("assign", parts(0))
+    mark(consumer, inner, 0, 4)
+    core = consumer._core
+    refused = TopicPartition(T, 0, 5)
+    core.sent[(T, 0)] = 5
+    core._on_commit(KafkaError(KafkaError.ILLEGAL_GENERATION), [refused])
+    assert (T, 0) not in core.sent
+    inner.rebalance("assign", parts(1))  # the rebalance ends
+    consumer.poll(0)
+    assert inner.committed_offsets == {(T, 0): 5}, "not an interval later"
+    consumer.close()
+
+
+def test_an_interval_commit_that_raised_is_sent_again_though_its_offset_did_not_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr(_core, "_monotonic", clock)
+    consumer, inner, _ = make()
+    inner.rebalance("assign", parts(0))
+    mark(consumer, inner, 0, 4)
+    inner.commit_errors.append(KafkaException(KafkaError(KafkaError._TRANSPORT)))
+    consumer._core.next_commit = 0.0
+    consumer._core.state.slow = True
+    consumer.poll(0)
+    assert inner.committed_offsets == {}
+    consumer._core.next_commit = 0.0
+    consumer._core.state.slow = True
+    consumer.poll(0)
+    assert inner.committed_offsets == {(T, 0): 5}
+    consumer.close()
+
+
+def test_default_topic_config_as_a_dict_is_taken_as_confluent_takes_it() -> None:
+    consumer, _, _ = make(conf={"default.topic.config": {"auto.offset.reset": "latest"}})
+    assert consumer._core.prepared.rendered["auto.offset.reset"] == "earliest", "a top-level one wins"
+    consumer.close()
+    alone = {
+        "bootstrap.servers": "b:9092",
+        "group.id": "g",
+        "default.topic.config": {"auto.offset.reset": "latest"},
+    }
+    assert ConsumerSettings.from_conf(alone).render()["auto.offset.reset"] == "latest"
+
+
+def test_under_marks_ctrl_c_in_a_call_that_took_nothing_fetches_nothing_again() -> None:
+    """The client drops what a broken call took; the ledger knows what was handed out before it, so the
+    partition goes back exactly there (no duplicates of records already handed out)."""
+    consumer, inner, _ = make(conf=NO_INTERVAL)
+    inner.rebalance("assign", parts(0))
+    inner.group.produce(T, 0, *[b"x"] * 6)
+    for record in consumer.consume(6, 0):
+        consumer.mark_done(record)
+
+    def ctrl_c() -> None:
+        raise KeyboardInterrupt
+
+    inner.on_poll.append(ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        consumer.consume(3, 0)  # nothing left to take
+    assert consumer.consume(10, 0) == [], "records 3-5 were handed out already"
+    consumer.close()
+    assert inner.committed_offsets == {(T, 0): 6}
