@@ -421,7 +421,7 @@ class MemberProcesses:
         self.members: dict[str, MemberProcess] = {}
         self.command_config = command_config
         self.conf = _connection_conf(command_config)
-        self.admin = ClusterAdmin(bootstrap, self.conf)
+        self.admin = ClusterAdmin(bootstrap, self.conf, wait_for_brokers=True)  # brokers restart
 
     def add(self, spec: MemberSpec, *, start: bool = True) -> MemberProcess:
         if spec.name in self.members:
