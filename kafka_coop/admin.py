@@ -275,6 +275,15 @@ class ClusterAdmin:
 
         return self.answer(client, started(call, "kafka-coop-admin"), None)  # type: ignore[no-any-return]
 
+    def metadata(self, topic: str | None = None, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> Any:
+        """The cluster's metadata (of `topic` only, when given), waited for like a request (`answer`):
+        a refused connection or login is one sentence at once, an unanswered one after `timeout_s`."""
+        client = self.client
+        try:
+            return self.blocking(client, lambda: client.list_topics(topic, timeout=timeout_s))
+        except KafkaException as exc:
+            raise self.unreachable(exc.args[0] if exc.args else exc) from None
+
     def may_not_describe_topic(self, topic: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> bool:
         """True when Kafka refuses this principal DESCRIBE on `topic` (all-topics metadata just leaves
         such a topic out, as if it did not exist). Asked without creating it."""
@@ -509,7 +518,7 @@ class ClusterAdmin:
             request_timeout=timeout_s,
         )
         try:
-            futures[topic].result()
+            admin_answer(self, self.client, futures[topic])
         except KafkaException as exc:
             err = exc.args[0] if exc.args else exc
             code = err.code() if isinstance(err, KafkaError) else None
