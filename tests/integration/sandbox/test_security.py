@@ -115,6 +115,17 @@ def test_status_names_the_client_properties_files(secure: Sandbox) -> None:
     _run("sandbox", "status", "--dir", str(secure.dir))
 
 
+def test_each_nodes_server_properties_holds_the_admin_password_and_is_its_owners_only(
+    secure: Sandbox,
+) -> None:
+    """docs/sandbox.md says so: the broker's own login (admin) and the keystore passwords are in it."""
+    for node in secure.node_ids:
+        path = secure.node_dir(node) / "server.properties"
+        assert oct(path.stat().st_mode & 0o777) == "0o600", path
+        text = path.read_text()
+        assert CANARIES["admin"] in text and "ssl.keystore.password=" in text
+
+
 def test_describe_as_the_restricted_user_shows_the_member(secure: Sandbox, member: Path) -> None:
     result, _ = _run("describe", GROUP, *_app(secure), "-o", "json")
     assert result.returncode == 0, result.stderr
