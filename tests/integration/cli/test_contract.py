@@ -86,6 +86,7 @@ def world(
         "unknown": "foo.bar=1\n",
         "badvalue": "security.protocol=NOPE\n",
         "missing_ca": f"security.protocol=SSL\nssl.ca.location={tmp / 'missing'}/ca.pem\n",
+        "tls": "security.protocol=SSL\n",
     }
     for name, text in props.items():
         (tmp / f"{name}.properties").write_text(text)
@@ -198,6 +199,7 @@ BAD_VALUE = _rows(
     Row("upgrade-plan-bootstrap-port-range", "upgrade-plan {group} --to cooperative --bootstrap-server 127.0.0.1:99999", 2, "the port 99999 is not in 1-65535"),
     Row("consume-bootstrap-no-port", "consume {group} {topic} --bootstrap-server localhost", 2, "'localhost' has no port"),
     Row("consume-rebalance-against-conf", "consume {group} {topic} --bootstrap-server {bootstrap} --rebalance eager-range --conf partition.assignment.strategy=cooperative-sticky", 2, r"--rebalance eager-range \(partition.assignment.strategy range\) and --conf partition.assignment.strategy=cooperative-sticky contradict each other"),
+    Row("describe-tls-at-a-plaintext-listener", "describe {group} --bootstrap-server {bootstrap} --command-config {tls_props}", 3, r"The TLS handshake with {bootstrap} failed \(security.protocol=SSL\)", 12.0),
     Row("describe-config-ca-missing", "describe {group} --bootstrap-server {bootstrap} --command-config {missing_ca_props}", 2, "sets ssl.ca.location to '{missing}/ca.pem', which does not exist"),
     Row("describe-timeout-negative", "describe {group} --bootstrap-server {bootstrap} --timeout -1", 2, "--timeout"),
     Row("describe-bad-protocol-value", "describe {group} --bootstrap-server {bootstrap} --command-config {badvalue_props}", 2, 'Invalid value "NOPE"'),
