@@ -99,20 +99,82 @@ class BootstrapServers(click.ParamType):  # type: ignore[type-arg]  # generic on
 
 
 def bootstrap_hosts(text: str) -> list[tuple[str, int]]:
-    """(host, port) of each entry of a bootstrap list; ValueError names the first malformed one."""
+    """(host, port) of each entry of a comma-separated `host:port` list (IPv6: `[addr]:port`): the one
+    parser of --bootstrap-server, KAFKA_BOOTSTRAP_SERVERS and a conf's bootstrap.servers. ValueError is
+    one sentence naming the first malformed entry: no port, a scheme (`http://`), a port out of range."""
     hosts: list[tuple[str, int]] = []
     for entry in filter(None, (part.strip() for part in text.split(","))):
-        address = entry.split("://", 1)[-1]  # librdkafka takes PLAINTEXT://host:port too
-        host, sep, port = address.rpartition(":")
-        if not sep or "]" in port:  # a bare host (or [v6]): librdkafka's default port
-            host, port = address, "9092"
-        host = host.strip("[]")
-        if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        if "://" in entry:
+            scheme = entry.split("://", 1)[0]
+            raise ValueError(f"{entry!r} has a scheme ({scheme}://): give HOST:PORT without it.")
+        if entry.startswith("["):
+            host, close, rest = entry[1:].partition("]")
+            sep, port = rest[:1], rest[1:]
+            if not close or sep != ":":
+                raise ValueError(f"{entry!r} has no port: write an IPv6 address as [ADDRESS]:PORT.")
+        else:
+            host, sep, port = entry.rpartition(":")
+            if not sep:
+                raise ValueError(f"{entry!r} has no port: give HOST:PORT (e.g. {entry}:9092).")
+            if ":" in host:
+                raise ValueError(f"{entry!r} is ambiguous: write an IPv6 address as [ADDRESS]:PORT.")
+        if not host or any(c.isspace() or c in "/@?#[]" for c in host):
             raise ValueError(f"{entry!r} is not HOST:PORT (e.g. 127.0.0.1:9092).")
+        if not port.isdigit():
+            raise ValueError(f"{entry!r} is not HOST:PORT: the port {port!r} is not a number.")
+        if not 1 <= int(port) <= 65535:
+            raise ValueError(f"{entry!r} is not HOST:PORT: the port {int(port)} is not in 1-65535.")
         hosts.append((host, int(port)))
     if not hosts:
         raise ValueError("no HOST:PORT given.")
     return hosts
+
+
+def check_conf_bootstrap(conf: dict[str, str], *, source: str) -> None:
+    """A bootstrap.servers in a conf is read by the same parser as --bootstrap-server (exit 2)."""
+    from kafka_coop.errors import InvalidInput
+
+    value = conf.get("bootstrap.servers")
+    if value is None:
+        return
+    try:
+        bootstrap_hosts(value)
+    except ValueError as exc:
+        raise InvalidInput(
+            f"{source} sets bootstrap.servers={value!r}: {str(exc)[0].lower()}{str(exc)[1:]}",
+            hint="Give a comma-separated list of HOST:PORT, e.g. 127.0.0.1:9092.",
+        ) from None
+
+
+# librdkafka reads these when a client is made and fails with an OpenSSL code that names no path
+FILE_KEY_SUFFIXES = (".location", ".file")
+FILE_KEY_SPECIAL_VALUES = frozenset({"probe"})  # ssl.ca.location=probe: the system's CA paths
+
+
+def check_conf_files(conf: dict[str, str], *, source: str) -> None:
+    """Every *.location and *.file setting names a path this user can read, checked before a client is
+    made: one sentence naming the key and the path (exit 2)."""
+    import os
+
+    from kafka_coop.errors import InvalidInput
+
+    for key in sorted(conf):
+        value = str(conf[key]).strip()
+        if not key.endswith(FILE_KEY_SUFFIXES) or not value or value in FILE_KEY_SPECIAL_VALUES:
+            continue
+        path = os.path.expanduser(value)
+        if not os.path.exists(path):
+            why = "which does not exist"
+        elif not os.access(path, os.R_OK):
+            why = "which this user may not read"
+        elif os.path.isdir(path) and key != "ssl.ca.location":  # a CA directory is allowed there only
+            why = "which is a directory, not a file"
+        else:
+            continue
+        raise InvalidInput(
+            f"{source} sets {key} to {value!r}, {why}.",
+            hint=f"Give {key} the path of a readable file.",
+        )
 
 
 def check_resolves(bootstrap: str) -> None:
@@ -180,7 +242,10 @@ def read_command_config(path: Path) -> dict[str, str]:
     from kafka_coop.settings import read_properties, refuse_java_only
 
     conf = read_properties(path)
-    refuse_java_only(conf, source=f"--command-config {path}")
+    source = f"--command-config {path}"
+    refuse_java_only(conf, source=source)
+    check_conf_bootstrap(conf, source=source)
+    check_conf_files(conf, source=source)
     return conf
 
 
@@ -195,11 +260,60 @@ def command_config_option() -> Callable[[F], F]:
     )
 
 
-def connection_conf_of(command_config: Path | None) -> dict[str, str]:
-    """The connection and security settings of --command-config (none without it)."""
+def connection_conf_of(command_config: Path | None, bootstrap: str | None = None) -> dict[str, str]:
+    """The connection and security settings of --command-config (none without it); a bootstrap.servers
+    there that is not --bootstrap-server's list is refused (it would silently win)."""
     from kafka_coop._vocab import connection_conf
 
-    return connection_conf(read_command_config(command_config)) if command_config is not None else {}
+    if command_config is None:
+        return {}
+    conf = connection_conf(read_command_config(command_config))
+    if bootstrap is not None and "bootstrap.servers" in conf:
+        refuse_conflict(
+            "--bootstrap-server",
+            bootstrap,
+            "bootstrap.servers",
+            conf["bootstrap.servers"],
+            source=f"--command-config {command_config}",
+            same=same_bootstrap,
+        )
+    return conf
+
+
+def same_bootstrap(a: str, b: str) -> bool:
+    """Two bootstrap lists naming the same brokers (order, spaces and host case aside)."""
+
+    def brokers(text: str) -> set[tuple[str, int]]:
+        return {(host.lower(), port) for host, port in bootstrap_hosts(text)}
+
+    return brokers(a) == brokers(b)
+
+
+def refuse_conflict(
+    flag: str,
+    flag_value: str,
+    key: str,
+    conf_value: str,
+    *,
+    source: str,
+    same: Callable[[str, str], bool] | None = None,
+    shown: str | None = None,
+) -> None:
+    """A typed flag and a setting of --conf or --command-config that mean the same thing must agree:
+    otherwise one of them would silently lose. One sentence naming both (exit 2)."""
+    from kafka_coop.errors import InvalidInput
+
+    agree = same(flag_value, conf_value) if same is not None else _norm(flag_value) == _norm(conf_value)
+    if agree:
+        return
+    raise InvalidInput(
+        f"{shown or f'{flag} {flag_value}'} and {source} {key}={conf_value} contradict each other.",
+        hint="Give one of them, or the same value in both.",
+    )
+
+
+def _norm(value: str) -> str:
+    return ",".join(part.strip() for part in value.lower().split(","))
 
 
 LIST_GROUPS = "`kafka-coop describe --all` lists the groups this principal can see."
@@ -219,6 +333,6 @@ def admin_for(bootstrap: str, command_config: Path | None) -> tuple[ClusterAdmin
     """An admin client for a command; security settings come from --command-config, never from output."""
     from kafka_coop.admin import ClusterAdmin
 
-    conf = connection_conf_of(command_config)
+    conf = connection_conf_of(command_config, bootstrap)
     check_resolves(bootstrap)
     return ClusterAdmin(bootstrap, conf), conf

@@ -167,8 +167,10 @@ class GuardedStdout:
     def __init__(self, inner: TextIO) -> None:
         self._inner = inner
         self.reader_gone = False
+        self.written = False  # the command printed something (its result): no error object after it
 
     def write(self, text: str) -> int:
+        self.written = self.written or bool(text)
         if not self.reader_gone:
             try:
                 return self._inner.write(text)
@@ -189,6 +191,11 @@ class GuardedStdout:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+def stdout_written() -> bool:
+    """True once the command wrote to stdout (through `guarded_stdout`)."""
+    return isinstance(sys.stdout, GuardedStdout) and sys.stdout.written
 
 
 def stdout_reader_gone() -> bool:

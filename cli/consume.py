@@ -11,6 +11,7 @@ from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
 from kafka_coop._vocab import REBALANCE_MODE_ASSIGNOR, REBALANCE_MODES
 from kafka_coop.errors import Interrupted
@@ -22,10 +23,14 @@ from ._context import (
     KeyValue,
     Terminal,
     bootstrap_option,
+    check_conf_bootstrap,
+    check_conf_files,
     check_resolves,
     command_config_option,
     pass_terminal,
     read_command_config,
+    refuse_conflict,
+    same_bootstrap,
 )
 from ._edges import LIBRDKAFKA_NAMES_HINT, stdout_reader_gone
 
@@ -179,8 +184,18 @@ def consume(
     from kafka_coop.identity import resolve_instance_id
 
     conf: dict[str, Any] = {"reconnect.backoff.ms": JOIN_RECONNECT_BACKOFF_MS}
-    if command_config is not None:
-        conf.update(read_command_config(command_config))
+    from_file = read_command_config(command_config) if command_config is not None else {}
+    conf.update(from_file)
+    _refuse_conflicts(
+        group,
+        bootstrap,
+        rebalance,
+        remote_assignor,
+        instance_id,
+        from_file,
+        f"--command-config {command_config}",
+    )
+    _refuse_conflicts(group, bootstrap, rebalance, remote_assignor, instance_id, dict(confs), "--conf")
     conf.update(
         {
             "bootstrap.servers": bootstrap,
@@ -203,6 +218,8 @@ def consume(
     conf.setdefault("client.id", resolved_id or f"kafka-coop-{socket.gethostname()}-{os.getpid()}")
     conf.update(dict(confs))
     refuse_java_only(dict(confs), source="--conf")
+    check_conf_bootstrap(dict(confs), source="--conf")
+    check_conf_files(dict(confs), source="--conf")
     refuse_unknown_keys(conf)
     settings = ConsumerSettings.from_conf(conf)
     check_resolves(bootstrap)
@@ -240,6 +257,76 @@ def consume(
         raise Interrupted(
             "Interrupted by Ctrl-C (SIGINT): the member closed, its offsets committed.",
             hint="SIGTERM stops a member with exit 0.",
+        )
+
+
+def _refuse_conflicts(
+    group: str,
+    bootstrap: str,
+    rebalance: str,
+    remote_assignor: str | None,
+    instance_id: str | None,
+    conf: dict[str, str],
+    source: str,
+) -> None:
+    """A typed argument and a setting of `conf` that mean the same thing must agree, or one would
+    silently lose (`--rebalance eager-range` ran cooperative under --conf
+    partition.assignment.strategy=cooperative-sticky). --rebalance counts only when typed: its default
+    gives way to a conf that chooses."""
+    typed_rebalance = click.get_current_context().get_parameter_source("rebalance") not in (
+        ParameterSource.DEFAULT,
+        ParameterSource.DEFAULT_MAP,
+        None,
+    )
+    if "group.id" in conf:
+        refuse_conflict("GROUP", group, "group.id", conf["group.id"], source=source, same=str.__eq__)
+    if "bootstrap.servers" in conf:
+        refuse_conflict(
+            "--bootstrap-server",
+            bootstrap,
+            "bootstrap.servers",
+            conf["bootstrap.servers"],
+            source=source,
+            same=same_bootstrap,
+        )
+    if remote_assignor is not None and "group.remote.assignor" in conf:
+        refuse_conflict(
+            "--remote-assignor",
+            remote_assignor,
+            "group.remote.assignor",
+            conf["group.remote.assignor"],
+            source=source,
+        )
+    if instance_id is not None and "group.instance.id" in conf:
+        refuse_conflict(
+            "--instance-id",
+            instance_id,
+            "group.instance.id",
+            conf["group.instance.id"],
+            source=source,
+            same=str.__eq__,
+        )
+    if not typed_rebalance:
+        return
+    protocol = "consumer" if rebalance == "consumer" else "classic"
+    if "group.protocol" in conf:
+        refuse_conflict(
+            "--rebalance",
+            protocol,
+            "group.protocol",
+            conf["group.protocol"],
+            source=source,
+            shown=f"--rebalance {rebalance} (group.protocol {protocol})",
+        )
+    if rebalance != "consumer" and "partition.assignment.strategy" in conf:
+        assignor = REBALANCE_MODE_ASSIGNOR[rebalance]
+        refuse_conflict(
+            "--rebalance",
+            assignor,
+            "partition.assignment.strategy",
+            conf["partition.assignment.strategy"],
+            source=source,
+            shown=f"--rebalance {rebalance} (partition.assignment.strategy {assignor})",
         )
 
 

@@ -177,17 +177,44 @@ def main(argv: list[str] | None = None) -> None:
 def _run(args: list[str], command: str) -> int:
     try:
         result = cli.main(args=args, prog_name="kafka-coop", standalone_mode=False)
-    except click.ClickException as exc:  # usage errors: click's usage line and its one sentence
-        exc.show()
+    except click.ClickException as exc:  # usage errors: one sentence, and where the options are listed
+        message, hint = _usage_sentence(exc, command)
+        _print_error("Error:", message, hint)
+        _print_error_json(args, command, exc.exit_code, message, hint)
         return exc.exit_code
     except BaseException as exc:
         error = as_error(exc, command)
         if error is None:
             raise  # a bug: its traceback is the report
         _print_error("Error:", error.message, error.hint, error.log_path)
+        _print_error_json(args, command, error.exit_code, error.message, error.hint)
         return error.exit_code
     # click returns ctx.exit(code)'s code when not in standalone mode
     return result if isinstance(result, int) else 0
+
+
+def _usage_sentence(exc: click.ClickException, command: str) -> tuple[str, str | None]:
+    """click's message as one line (`Error: ...`) and a hint naming the command's --help, instead of
+    click's usage line, its "Try ..." line and a blank line (docs/cli.md: one line, at most one hint)."""
+    message = " ".join(exc.format_message().split())
+    if message and message[-1] not in ".?!":
+        message += "."
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else f"kafka-coop {command}".replace(" (no command)", "")
+    hint = f"`{where} --help` lists its arguments and options." if isinstance(exc, click.UsageError) else None
+    return message, hint
+
+
+def _print_error_json(args: list[str], command: str, code: int, message: str, hint: str | None) -> None:
+    """Under `--output json`, the error object on stdout too (schema `error`, cli/_error_output.py),
+    unless the command printed its own result first (a blocked plan, a failed gate: exit 1 with it)."""
+    from ._edges import stdout_written
+    from ._error_output import error_json, wants_json
+
+    if not wants_json(args) or stdout_written():
+        return
+    with contextlib.suppress(OSError):
+        click.echo(error_json(command, code, message, hint))
 
 
 def _command_name(args: list[str]) -> str:

@@ -87,7 +87,7 @@ def remove_members(
     output: str,
 ) -> None:
     """Send LeaveGroup for stopped static members of GROUP, so the group rebalances (or empties) now."""
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
     from kafka_coop.inspection import read_manifest_keys
     from kafka_coop.membership import LeaveGroupClient, ManifestWatch
@@ -95,7 +95,7 @@ def remove_members(
     admin, conf = admin_for(bootstrap, command_config)
     watch: ManifestWatch | None = None
     # The reads wait on librdkafka's threads while this one imports kafka-python and bootstraps it.
-    pool = ThreadPoolExecutor(max_workers=2)
+    pool = ThreadPoolExecutor(max_workers=3)
     try:
         live_f = pool.submit(admin.describe_group, group, timeout_s=timeout)
         watch_f = (
@@ -108,8 +108,14 @@ def remove_members(
             if manifests_topic and wait_stopped == 0
             else None
         )
+        # kafka-python's bootstrap waits out --timeout on a refused connection or login, which
+        # librdkafka's describe tells at once: whichever fails first ends the wait.
+        client_f = pool.submit(LeaveGroupClient, bootstrap, conf, timeout)
+        wait([live_f, client_f], return_when=FIRST_EXCEPTION)  # type: ignore[arg-type]
+        if live_f.done():
+            live_f.result()
         try:
-            client = LeaveGroupClient(bootstrap, conf, timeout)
+            client = client_f.result()
         except KafkaCoopError:
             # kafka-python says only "Unable to bootstrap" for a refused login too; librdkafka's answer
             # to the same request says why (authentication failed, not authorized), so it goes first.

@@ -212,7 +212,7 @@ def report(
     per-partition unavailability, pause per member and phase, rebalances by protocol."""
     from kafka_coop.analytics import run_report
 
-    conf = connection_conf_of(command_config) if command_config is not None else None
+    conf = connection_conf_of(command_config, bootstrap) if command_config is not None else None
     if bootstrap is not None and any(e.startswith("kafka://") for e in events):
         check_resolves(bootstrap)
     term.progress(f"Reading {len(events)} source(s)…")

@@ -33,6 +33,7 @@ SCHEMAS_LAZY: dict[str, tuple[str, str]] = {
     "sandbox-status": ("sandbox", "SandboxStatus"),
     "demo": ("demo", "DemoOutput"),
     "prepare-spark": ("prepare_spark", "PrepareSparkOutput"),
+    "error": ("_error_output", "ErrorOutput"),  # what any command above prints when it fails
 }
 # every command with `--output json` -> the schemas of what it prints
 COMMAND_SCHEMAS: dict[str, tuple[str, ...]] = {

@@ -20,7 +20,7 @@ class StillRunning(Exception):
     """`bounded_call`'s call had not returned when its time was up; it goes on in its daemon thread."""
 
 
-def _started(call: Callable[[], T], name: str) -> Future[T]:
+def started(call: Callable[[], T], name: str) -> Future[T]:
     """`call()` running on a daemon thread of its own; its result or exception lands in the future."""
     done: Future[T] = Future()
 
@@ -39,13 +39,13 @@ def interruptible_call(call: Callable[[], T], *, name: str = "kafka-coop-wait") 
     called directly: only the main thread receives signals)."""
     if threading.current_thread() is not threading.main_thread():
         return call()
-    return _started(call, name).result()
+    return started(call, name).result()
 
 
 def bounded_call(call: Callable[[], T], timeout_s: float, *, name: str) -> T:
     """`call()`'s result or exception if it returns within `timeout_s`; StillRunning otherwise (the
     call is abandoned to its daemon thread, which ends when it returns, if ever)."""
-    done = _started(call, name)
+    done = started(call, name)
     wait([done], timeout_s)
     if not done.done():
         raise StillRunning(name)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -19,7 +19,6 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop._vocab import SeenMemberType
-from kafka_coop._waiting import interruptible_call
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
 from kafka_coop.events import TopicPartition
 
@@ -28,6 +27,9 @@ DEFAULT_ADMIN_TIMEOUT_S = 10.0
 # coordinator is given up on and looked up again well inside a command's --timeout.
 ATTEMPT_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 2.0
+# How often a wait serves the client's callbacks: a refused connection or login reaches error_cb within
+# a few hundred ms (librdkafka 2.16: ~0 ms for "connection refused", ~0.3 s for a SCRAM login).
+FAIL_FAST_SLICE_S = 0.05
 # librdkafka is given this much longer than we wait for a group-coordinator answer, so that its own
 # timeout never fires in a client that is still alive (`_coordinator_answer`)
 LIBRDKAFKA_TIMEOUT_SLACK_S = 60.0
@@ -156,14 +158,6 @@ class PartitionOffsets(BaseModel):
     end: int | None
 
 
-def _quiet_logger() -> logging.Logger:
-    logger = logging.getLogger("kafka_coop.admin.librdkafka")
-    if not logger.handlers:
-        logger.addHandler(logging.NullHandler())
-    logger.propagate = False
-    return logger
-
-
 def _partitions(assignment: Any) -> tuple[TopicPartition, ...]:
     if assignment is None:
         return ()
@@ -177,17 +171,46 @@ def _unreachable(bootstrap: str, error: object) -> ClusterUnavailable:
     )
 
 
-class ClusterAdmin:
-    """The admin connection of one command or test: reads groups, creates topics."""
+class _ConnectionLog:
+    """librdkafka's log (it calls `log(level, format, *args)`), kept quiet: only the last connection
+    failure is remembered, the cause error_cb does not give when a broker closes the connection (a
+    listener of another security.protocol) and `_ALL_BROKERS_DOWN` is all it says."""
 
-    def __init__(self, bootstrap: str, conf: Mapping[str, str] | None = None) -> None:
-        settings: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": _quiet_logger()}
+    def __init__(self) -> None:
+        self.last_failure: str | None = None
+
+    def log(self, level: int, fmt: str, *args: Any) -> None:
+        del level
+        text = fmt % args if args else fmt
+        if "FAIL" in text.split("]", 1)[0] or "Disconnected" in text or "failed" in text:
+            self.last_failure = text
+
+
+class ClusterAdmin:
+    """The admin connection of one command or test: reads groups, creates topics.
+
+    Until the cluster has answered once, a wait gives up at once when librdkafka says the login was
+    refused or every broker is down with a cause (connection refused, a closed connection): retrying
+    cannot help a wrong address, password or security.protocol, and --timeout would only delay the
+    sentence. Once it has answered, all brokers down is a restart or a failover, retried as before.
+    `wait_for_brokers=True` (the sandbox and its test bed, which start and restart brokers) waits for
+    brokers not up yet within the request's time, as before; a refused login still ends it at once.
+    """
+
+    def __init__(
+        self, bootstrap: str, conf: Mapping[str, str] | None = None, *, wait_for_brokers: bool = False
+    ) -> None:
+        self._log = _ConnectionLog()
+        settings: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": self._log}
         settings.update(conf or {})
         settings["error_cb"] = self._on_error
         self.bootstrap = bootstrap
         self._settings = settings
         self.authentication_error: KafkaError | None = None
         self.all_brokers_down_at: float | None = None
+        self.transport_error: KafkaError | None = None
+        self.answered = False
+        self.wait_for_brokers = wait_for_brokers
         self.client = AdminClient(settings)
         self._by_thread = threading.local()
 
@@ -198,13 +221,68 @@ class ClusterAdmin:
             self.authentication_error = err
         elif err.code() == KafkaError._ALL_BROKERS_DOWN:
             self.all_brokers_down_at = time.monotonic()
+        elif err.code() in (KafkaError._TRANSPORT, KafkaError._SSL):
+            self.transport_error = err
 
     def unreachable(self, error: object) -> ClusterUnavailable:
         """The one sentence for a failed request: a refused login if that is what happened."""
         self.client.poll(0)
         if self.authentication_error is not None:
             return _authentication_failed(self.bootstrap, self.authentication_error)
-        return _unreachable(self.bootstrap, error)
+        return self.hopeless() or _unreachable(self.bootstrap, error)
+
+    def hopeless(self) -> ClusterUnavailable | None:
+        """The sentence to stop waiting with now, or None: a refused login, or (before the cluster ever
+        answered) every broker down with a cause librdkafka gave."""
+        if self.authentication_error is not None:
+            return _authentication_failed(self.bootstrap, self.authentication_error)
+        if self.answered or self.wait_for_brokers or self.all_brokers_down_at is None:
+            return None
+        return _never_connected(self.bootstrap, self._settings, self.transport_error, self._log.last_failure)
+
+    def answer(self, client: Any, future: Any, timeout_s: float | None) -> Any:
+        """`future`'s result within `timeout_s` (None: until librdkafka ends it), waited in short slices
+        that serve `client`'s callbacks, so a refused connection or login ends the wait at once
+        (`hopeless`). A wait that runs out raises concurrent.futures.TimeoutError."""
+        deadline = None if timeout_s is None else time.monotonic() + max(0.0, timeout_s)
+        while True:
+            left = FAIL_FAST_SLICE_S if deadline is None else deadline - time.monotonic()
+            try:
+                result = future.result(timeout=max(0.0, min(FAIL_FAST_SLICE_S, left)))
+            except concurrent.futures.TimeoutError:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+                with contextlib.suppress(RuntimeError):  # closed meanwhile by another thread
+                    client.poll(0)
+                failure = self.hopeless()
+                if failure is not None:
+                    raise failure from None
+                continue
+            except KafkaException:
+                with contextlib.suppress(RuntimeError):
+                    client.poll(0)
+                failure = self.hopeless()
+                if failure is not None:
+                    raise failure from None
+                raise
+            self.answered = True
+            return result
+
+    def blocking(self, client: Any, call: Callable[[], T]) -> T:
+        """A blocking call of `client` (list_topics) run on a thread of its own and waited for like a
+        request (`answer`): interruptible, and ended at once by a refused connection or login."""
+        from kafka_coop._waiting import started
+
+        return self.answer(client, started(call, "kafka-coop-admin"), None)  # type: ignore[no-any-return]
+
+    def metadata(self, topic: str | None = None, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> Any:
+        """The cluster's metadata (of `topic` only, when given), waited for like a request (`answer`):
+        a refused connection or login is one sentence at once, an unanswered one after `timeout_s`."""
+        client = self.client
+        try:
+            return self.blocking(client, lambda: client.list_topics(topic, timeout=timeout_s))
+        except KafkaException as exc:
+            raise self.unreachable(exc.args[0] if exc.args else exc) from None
 
     def may_not_describe_topic(self, topic: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> bool:
         """True when Kafka refuses this principal DESCRIBE on `topic` (all-topics metadata just leaves
@@ -281,7 +359,9 @@ class ClusterAdmin:
             self,
             None,
             timeout_s,
-            lambda client, left: _complete(client.list_consumer_groups(request_timeout=left).result()),
+            lambda client, left: _complete(
+                admin_answer(self, client, client.list_consumer_groups(request_timeout=left))
+            ),
         )
         return sorted(
             (
@@ -333,7 +413,7 @@ class ClusterAdmin:
         from confluent_kafka.admin import ConfigResource, ResourceType  # type: ignore[attr-defined]
 
         def call(client: Any, left: float) -> tuple[int, Any]:
-            cluster = client.describe_cluster(request_timeout=left).result()
+            cluster = admin_answer(self, client, client.describe_cluster(request_timeout=left))
             broker = cluster.controller.id if cluster.controller is not None else cluster.nodes[0].id
             resource = ConfigResource(ResourceType.BROKER, str(broker))
             return broker, client.describe_configs([resource], request_timeout=left)[resource].result()
@@ -438,7 +518,7 @@ class ClusterAdmin:
             request_timeout=timeout_s,
         )
         try:
-            futures[topic].result()
+            admin_answer(self, self.client, futures[topic])
         except KafkaException as exc:
             err = exc.args[0] if exc.args else exc
             code = err.code() if isinstance(err, KafkaError) else None
@@ -460,9 +540,12 @@ class ClusterAdmin:
         Kafka's reason (a group with members is not deleted: NON_EMPTY_GROUP)."""
         client = self.coordinator_client()
         future = client.delete_consumer_groups([group], request_timeout=_librdkafka_timeout(timeout_s))[group]
-        return _outcome(
-            lambda: _coordinator_answer(self, client, future, timeout_s), {KafkaError.GROUP_ID_NOT_FOUND}
-        )
+        try:
+            return _outcome(
+                lambda: _coordinator_answer(self, client, future, timeout_s), {KafkaError.GROUP_ID_NOT_FOUND}
+            )
+        except ClusterUnavailable as exc:  # a refused connection or login: the reason, like any other
+            return exc.message
 
     def delete_topic(self, topic: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> str | None:
         """Delete a topic; None when done or already gone, else Kafka's reason."""
@@ -492,7 +575,8 @@ class ClusterAdmin:
         """(partitions, replicas of partition 0) of an existing topic; None if it is not there."""
         try:
             # all topics: naming one may auto-create it; the wait is interruptible (Ctrl-C at once)
-            md = interruptible_call(lambda: self.client.list_topics(timeout=timeout_s))
+            client = self.client
+            md = self.blocking(client, lambda: client.list_topics(timeout=timeout_s))
         except KafkaException as exc:
             raise _unreachable(self.bootstrap, exc.args[0] if exc.args else exc) from None
         info = md.topics.get(topic)
@@ -555,7 +639,10 @@ def _coordinator_answer(admin: ClusterAdmin, client: Any, future: Any, timeout_s
     wait, which Ctrl-C interrupts at once.
     """
     try:
-        return future.result(timeout=max(0.0, timeout_s))
+        return admin.answer(client, future, timeout_s)
+    except ClusterUnavailable:  # given up on at once (`hopeless`): closed like a timed-out one
+        admin.retire(client)
+        raise
     except concurrent.futures.TimeoutError:
         admin.retire(client)
         raise KafkaException(
@@ -726,6 +813,53 @@ def _error_text(err: object) -> str:
     return str(err)
 
 
+def admin_answer(admin: ClusterAdmin, client: Any, future: Any) -> Any:
+    """`future`'s result, for as long as librdkafka's own request timeout lets it wait (`answer`)."""
+    return admin.answer(client, future, None)
+
+
+def _never_connected(
+    bootstrap: str, settings: Mapping[str, Any], transport: KafkaError | None, logged: str | None
+) -> ClusterUnavailable | None:
+    """The sentence for a cluster no connection ever reached, from what librdkafka said; None when it
+    gave no cause (a silent address: the request's own timeout says it)."""
+    protocol = str(settings.get("security.protocol", "plaintext")).upper()
+    text = transport.str() if transport is not None else (logged or "")
+    if "Connection refused" in text:
+        return ClusterUnavailable(
+            f"Nothing is listening at {bootstrap}: the connection was refused.",
+            hint="Check --bootstrap-server and that the broker is running (`kafka-coop sandbox status`).",
+        )
+    if "SSL handshake failed" in text or "wrong version number" in text or "SSL connection closed" in text:
+        return ClusterUnavailable(
+            f"The TLS handshake with {bootstrap} failed (security.protocol={protocol}): "
+            f"{_connection_cause(text)}.",
+            hint="Check security.protocol and ssl.ca.location in --command-config against the listener's "
+            "protocol (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL).",
+        )
+    if "closed by peer" in text and "APIVERSION_QUERY" in text:
+        return ClusterUnavailable(
+            f"The broker at {bootstrap} closed the connection before answering a {protocol} client: "
+            "its listener speaks another security.protocol.",
+            hint="Set security.protocol (and the sasl.* / ssl.* settings) in --command-config to the "
+            "listener's: SASL_SSL for the sandbox's --security sasl_ssl.",
+        )
+    if text:
+        return ClusterUnavailable(
+            f"Could not connect to the Kafka cluster at {bootstrap}: {_connection_cause(text)}.",
+            hint="Check --bootstrap-server, security.protocol in --command-config and that the broker "
+            "is running.",
+        )
+    return None
+
+
+def _connection_cause(text: str) -> str:
+    """librdkafka's connection error without its thread prefix and its state suffix."""
+    text = re.sub(r"^.*?\]: ", "", text)  # the log line's "[thrd:...]: "
+    text = re.sub(r"^\S+/(bootstrap|\d+): ", "", text)  # "host:port/bootstrap: "
+    return re.sub(r"\s*\(after \d+ms in state \w+\)\s*$", "", text).rstrip(".")
+
+
 def _authentication_failed(bootstrap: str, err: object) -> ClusterUnavailable:
     return ClusterUnavailable(
         f"Authentication to the Kafka cluster at {bootstrap} failed ({_error_text(err)}).",
@@ -772,7 +906,7 @@ def _ensure_topic(
         request_timeout=timeout_s,
     )
     try:
-        futures[topic].result()
+        admin_answer(admin, admin.client, futures[topic])
     except KafkaException as exc:
         err = exc.args[0] if exc.args else exc
         if not (isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS):

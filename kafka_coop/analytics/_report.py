@@ -114,15 +114,11 @@ def check_kafka(bootstrap: str | None, topics: Sequence[str], conf: Mapping[str,
         raise InvalidInput(
             "kafka:// sources need --bootstrap-server.", hint="Or set KAFKA_BOOTSTRAP_SERVERS."
         )
-    from confluent_kafka import KafkaException
 
     from kafka_coop.admin import ClusterAdmin
 
     admin = ClusterAdmin(bootstrap, conf)
-    try:
-        metadata = admin.client.list_topics(timeout=KAFKA_TIMEOUT_S)
-    except KafkaException as exc:
-        raise admin.unreachable(exc.args[0] if exc.args else exc) from None
+    metadata = admin.metadata(timeout_s=KAFKA_TIMEOUT_S)  # a refused connection or login: at once
     for topic in topics:
         if topic not in metadata.topics:
             if admin.may_not_describe_topic(topic, timeout_s=KAFKA_TIMEOUT_S):
@@ -142,7 +138,7 @@ def read_topic_values(
 
     from kafka_coop.admin import ClusterAdmin
 
-    meta = ClusterAdmin(bootstrap, conf).client.list_topics(topic, timeout=KAFKA_TIMEOUT_S)
+    meta = ClusterAdmin(bootstrap, conf).metadata(topic, timeout_s=KAFKA_TIMEOUT_S)
     consumer = Consumer(
         {
             **(conf or {}),

@@ -274,7 +274,7 @@ class Sandbox:
     def admin(self, user: str = sec.SUPER_USER) -> Any:
         from kafka_coop.admin import ClusterAdmin
 
-        return ClusterAdmin(self.bootstrap, self.client_conf(user))
+        return ClusterAdmin(self.bootstrap, self.client_conf(user), wait_for_brokers=True)
 
     def _load_secrets(self) -> sec.Secrets:
         if self._secrets is None:

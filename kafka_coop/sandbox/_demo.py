@@ -138,7 +138,8 @@ def run_demo(
     hooks = hooks or DemoHooks()
     group = f"{DEMO_GROUP}-{int(time.time())}"
     topic = f"{DEMO_TOPIC}-{int(time.time())}"
-    processes = MemberProcesses(bootstrap, workdir, command_config=command_config)
+    # a cluster that refuses the first connection or login is said at once (a ready sandbox or the user's)
+    processes = MemberProcesses(bootstrap, workdir, command_config=command_config, wait_for_brokers=False)
     made: list[str] = []  # the demo's topic once created, removed again when it ends
     try:
         return _walk(

@@ -410,10 +410,13 @@ class MemberProcesses:
         kafka_version: str = DEFAULT_KAFKA_VERSION,
         command_config: Path | None = None,
         families: FamilyCommand | None = None,
+        wait_for_brokers: bool = True,
     ) -> None:
         """`command_config`: a secured cluster's client properties (`--command-config`), for the
         admin client and every python member. `families`: how to run the other client families'
-        members (`FamilyCommand`); without it only java and python members run."""
+        members (`FamilyCommand`); without it only java and python members run. `wait_for_brokers`:
+        the admin client waits for brokers that are down (tests restart them); False fails at once
+        on a cluster that refuses its first connection (`ClusterAdmin`)."""
         self.families = families
         self.bootstrap = bootstrap
         self.workdir = Path(workdir)
@@ -422,7 +425,7 @@ class MemberProcesses:
         self.members: dict[str, MemberProcess] = {}
         self.command_config = command_config
         self.conf = _connection_conf(command_config)
-        self.admin = ClusterAdmin(bootstrap, self.conf)
+        self.admin = ClusterAdmin(bootstrap, self.conf, wait_for_brokers=wait_for_brokers)
 
     def add(self, spec: MemberSpec, *, start: bool = True) -> MemberProcess:
         if spec.name in self.members:

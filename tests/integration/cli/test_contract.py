@@ -22,6 +22,7 @@ import pytest
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.sandbox import MemberProcesses, MemberSpec, Sandbox, SteadyProducer, free_port
 from tests.integration.cli._contract import (
+    ERROR,
     Row,
     assert_one_sentence,
     cli_argv,
@@ -35,6 +36,10 @@ UNREACHABLE_S = 12.0  # --timeout 2 and the start of a Python process on a loade
 # A name that does not resolve is said at once, not after a request timeout (10 s by default, and a
 # Python start on top): at once took 7.3 s under CI's load twice (run S), so 6 s was too tight.
 RESOLVE_S = 9.0
+REFUSED = "Nothing is listening at {refused}: the connection was refused"
+# Told at once: within this much more than a command that fails before connecting (the start of a
+# Python process, measured in the same test), though the default --timeout is 10 s.
+AT_ONCE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,8 @@ def world(
         "jaas": 'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="a" password="b";\n',
         "unknown": "foo.bar=1\n",
         "badvalue": "security.protocol=NOPE\n",
+        "missing_ca": f"security.protocol=SSL\nssl.ca.location={tmp / 'missing'}/ca.pem\n",
+        "tls": "security.protocol=SSL\n",
     }
     for name, text in props.items():
         (tmp / f"{name}.properties").write_text(text)
@@ -187,6 +194,13 @@ BAD_KEY = _rows(
 )
 BAD_VALUE = _rows(
     Row("describe-bootstrap-not-host-port", "describe {group} --bootstrap-server localhost:port", 2, "is not HOST:PORT"),
+    Row("describe-bootstrap-no-port", "describe {group} --bootstrap-server localhost", 2, "'localhost' has no port: give HOST:PORT"),
+    Row("verify-bootstrap-scheme", "verify-group {group} --bootstrap-server http://127.0.0.1:29201", 2, r"has a scheme \(http://\): give HOST:PORT without it"),
+    Row("upgrade-plan-bootstrap-port-range", "upgrade-plan {group} --to cooperative --bootstrap-server 127.0.0.1:99999", 2, "the port 99999 is not in 1-65535"),
+    Row("consume-bootstrap-no-port", "consume {group} {topic} --bootstrap-server localhost", 2, "'localhost' has no port"),
+    Row("consume-rebalance-against-conf", "consume {group} {topic} --bootstrap-server {bootstrap} --rebalance eager-range --conf partition.assignment.strategy=cooperative-sticky", 2, r"--rebalance eager-range \(partition.assignment.strategy range\) and --conf partition.assignment.strategy=cooperative-sticky contradict each other"),
+    Row("describe-tls-at-a-plaintext-listener", "describe {group} --bootstrap-server {bootstrap} --command-config {tls_props}", 3, r"The TLS handshake with {bootstrap} failed \(security.protocol=SSL\)", 12.0),
+    Row("describe-config-ca-missing", "describe {group} --bootstrap-server {bootstrap} --command-config {missing_ca_props}", 2, "sets ssl.ca.location to '{missing}/ca.pem', which does not exist"),
     Row("describe-timeout-negative", "describe {group} --bootstrap-server {bootstrap} --timeout -1", 2, "--timeout"),
     Row("describe-bad-protocol-value", "describe {group} --bootstrap-server {bootstrap} --command-config {badvalue_props}", 2, 'Invalid value "NOPE"'),
     Row("describe-group-and-all", "describe {group} --all --bootstrap-server {bootstrap}", 2, "either a GROUP or --all"),
@@ -228,23 +242,8 @@ WRONG_PLAN = _rows(
     Row("verify-another-groups-plan", "verify-group {group} --bootstrap-server {bootstrap} --plan {plan_b} --phase 1", 2, "the plan of group 'other-group', not of '{group}'"),
     Row("verify-another-groups-plan-phase-0", "verify-group {group} --bootstrap-server {bootstrap} --plan {plan_b} --phase 0", 2, "the plan of group 'other-group'"),
 )
-UNREACHABLE = _rows(
-    *(
-        Row(f"{name}-refused", f"{argv} --bootstrap-server {{refused}} --timeout 2", 3, "Could not reach|did not answer", UNREACHABLE_S)
-        for name, argv in (
-            ("describe", "describe {group}"),
-            ("verify-group", "verify-group {group}"),
-            ("upgrade-plan", "upgrade-plan {group} --to cooperative"),
-            ("downgrade-plan", "downgrade-plan {group} --to eager"),
-            ("remove-members", "remove-members {group} --all-static"),
-            ("describe-all", "describe --all"),
-        )
-    ),
-    Row("verify-group-pause-refused", "verify-group {group} --events kafka://{topic} --max-pause-ms 1 --since 0 --bootstrap-server {refused} --timeout 2", 3, "Could not reach|did not answer", UNREACHABLE_S),
-    Row("manifest-topic-refused", "manifest-topic --bootstrap-server {refused}", 3, "Could not reach", 30.0),
-    Row("report-kafka-refused", "report kafka://{topic} --bootstrap-server {refused} --out {tmp}/r5", 3, "reach|answer", 30.0),
-    Row("demo-refused", "demo --bootstrap-server {refused} --no-report", 3, "reach|answer", 40.0),
-    Row("pipeline-kafka-refused", "pipeline run kafka://{topic} --bootstrap-server {refused} --out {tmp}/p1", 3, "reach|answer", 30.0),
+UNREACHABLE = _rows(  # a refused connection at every command: test_a_refused_connection_is_told_at_once
+    Row("verify-group-pause-refused", "verify-group {group} --events kafka://{topic} --max-pause-ms 1 --since 0 --bootstrap-server {refused} --timeout 2", 3, REFUSED, UNREACHABLE_S),
     Row("pipeline-master-refused", "pipeline run kafka://{topic} --bootstrap-server {bootstrap} --out {tmp}/p2 --master spark://{refused}", 3, "Could not reach the Spark master at spark://{refused}: connection refused", 30.0),
     *(
         Row(f"{name}-no-such-host", f"{argv} --bootstrap-server {{nohost}}", 3, "does not resolve to any address", RESOLVE_S)
@@ -281,6 +280,38 @@ def test_every_mistake_is_one_sentence_and_its_exit_code(world: World, row: Row)
     assert_one_sentence(ran, row.says.format(**world.values) if row.says else None)
     if row.within_s is not None:
         assert ran.seconds < row.within_s, ran.why()
+
+
+AT_ONCE = (
+    ("describe", "describe {group}"),
+    ("describe-all", "describe --all"),
+    ("verify-group", "verify-group {group}"),
+    ("upgrade-plan", "upgrade-plan {group} --to cooperative"),
+    ("downgrade-plan", "downgrade-plan {group} --to eager"),
+    ("remove-members", "remove-members {group} --all-static"),
+    ("manifest-topic", "manifest-topic"),
+    ("report-kafka", "report kafka://{topic} --out {tmp}/r7"),
+    ("pipeline", "pipeline run kafka://{topic} --out {tmp}/p10"),
+    ("demo", "demo --no-report"),
+)
+
+
+@pytest.fixture(scope="module")
+def process_start_s(world: World) -> float:
+    """How long a command takes that fails before it connects: the baseline of "at once"."""
+    return min(run(world.argv("describe {group} --bootstrap-server localhost")).seconds for _ in range(2))
+
+
+@pytest.mark.parametrize(("name", "argv"), AT_ONCE, ids=[name for name, _ in AT_ONCE])
+def test_a_refused_connection_is_told_at_once_with_its_cause(
+    world: World, process_start_s: float, name: str, argv: str
+) -> None:
+    """Nothing listens at the address: librdkafka knows at its first connect, so the sentence comes
+    then, not after the default 10 s --timeout as "no answer from the group coordinator"."""
+    ran = run(world.argv(f"{argv} --bootstrap-server {{refused}}"))
+    assert ran.code == 3, ran.why()
+    assert_one_sentence(ran, REFUSED.format(**world.values))
+    assert ran.seconds < process_start_s + AT_ONCE_S, f"baseline {process_start_s:.2f}s\n{ran.why()}"
 
 
 def test_a_bad_output_path_leaves_no_other_output_behind(world: World, tmp_path: Path) -> None:
@@ -623,9 +654,15 @@ def test_sandbox_status_json_validates_against_its_published_schema(sandbox: San
     ],
     ids=["missing-group", "unreachable", "missing-fleet", "bad-out"],
 )
-def test_an_error_under_json_output_leaves_stdout_empty(world: World, argv: str, code: int) -> None:
-    """A pipeline that parses stdout gets nothing to misread: the sentence is on stderr only."""
+def test_an_error_under_json_output_is_the_published_error_object(world: World, argv: str, code: int) -> None:
+    """A pipeline that parses stdout gets one object to read, the error's (schema `error`), never a
+    verdict made without data; the sentence is on stderr as well."""
+    import jsonschema
+
     ran = run(world.argv(argv))
     assert ran.code == code, ran.why()
-    assert ran.stdout == "", ran.stdout
+    error = json.loads(ran.stdout)
+    jsonschema.validate(error, json.loads(run(cli_argv("schema error", {})).stdout))
+    assert error["error"]["exit_code"] == code
     assert_one_sentence(ran, ".")
+    assert ERROR.findall(ran.stderr) == [error["error"]["message"]]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_coop.sandbox import Sandbox
-from tests.conftest import SASL_GROUP
+from tests.conftest import SASL_GROUP, SECURE_CANARIES
 from tests.integration.cli._contract import assert_one_sentence, cli_argv, run
 
 # The SASL_SSL sandbox is started by the one worker that runs its group (test_security.py is in it too).
@@ -62,3 +62,62 @@ def test_a_refused_login_without_timeout_option_is_exit_3_too(wrong_login: dict[
     assert ran.code == 3, ran.why()
     assert_one_sentence(ran, "Authentication|reach|answer")
     assert ran.seconds < 60, ran.why()
+
+
+# --- told at once: the login, the security protocol ------------------------------------------------
+AT_ONCE_S = 2.0  # more than a command that fails before it connects (the start of a Python process)
+
+
+@pytest.fixture(scope="module")
+def process_start_s(wrong_login: dict[str, str]) -> float:
+    return min(
+        run(cli_argv("describe app-orders --bootstrap-server localhost", {})).seconds for _ in range(2)
+    )
+
+
+@pytest.mark.parametrize(("name", "argv"), LOGIN, ids=[name for name, _ in LOGIN])
+def test_a_refused_login_is_told_at_once_whatever_the_timeout(
+    wrong_login: dict[str, str], process_start_s: float, name: str, argv: str
+) -> None:
+    """librdkafka knows after the SCRAM exchange (~0.3 s); --timeout 30 must not make it wait."""
+    ran = run(
+        cli_argv(
+            f"{argv} --bootstrap-server {{bootstrap}} --command-config {{wrong}} --timeout 30", wrong_login
+        )
+    )
+    assert ran.code == 3, ran.why()
+    assert_one_sentence(ran, "Authentication to the Kafka cluster at .* failed .*invalid credentials")
+    assert ran.seconds < process_start_s + AT_ONCE_S, f"baseline {process_start_s:.2f}s\n{ran.why()}"
+
+
+def test_a_plaintext_client_at_the_sasl_ssl_listener_is_told_the_security_protocol(
+    wrong_login: dict[str, str], process_start_s: float
+) -> None:
+    ran = run(cli_argv("describe app-orders --bootstrap-server {bootstrap}", wrong_login))
+    assert ran.code == 3, ran.why()
+    assert_one_sentence(
+        ran,
+        "The broker at .* closed the connection before answering a PLAINTEXT client: its listener speaks "
+        "another security.protocol",
+    )
+    assert "Hint: Set security.protocol" in ran.stderr
+    assert ran.seconds < process_start_s + AT_ONCE_S, f"baseline {process_start_s:.2f}s\n{ran.why()}"
+
+
+def test_a_refused_login_under_json_is_the_error_object_without_any_password(
+    wrong_login: dict[str, str], secure_sandbox: Sandbox
+) -> None:
+    import json
+
+    ran = run(
+        cli_argv(
+            "verify-group app-orders --bootstrap-server {bootstrap} --command-config {wrong} -o json",
+            wrong_login,
+        )
+    )
+    assert ran.code == 3, ran.why()
+    error = json.loads(ran.stdout)
+    assert (error["kind"], error["error"]["meaning"]) == ("error", "cluster")
+    assert error["error"]["message"].startswith("Authentication to the Kafka cluster at")
+    for secret in ("not-the-password", *SECURE_CANARIES.values()):
+        assert secret not in ran.stdout + ran.stderr

@@ -317,7 +317,8 @@ def test_verify_of_an_unknown_group_is_the_same_error_as_describe(
     not read a typo in a group name as "the group is not ready yet"."""
     result = run_cli("verify-group", unique("nope"), "--bootstrap-server", bootstrap, "-o", "json")
     assert result.code == 2
-    assert "does not exist" in result.stderr and result.stdout == ""
+    assert "does not exist" in result.stderr
+    assert result.json()["error"]["meaning"] == "bad input", "the error object, not a verdict"
 
 
 @pytest.mark.parametrize("command", ["describe", "verify-group"])

@@ -186,7 +186,7 @@ def test_a_missing_events_topic_is_one_sentence_and_exit_2(
 ) -> None:
     result = judge(run_cli, bootstrap, walk, "kafka://no-such-events", 1)
     assert (result.code, "Topic 'no-such-events' does not exist" in result.stderr) == (2, True), result.stderr
-    assert result.stdout == ""  # -o json prints nothing when the command fails
+    assert result.json()["kind"] == "error"  # -o json prints the error object, no verdict
 
 
 # --- the same phase judged from the live pipeline's output ------------------------------------------------

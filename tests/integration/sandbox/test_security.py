@@ -115,6 +115,17 @@ def test_status_names_the_client_properties_files(secure: Sandbox) -> None:
     _run("sandbox", "status", "--dir", str(secure.dir))
 
 
+def test_each_nodes_server_properties_holds_the_admin_password_and_is_its_owners_only(
+    secure: Sandbox,
+) -> None:
+    """docs/sandbox.md says so: the broker's own login (admin) and the keystore passwords are in it."""
+    for node in secure.node_ids:
+        path = secure.node_dir(node) / "server.properties"
+        assert oct(path.stat().st_mode & 0o777) == "0o600", path
+        text = path.read_text()
+        assert CANARIES["admin"] in text and "ssl.keystore.password=" in text
+
+
 def test_describe_as_the_restricted_user_shows_the_member(secure: Sandbox, member: Path) -> None:
     result, _ = _run("describe", GROUP, *_app(secure), "-o", "json")
     assert result.returncode == 0, result.stderr
@@ -282,7 +293,8 @@ def test_a_group_on_a_topic_without_describe_acl_names_the_operation_and_the_top
         for command in (["describe", group], ["verify-group", group, "--lag-window", "0"]):
             result, took = _run(*command, *_app(secure), "--timeout", "15", "-o", "json")
             assert result.returncode == 3, (command, result.stdout, result.stderr)
-            assert result.stdout.strip() == "", "no verdict or snapshot on missing data"
+            error = json.loads(result.stdout)  # no verdict or snapshot on missing data: the error object
+            assert (error["kind"], error["error"]["exit_code"]) == ("error", 3), result.stdout
             assert f"Not authorized to DESCRIBE topic '{topic}'" in result.stderr, result.stderr
             assert result.stderr.count("Error:") == 1
             assert took < 60
