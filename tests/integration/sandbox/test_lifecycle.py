@@ -117,3 +117,39 @@ def test_a_reserved_broker_setting_is_refused_as_bad_input(box_dir: Path) -> Non
     result = _cli("start", "--dir", str(box_dir), "--port", str(free_port()), "--config", "log.dirs=/tmp/x")
     assert result.returncode == 2
     assert "log.dirs is managed by the sandbox" in result.stderr
+
+
+def _java_processes_of(directory: Path) -> list[int]:
+    """Every process whose command line names this sandbox's directory (its broker's properties)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if str(directory) in cmdline and int(proc.name) != os.getpid():
+                pids.append(int(proc.name))
+    return pids
+
+
+def test_a_start_whose_topic_the_broker_refuses_leaves_nothing_running(box_dir: Path) -> None:
+    """Two legal names Kafka refuses together (`my.orders` and `my_orders` collide in metric names):
+    the broker is up when the second is refused, so the start stops it again; bad input, exit 2."""
+    result = _cli(
+        "start",
+        "--dir",
+        str(box_dir),
+        "--port",
+        str(free_port()),
+        "--topic",
+        "my.orders",
+        "--topic",
+        "my_orders",
+    )
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1 and "my_orders" in errors[0], result.stderr
+    assert "Traceback" not in result.stderr
+    assert Sandbox(dir=box_dir).status() is None
+    assert _java_processes_of(box_dir) == []
