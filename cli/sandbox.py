@@ -268,13 +268,23 @@ def start(
     show_default=True,
     help=f"Apache Kafka release: {SUPPORTED_KAFKA_TEXT}.",
 )
+@click.option(
+    "--java-member/--no-java-member",
+    default=True,
+    show_default=True,
+    help="Also compile the Java test-bed member (tests use it; `kafka-coop demo` does not).",
+)
 @pass_terminal
-def prepare(term: Terminal, kafka_version: str) -> None:
+def prepare(term: Terminal, kafka_version: str, java_member: bool) -> None:
     """Resolve the Kafka jars and compile the Java test-bed member into the cache (later runs are offline)."""
     kafka_version = check_kafka_version(kafka_version)
     began = time.monotonic()
     with term.err.status(f"Resolving Apache Kafka {kafka_version} from Maven Central (first time only)…"):
         lib = resolve_kafka_jars(kafka_version)
+        if not java_member:
+            term.err.print(f"Kafka {kafka_version} jars in {lib} ({time.monotonic() - began:.1f}s).")
+            click.echo(lib)
+            return
         classpath = java_member_classpath(kafka_version)
     with term.err.status("Training the Java member's class-data-sharing archive (first time only)…"):
         archive = java_member_archive(kafka_version)

@@ -139,7 +139,7 @@ def run_demo(
     group = f"{DEMO_GROUP}-{int(time.time())}"
     topic = f"{DEMO_TOPIC}-{int(time.time())}"
     processes = MemberProcesses(bootstrap, workdir, command_config=command_config)
-    made: list[str] = []  # the demo's topic once created, removed again when it ends
+    made: list[str] = []  # the topics the demo created (its own, the manifest topic), removed at the end
     try:
         return _walk(
             processes, made, bootstrap, workdir, group, topic, members, partitions, rate, target, hooks
@@ -198,7 +198,10 @@ def _walk(
     if processes.admin.create_topic(topic, partitions):
         made.append(topic)
     processes.admin.ensure_topic(topic, partitions)  # waits until its partitions have leaders
-    # the manifest topic is the cluster's, not the demo's (what `kafka-coop manifest-topic` makes): kept
+    # the manifest topic (what `kafka-coop manifest-topic` makes): one the cluster had is kept, one the
+    # demo made is removed with its own topic, so the demo leaves nothing behind
+    if processes.admin.create_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG):
+        made.append(DEFAULT_MANIFEST_TOPIC)
     processes.admin.ensure_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG)
     tail = EventTail(
         lambda: [m.events_path for m in processes.members.values()], hooks.on_event or (lambda _: None)

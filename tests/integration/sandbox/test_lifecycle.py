@@ -153,3 +153,32 @@ def test_a_start_whose_topic_the_broker_refuses_leaves_nothing_running(box_dir: 
     assert "Traceback" not in result.stderr
     assert Sandbox(dir=box_dir).status() is None
     assert _java_processes_of(box_dir) == []
+
+
+def test_the_demo_on_a_busy_port_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kafka_coop.cli",
+                "demo",
+                "--port",
+                str(port),
+                "--dir",
+                str(tmp_path / "d"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert errors == [
+        f"Error: Port {port} on 127.0.0.1 is already in use, so the sandbox broker cannot listen there."
+    ]
+    assert "Traceback" not in result.stderr

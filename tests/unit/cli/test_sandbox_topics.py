@@ -3,17 +3,29 @@ sentence), told before anything starts, never as an unreachable cluster after th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import socket
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from kafka_coop.cli.sandbox import TopicArg
 from tests.conftest import CliResult
 
 
-def _start(invoke_cli: Callable[..., CliResult], tmp_path: Path, topic: str) -> CliResult:
-    # port 1: never bound, so a start that got past the topic check would fail on it, not run a broker
-    return invoke_cli("sandbox", "start", "--dir", str(tmp_path / "sb"), "--port", "1", "--topic", topic)
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A port held by this test: a start that got past the topic check fails on it, running nothing."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield holder.getsockname()[1]
+
+
+def _start(invoke_cli: Callable[..., CliResult], tmp_path: Path, port: int, topic: str) -> CliResult:
+    return invoke_cli(
+        "sandbox", "start", "--dir", str(tmp_path / "sb"), "--port", str(port), "--topic", topic
+    )
 
 
 @pytest.mark.parametrize(
@@ -32,9 +44,9 @@ def _start(invoke_cli: Callable[..., CliResult], tmp_path: Path, topic: str) -> 
     ids=["space", "slash", "dot", "dot-dot", "too-long", "zero-partitions", "negative", "words", "no-name"],
 )
 def test_a_topic_kafka_would_refuse_is_exit_2_before_anything_starts(
-    invoke_cli: Callable[..., CliResult], tmp_path: Path, topic: str, says: str
+    invoke_cli: Callable[..., CliResult], tmp_path: Path, busy_port: int, topic: str, says: str
 ) -> None:
-    result = _start(invoke_cli, tmp_path, topic)
+    result = _start(invoke_cli, tmp_path, busy_port, topic)
     assert result.code == 2, result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
     assert len(errors) == 1 and says in errors[0], result.stderr
@@ -42,9 +54,10 @@ def test_a_topic_kafka_would_refuse_is_exit_2_before_anything_starts(
     assert not (tmp_path / "sb").exists(), "nothing was started or written"
 
 
-def test_a_topic_of_every_legal_character_is_accepted(
-    invoke_cli: Callable[..., CliResult], tmp_path: Path
-) -> None:
-    """Past the topic check the start goes on (and fails on port 1, which is below the free ports)."""
-    result = _start(invoke_cli, tmp_path, "Orders_v2.eu-1:3")
-    assert "topic" not in result.stderr.lower(), result.stderr
+@pytest.mark.parametrize(
+    ("topic", "parsed"),
+    [("Orders_v2.eu-1:3", ("Orders_v2.eu-1", 3)), ("x" * 249, ("x" * 249, 1)), ("..a", ("..a", 1))],
+    ids=["every-kind-of-character", "249-characters", "dots-and-more"],
+)
+def test_a_topic_kafka_accepts_is_taken_with_its_partition_count(topic: str, parsed: tuple[str, int]) -> None:
+    assert TopicArg().convert(topic, None, None) == parsed
