@@ -182,3 +182,28 @@ def test_the_demo_on_a_busy_port_is_one_sentence_and_exit_2(tmp_path: Path) -> N
         f"Error: Port {port} on 127.0.0.1 is already in use, so the sandbox broker cannot listen there."
     ]
     assert "Traceback" not in result.stderr
+
+
+class _Stop(Exception):
+    """Raised from the demo's first step: its topics are made, nothing else has run."""
+
+
+def test_the_demo_removes_the_manifest_topic_it_created(box_dir: Path, tmp_path: Path) -> None:
+    """On a cluster without `_kafka_coop_manifests` the demo makes one for its members; however it ends,
+    it removes that topic with its own, so it leaves nothing on the cluster (a cluster's own is kept)."""
+    from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
+    from kafka_coop.sandbox import DemoHooks, run_demo
+
+    box = Sandbox(dir=box_dir, port=free_port())
+    bootstrap = box.start().bootstrap
+    made: list[str] = []
+
+    def first_step(_name: str, _text: str) -> None:
+        made.extend(box.admin().client.list_topics(timeout=10).topics)
+        raise _Stop
+
+    with pytest.raises(_Stop):
+        run_demo(bootstrap, tmp_path / "demo", hooks=DemoHooks(on_step=first_step))
+    assert DEFAULT_MANIFEST_TOPIC in made, "the demo made the manifest topic for its members"
+    left = set(box.admin().client.list_topics(timeout=10).topics)
+    assert {t for t in left if not t.startswith("__")} == set()
