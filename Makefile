@@ -25,8 +25,18 @@ setup: prereqs $(STAMP) jars interop
 # Toolchains are checked (and installed, with apt-get) one mode after the other, never two apt-gets at once.
 prereqs: prereqs-jdk
 
-## setup-demo: only what `make demo` needs: a JDK and Maven, the venv, the Kafka jars and the Java member
-setup-demo: prereqs-jdk $(STAMP) sandbox-jars
+## setup-demo: only what `make demo` needs: a JDK and Maven, a venv of its own with the command (`.[cli]`:
+## not the dev toolchain: no PySpark, pyarrow, matplotlib, test or lint tools) and the Kafka jars
+## (not the Java member, which only the tests use)
+DEMO_VENV ?= .venv-demo
+DEMO_STAMP := $(DEMO_VENV)/.installed-stamp
+setup-demo: prereqs-jdk $(DEMO_STAMP)
+	$(DEMO_VENV)/bin/kafka-coop sandbox prepare --no-java-member
+
+$(DEMO_STAMP): pyproject.toml constraints.txt setup.py
+	$(PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[cli]'
+	touch $(DEMO_STAMP)
 
 prereqs:
 	@bash scripts/prereqs.sh testbed
@@ -37,7 +47,8 @@ prereqs-jdk:
 $(STAMP): pyproject.toml constraints.txt setup.py kafka_coop/consumer/_fastcall.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	# KAFKA_COOP_BUILD_C=1: the checkout builds the optional C poll path, so the suite covers both paths
+	KAFKA_COOP_BUILD_C=1 $(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 sandbox-jars: $(STAMP) prereqs-jdk
@@ -92,9 +103,12 @@ bench: setup
 	$(BIN)/python -m compileall -q kafka_coop cli
 	$(BIN)/python -m bench $(BENCH_ARGS); status=$$?; $(BIN)/python -m bench.readme_table && exit $$status
 
-## demo: the main job on the embedded default (a local sandbox broker); needs only Python, a JDK and Maven
+## demo: the main job on the embedded default (a local sandbox broker); needs only Python, a JDK and Maven.
+## PORT=19092 (and CONTROLLER_PORT=...) choose the sandbox's ports; default 9092, or a free one if taken.
+PORT ?=
+CONTROLLER_PORT ?=
 demo: setup-demo
-	$(BIN)/kafka-coop demo
+	$(DEMO_VENV)/bin/kafka-coop demo $(if $(PORT),--port $(PORT)) $(if $(CONTROLLER_PORT),--controller-port $(CONTROLLER_PORT))
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(DEMO_VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -161,6 +161,12 @@ def narration(term: Terminal, *, table: bool) -> DemoHooks:
     help=f"Client port of the sandbox the demo starts (default {DEFAULT_PORT}, or a free one if taken).",
 )
 @click.option(
+    "--controller-port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help="KRaft controller port of the sandbox the demo starts, on 127.0.0.1 (default: a free one).",
+)
+@click.option(
     "--dir",
     "directory",
     type=click.Path(file_okay=False, path_type=Path),
@@ -182,6 +188,7 @@ def demo(
     report: bool,
     keep_sandbox: bool,
     port: int | None,
+    controller_port: int | None,
     directory: Path | None,
     output: str,
 ) -> None:
@@ -193,6 +200,10 @@ def demo(
         raise click.UsageError("--command-config is for a cluster given with --bootstrap-server.")
     if port is not None and bootstrap is not None:
         raise click.UsageError("--port is for the sandbox the demo starts, not a --bootstrap-server.")
+    if controller_port is not None and bootstrap is not None:
+        raise click.UsageError(
+            "--controller-port is for the sandbox the demo starts, not a --bootstrap-server."
+        )
     if bootstrap is not None:
         if command_config is not None:
             read_command_config(command_config)  # a bad file is one sentence before anything starts
@@ -203,7 +214,7 @@ def demo(
     box: Sandbox | None = None
     try:
         if bootstrap is None:
-            existing = Sandbox().status() if port is None else None
+            existing = Sandbox().status() if port is None and controller_port is None else None
             if existing is not None:
                 bootstrap = existing.bootstrap
                 term.progress(f"Using the running sandbox at {bootstrap}")
@@ -211,7 +222,12 @@ def demo(
                 chosen = (
                     port if port is not None else DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port()
                 )
-                box = Sandbox(dir=workdir / "sandbox", port=chosen, progress=term.progress)
+                box = Sandbox(
+                    dir=workdir / "sandbox",
+                    port=chosen,
+                    controller_port=controller_port,
+                    progress=term.progress,
+                )
                 with term.err.status("Starting the sandbox broker…"):
                     bootstrap = box.start().bootstrap
         hooks = narration(term, table=output != "json")

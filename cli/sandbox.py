@@ -3,6 +3,7 @@ and demos."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Literal
@@ -38,8 +39,14 @@ _dir_option = click.option(
 )
 
 
+# Kafka's own rule for a topic name (org.apache.kafka.common.internals.Topic): checked before the start, so
+# a name the broker would refuse is bad input, not a failure after the broker is up
+TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+TOPIC_NAME_MAX = 249
+
+
 class TopicArg(click.ParamType):  # type: ignore[type-arg]  # generic only in some click versions
-    """`orders` or `orders:6`: a topic name and its partition count (default 1)."""
+    """`orders` or `orders:6`: a topic name Kafka accepts and its partition count (default 1)."""
 
     name = "NAME[:PARTITIONS]"
 
@@ -52,6 +59,20 @@ class TopicArg(click.ParamType):  # type: ignore[type-arg]  # generic only in so
         if not name:
             self.fail(
                 f"{value!r} has no topic name; write NAME or NAME:PARTITIONS, e.g. orders:6.", param, ctx
+            )
+        if name in (".", ".."):
+            self.fail(f"{name!r} is not a topic name: Kafka refuses '.' and '..'; pick another.", param, ctx)
+        if len(name) > TOPIC_NAME_MAX:
+            self.fail(
+                f"The topic name is {len(name)} characters long; Kafka takes at most {TOPIC_NAME_MAX}.",
+                param,
+                ctx,
+            )
+        if not TOPIC_NAME.fullmatch(name):
+            self.fail(
+                f"{name!r} is not a topic name Kafka accepts: use only a-z, A-Z, 0-9, '.', '_' and '-'.",
+                param,
+                ctx,
             )
         if not count:
             return name, 1
@@ -207,13 +228,23 @@ def start(
         controller_port=controller_port,
     )
     began = time.monotonic()
+    was_running = box.status() is not None
     with term.err.status("Starting the sandbox…"):
         state = box.start(timeout_s=timeout)
-    if topics:
-        admin = box.admin()
-        for name, partitions in topics:
-            admin.ensure_topic(name, partitions, timeout_s=timeout)
-            term.progress(f"Topic {name} ({partitions} partition{'s' if partitions != 1 else ''}) is ready.")
+    try:
+        if topics:
+            admin = box.admin()
+            for name, partitions in topics:
+                admin.create_topic(name, partitions, timeout_s=timeout)  # a refusal is bad input (exit 2)
+                admin.ensure_topic(name, partitions, timeout_s=timeout)  # its partitions have leaders
+                many = "s" if partitions != 1 else ""
+                term.progress(f"Topic {name} ({partitions} partition{many}) is ready.")
+    except BaseException:
+        # a failed start leaves nothing running: the broker this call started stops again (one that
+        # ran before the call keeps running)
+        if not was_running:
+            box.stop()
+        raise
     if output == "json":
         started = _running(state).model_dump()
         term.emit_json(SandboxStarted(**started, start_s=round(time.monotonic() - began, 2)))
@@ -237,13 +268,23 @@ def start(
     show_default=True,
     help=f"Apache Kafka release: {SUPPORTED_KAFKA_TEXT}.",
 )
+@click.option(
+    "--java-member/--no-java-member",
+    default=True,
+    show_default=True,
+    help="Also compile the Java test-bed member (tests use it; `kafka-coop demo` does not).",
+)
 @pass_terminal
-def prepare(term: Terminal, kafka_version: str) -> None:
+def prepare(term: Terminal, kafka_version: str, java_member: bool) -> None:
     """Resolve the Kafka jars and compile the Java test-bed member into the cache (later runs are offline)."""
     kafka_version = check_kafka_version(kafka_version)
     began = time.monotonic()
     with term.err.status(f"Resolving Apache Kafka {kafka_version} from Maven Central (first time only)…"):
         lib = resolve_kafka_jars(kafka_version)
+        if not java_member:
+            term.err.print(f"Kafka {kafka_version} jars in {lib} ({time.monotonic() - began:.1f}s).")
+            click.echo(lib)
+            return
         classpath = java_member_classpath(kafka_version)
     with term.err.status("Training the Java member's class-data-sharing archive (first time only)…"):
         archive = java_member_archive(kafka_version)

@@ -65,10 +65,10 @@ class PyCallState:
 
 
 try:
-    from kafka_coop.consumer._fastcall import CallState as _CCallState  # built with the wheel
+    from kafka_coop.consumer._fastcall import CallState as _CCallState  # KAFKA_COOP_BUILD_C=1
 
     CallState: type[PyCallState] = _CCallState  # type: ignore[assignment]
-except ImportError:  # pragma: no cover - a build without a C compiler
+except ImportError:  # pragma: no cover - the wheel: pure Python
     CallState = PyCallState
 
 

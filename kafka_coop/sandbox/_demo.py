@@ -140,7 +140,7 @@ def run_demo(
     topic = f"{DEMO_TOPIC}-{int(time.time())}"
     # a cluster that refuses the first connection or login is said at once (a ready sandbox or the user's)
     processes = MemberProcesses(bootstrap, workdir, command_config=command_config, wait_for_brokers=False)
-    made: list[str] = []  # the demo's topic once created, removed again when it ends
+    made: list[str] = []  # the topics the demo created (its own, the manifest topic), removed at the end
     try:
         return _walk(
             processes, made, bootstrap, workdir, group, topic, members, partitions, rate, target, hooks
@@ -199,7 +199,10 @@ def _walk(
     if processes.admin.create_topic(topic, partitions):
         made.append(topic)
     processes.admin.ensure_topic(topic, partitions)  # waits until its partitions have leaders
-    # the manifest topic is the cluster's, not the demo's (what `kafka-coop manifest-topic` makes): kept
+    # the manifest topic (what `kafka-coop manifest-topic` makes): one the cluster had is kept, one the
+    # demo made is removed with its own topic, so the demo leaves nothing behind
+    if processes.admin.create_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG):
+        made.append(DEFAULT_MANIFEST_TOPIC)
     processes.admin.ensure_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG)
     tail = EventTail(
         lambda: [m.events_path for m in processes.members.values()], hooks.on_event or (lambda _: None)

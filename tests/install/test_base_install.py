@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from subprocess import CompletedProcess
 
-from tests.install.conftest import Installed
+from tests.install.conftest import INSTALL_TIMEOUT_S, Dist, Installed
 
 EXTRA_MODULES = ("click", "rich", "yaml", "kafka", "prometheus_client", "matplotlib", "pyspark", "pandas")
 
@@ -25,17 +26,47 @@ def test_every_public_name_imports_from_the_installed_package(base_install: Inst
     assert out["names"] >= 18
 
 
-def test_the_installed_consumer_polls_through_the_compiled_fast_path(base_install: Installed) -> None:
-    """The wheel pip builds carries the C extension the per-record `poll` runs on (bench
-    wrapper-overhead, driver sync-poll); a wheel without it would still work, a tenth slower."""
+def test_the_installed_consumer_polls_through_the_python_path(base_install: Installed) -> None:
+    """The wheel is pure Python: the per-record `poll` runs the Python path, with no compiled module."""
+    proc = base_install.run(
+        "python",
+        "-c",
+        "from kafka_coop.consumer import _core, _freeze\n"
+        "print(_core.FastPoll is None, _freeze.CallState is _freeze.PyCallState)",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True"]
+
+
+def test_a_source_install_that_asks_for_it_polls_through_the_c_path(
+    base_install: Installed, dist: Dist, tmp_path: Path
+) -> None:
+    """`KAFKA_COOP_BUILD_C=1 pip install kafka_coop-0.1.0.tar.gz`: the sdist compiles the C path and
+    the installed consumer uses it (the package only, into a directory of its own, so the base venv
+    keeps the pure wheel for the other tests)."""
+    target = tmp_path / "site"
+    built = base_install.run(
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--target",
+        str(target),
+        str(dist.sdist),
+        timeout=INSTALL_TIMEOUT_S,
+        KAFKA_COOP_BUILD_C="1",
+    )
+    assert built.returncode == 0, built.stderr
     proc = base_install.run(
         "python",
         "-c",
         "from kafka_coop.consumer import _core, _fastcall\n"
-        "print(_fastcall.__file__.rsplit('.', 1)[-1], _core.FastPoll is _fastcall.FastPoll)",
+        f"print(_fastcall.__file__.startswith({str(target)!r}), _core.FastPoll is _fastcall.FastPoll)",
+        PYTHONPATH=str(target),
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["so", "True"]
+    assert proc.stdout.split() == ["True", "True"]
 
 
 def test_importing_the_consumer_loads_no_library_of_an_extra(base_install: Installed) -> None:

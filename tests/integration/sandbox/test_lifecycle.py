@@ -117,3 +117,93 @@ def test_a_reserved_broker_setting_is_refused_as_bad_input(box_dir: Path) -> Non
     result = _cli("start", "--dir", str(box_dir), "--port", str(free_port()), "--config", "log.dirs=/tmp/x")
     assert result.returncode == 2
     assert "log.dirs is managed by the sandbox" in result.stderr
+
+
+def _java_processes_of(directory: Path) -> list[int]:
+    """Every process whose command line names this sandbox's directory (its broker's properties)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if str(directory) in cmdline and int(proc.name) != os.getpid():
+                pids.append(int(proc.name))
+    return pids
+
+
+def test_a_start_whose_topic_the_broker_refuses_leaves_nothing_running(box_dir: Path) -> None:
+    """Two legal names Kafka refuses together (`my.orders` and `my_orders` collide in metric names):
+    the broker is up when the second is refused, so the start stops it again; bad input, exit 2."""
+    result = _cli(
+        "start",
+        "--dir",
+        str(box_dir),
+        "--port",
+        str(free_port()),
+        "--topic",
+        "my.orders",
+        "--topic",
+        "my_orders",
+    )
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1 and "my_orders" in errors[0], result.stderr
+    assert "Traceback" not in result.stderr
+    assert Sandbox(dir=box_dir).status() is None
+    assert _java_processes_of(box_dir) == []
+
+
+def test_the_demo_on_a_busy_port_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kafka_coop.cli",
+                "demo",
+                "--port",
+                str(port),
+                "--dir",
+                str(tmp_path / "d"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert errors == [
+        f"Error: Port {port} on 127.0.0.1 is already in use, so the sandbox broker cannot listen there."
+    ]
+    assert "Traceback" not in result.stderr
+
+
+class _Stop(Exception):
+    """Raised from the demo's first step: its topics are made, nothing else has run."""
+
+
+def test_the_demo_removes_the_manifest_topic_it_created(box_dir: Path, tmp_path: Path) -> None:
+    """On a cluster without `_kafka_coop_manifests` the demo makes one for its members; however it ends,
+    it removes that topic with its own, so it leaves nothing on the cluster (a cluster's own is kept)."""
+    from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
+    from kafka_coop.sandbox import DemoHooks, run_demo
+
+    box = Sandbox(dir=box_dir, port=free_port())
+    bootstrap = box.start().bootstrap
+    made: list[str] = []
+
+    def first_step(_name: str, _text: str) -> None:
+        made.extend(box.admin().client.list_topics(timeout=10).topics)
+        raise _Stop
+
+    with pytest.raises(_Stop):
+        run_demo(bootstrap, tmp_path / "demo", hooks=DemoHooks(on_step=first_step))
+    assert DEFAULT_MANIFEST_TOPIC in made, "the demo made the manifest topic for its members"
+    left = set(box.admin().client.list_topics(timeout=10).topics)
+    assert {t for t in left if not t.startswith("__")} == set()

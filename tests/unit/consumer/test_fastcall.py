@@ -1,6 +1,6 @@
-"""The per-record `poll` path: in C (`_fastcall.FastPoll`, built with the package, for speed) and in
-Python (the fallback where no C compiler built it). The same behaviour, each test run on both; the
-broker tests run the C one, which is what a built package uses."""
+"""The per-record `poll` path: in C (`_fastcall.FastPoll`, built by a source install with
+KAFKA_COOP_BUILD_C=1, as the checkout's `make setup` does) and in Python (what the wheel runs). The same
+behaviour, each test run on both; the broker tests run the C one, the install tier the Python one."""
 
 from __future__ import annotations
 
@@ -50,8 +50,8 @@ def drop_in(path: str) -> tuple[CoopConsumer, FakeConsumer]:
 
 
 def test_the_c_path_is_built_where_the_tests_run() -> None:
-    """`make test` builds the package as a user's pip does, with the extension; a missing compiler is a
-    failure here, not a silent fallback."""
+    """`make setup` asks for the extension (KAFKA_COOP_BUILD_C=1); a missing compiler is a failed build
+    there, and a checkout installed without asking fails here, not silently testing one path only."""
     assert _core.FastPoll is not None
     assert isinstance(_freeze.CallState(), _core.FastCallState)
 
