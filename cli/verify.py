@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 from rich.text import Text
 
-from kafka_coop.analytics import MARKERS_TOPIC, PauseFigures, PhaseMarker, pause_check
+from kafka_coop.analytics import MARKERS_TOPIC, PauseFigures, PhaseMarker, judge_pause
 from kafka_coop.errors import GateFailed, InvalidInput
 from kafka_coop.inspection import LAG_RANK, GroupLagStatus
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
@@ -23,7 +23,6 @@ from kafka_coop.rollout import (
     load_plan,
     migration_names,
     run_gate,
-    worst,
 )
 
 from ._context import (
@@ -312,28 +311,23 @@ def verify_group(
             )
         raise missing_group(group, bootstrap)
     figures: PauseFigures | None = None
-    if judged is not None and pause_budget is not None:
-        from kafka_coop.analytics import from_events, from_pipeline
-
-        term.progress(f"Measuring the pause of group {group} …")
-        if pipeline_out is not None:
-            figures = from_pipeline(pipeline_out, judged)
-        else:
-            assert events_source is not None  # pause_request: a judged phase has a source
-            figures = from_events(
-                events_source, judged, bootstrap=bootstrap, conf=conf, markers_topic=markers_topic
-            )
-        check = pause_check(figures, pause_budget)
-        checks = (*report.checks, check)
-        report = report.model_copy(update={"checks": checks, "status": worst(c.status for c in checks)})
     marker: PhaseMarker | None = None
-    if judged is not None and spec is not None and phase is not None and not report.failed(strict):
-        from kafka_coop.analytics import now_ms, write_marker
-
-        marker = PhaseMarker(
-            ts_ms=now_ms(), group=group, migration=spec.name, phase=phase, phases=len(spec.phases)
+    if judged is not None:
+        source = pipeline_out if pipeline_out is not None else events_source
+        assert source is not None  # pause_request: a judged phase has a source
+        report, figures, marker = judge_pause(
+            report,
+            judged,
+            pause_budget,
+            source=source,
+            bootstrap=bootstrap,
+            conf=conf,
+            markers_topic=markers_topic,
+            spec=spec,
+            phase=phase,
+            strict=strict,
+            on_progress=term.progress,
         )
-        write_marker(bootstrap, marker, markers_topic, conf)
     if output == "json":
         shown = VerifyOutput.model_construct(
             **dict(report), pause=figures, pause_budget_ms=pause_budget if figures else None, marker=marker

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from kafka_coop._vocab import connection_conf
 from kafka_coop.admin import ClusterAdmin
+from kafka_coop.analytics import Judged, judge_pause
 from kafka_coop.errors import GateFailed
 from kafka_coop.events import now_ms
 from kafka_coop.families import catalog
@@ -160,12 +161,8 @@ def run_command(spec: Runnable) -> CommandRun:
 
 def gate_report(spec: GateSpec, *, bootstrap: str | None = None) -> GateReport:
     """The report of a plan's gate, called in-process as `verify-group` calls it (`bootstrap` when the
-    spec names none). The pause gate's figures (--events, --pipeline-out) are verify-group's alone."""
-    if spec.events is not None or spec.pipeline_out is not None or spec.max_pause_ms is not None:
-        raise MemberProcessError(
-            f"The gate of {spec.group} judges the pause, which only `kafka-coop verify-group` does.",
-            hint=f"Run it as the plan prints it: {render(spec)}",
-        )
+    spec names none); a pause gate (its figures, its budget) adds the pause check and writes the
+    marker that begins the next phase, as verify-group does."""
     where = spec.bootstrap or bootstrap or os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
     if not where:
         raise MemberProcessError(f"The gate of {spec.group} names no bootstrap server.", hint=render(spec))
@@ -175,16 +172,27 @@ def gate_report(spec: GateSpec, *, bootstrap: str | None = None) -> GateReport:
         refuse_java_only(settings, source=f"--command-config {spec.command_config}")
         conf = connection_conf(settings)
     migration = load_migration(spec.migration) if spec.migration is not None else None
-    return run_gate(
+    target, phase = (
+        (migration, spec.phase) if migration is not None and spec.phase is not None else (None, None)
+    )
+    report = run_gate(
         ClusterAdmin(where, conf),
         spec.group,
         conf=conf,
-        spec=migration if spec.phase is not None else None,
-        phase=spec.phase if migration is not None else None,
+        spec=target,
+        phase=phase,
         expect_members=spec.expect_members,
         wait=True,
         timeout_s=spec.timeout_s,
     )
+    source = Path(spec.pipeline_out) if spec.pipeline_out is not None else spec.events
+    if source is None or group_missing(report):
+        return report
+    judged = Judged(spec.group, target.name if target else None, phase)
+    report, _figures, _marker = judge_pause(
+        report, judged, spec.max_pause_ms, source=source, bootstrap=where, conf=conf, spec=target, phase=phase
+    )
+    return report
 
 
 def _gate_failed(command: str, report: GateReport) -> GateFailed:
