@@ -16,6 +16,7 @@ from kafka_coop.inspection import GroupSnapshot
 from kafka_coop.rollout import Plan, PlanPhase
 from kafka_coop.sandbox import (
     DEFAULT_PORT,
+    CommandRun,
     DemoHooks,
     DemoResult,
     GateRun,
@@ -104,9 +105,9 @@ def narration(term: Terminal, *, table: bool) -> DemoHooks:
     def on_phase(phase: PlanPhase) -> None:
         say.print(heading(f"Phase {phase.n}: {phase.title} [{phase.action}]", "cyan"))
 
-    def on_gate(run: GateRun) -> None:
+    def on_gate(run: GateRun | CommandRun) -> None:
         # the runner reports the steps it runs besides gates (remove-members) the same way
-        label = "gate PASS " if " verify-group " in f" {run.command} " else "ran OK "
+        label = "gate PASS " if isinstance(run, GateRun) else "ran OK "  # a run gate passed (warnings too)
         say.print(
             Text.assemble((label, "green"), f"in {run.seconds:.1f} s: ", (run.command, "dim")),
             highlight=False,

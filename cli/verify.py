@@ -2,34 +2,27 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import click
 from rich.text import Text
 
-from kafka_coop.analytics import MARKERS_TOPIC, PauseFigures, PhaseMarker, pause_check
-from kafka_coop.coordinator import CoordinatorClient, open_client
+from kafka_coop.analytics import MARKERS_TOPIC, PauseFigures, PhaseMarker, judge_pause
 from kafka_coop.errors import GateFailed, InvalidInput
-from kafka_coop.inspection import (
-    LAG_RANK,
-    GroupLagStatus,
-    GroupSnapshot,
-    snapshot_with_lag_trend,
-    take_snapshot,
-)
+from kafka_coop.inspection import LAG_RANK, GroupLagStatus
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.rollout import (
     PLAN_HINT,
+    GateProgress,
     GateReport,
     MigrationSpec,
     Plan,
-    evaluate,
+    group_missing,
     load_migration,
     load_plan,
     migration_names,
-    worst,
+    run_gate,
 )
 
 from ._context import (
@@ -300,71 +293,27 @@ def verify_group(
 
         check_pipeline_out(pipeline_out)
     admin, conf = admin_for(bootstrap, command_config)
-    deadline = time.monotonic() + timeout
-    # The first look opens its own coordinator connection, alongside its other reads: an unreachable
-    # cluster is told within --timeout, not after a connection's wait and then the look's. Only a
-    # --wait loop keeps one open for the looks after it.
-    coordinator: CoordinatorClient | None = None
 
-    def budget() -> float:
-        """Every read of a look retries a moving coordinator, but never past --timeout."""
-        return max(1.0, deadline - time.monotonic())
+    def progress(step: GateProgress) -> None:
+        seen, left = step.report, f"{step.left_s:.0f} s left"
+        term.progress(f"[{step.attempt}] gate {seen.status}: {seen.summary()} — re-checking, {left}")
 
-    def look() -> GroupSnapshot:
-        return take_snapshot(
-            admin,
-            group,
-            conf=conf,
-            manifests_topic=manifests_topic or None,
-            timeout_s=budget(),
-            coordinator=coordinator,
-        )
-
-    try:
-        previous: GroupSnapshot | None = None
-        history: list[GroupSnapshot] = []  # every look of this run: the lag window grows with --wait
-        attempt = 0
-        while True:
-            attempt += 1
-            if attempt == 1 and (lag_window is None or lag_window > 0):
-                # The first lag sample goes out with the look's other reads, the second is read after all
-                # of them answered (and at least --lag-window seconds later when given): the window is
-                # measured, and the check's reason states it.
-                previous, snap = snapshot_with_lag_trend(
-                    admin,
-                    group,
-                    min_window_s=lag_window or 0.0,
-                    conf=conf,
-                    manifests_topic=manifests_topic or None,
-                    timeout_s=budget(),
-                    coordinator=coordinator,
-                )
-            else:
-                snap = look()  # later rounds compare with the previous round, --interval apart
-            history += [s for s in (previous, snap) if s is not None and s not in history]
-            report = evaluate(
-                snap,
-                spec=spec,
-                phase=phase,
-                expect_members=expect_members,
-                previous=previous,
-                history=history[:-1],
-            )
-            if not wait or not report.failed(strict) or time.monotonic() + interval > deadline:
-                break
-            if coordinator is None:
-                coordinator = open_client(bootstrap, conf, timeout_s=min(budget(), 10.0))
-            left = deadline - time.monotonic()
-            term.progress(
-                f"[{attempt}] gate {report.status}: {report.summary()} — re-checking, {left:.0f} s left"
-            )
-            previous = snap
-            time.sleep(interval)
-    finally:
-        if coordinator is not None:
-            coordinator.close()
-    expect_empty = spec is not None and phase is not None and spec.expect_at(phase).empty
-    if not snap.exists and not expect_empty:
+    report = run_gate(
+        admin,
+        group,
+        conf=conf,
+        spec=spec,
+        phase=phase,
+        expect_members=expect_members,
+        wait=wait,
+        timeout_s=timeout,
+        interval_s=interval,
+        lag_window_s=lag_window,
+        strict=strict,
+        manifests_topic=manifests_topic or None,
+        on_progress=progress,
+    )
+    if group_missing(report):
         if wait:  # a deploy's first gate runs before its members have created the group: a verdict
             raise GateFailed(
                 f"Group {group!r} did not appear on {bootstrap} within the {timeout:g} s wait.",
@@ -372,28 +321,23 @@ def verify_group(
             )
         raise missing_group(group, bootstrap)
     figures: PauseFigures | None = None
-    if judged is not None and pause_budget is not None:
-        from kafka_coop.analytics import from_events, from_pipeline
-
-        term.progress(f"Measuring the pause of group {group} …")
-        if pipeline_out is not None:
-            figures = from_pipeline(pipeline_out, judged)
-        else:
-            assert events_source is not None  # pause_request: a judged phase has a source
-            figures = from_events(
-                events_source, judged, bootstrap=bootstrap, conf=conf, markers_topic=markers_topic
-            )
-        check = pause_check(figures, pause_budget)
-        checks = (*report.checks, check)
-        report = report.model_copy(update={"checks": checks, "status": worst(c.status for c in checks)})
     marker: PhaseMarker | None = None
-    if judged is not None and spec is not None and phase is not None and not report.failed(strict):
-        from kafka_coop.analytics import now_ms, write_marker
-
-        marker = PhaseMarker(
-            ts_ms=now_ms(), group=group, migration=spec.name, phase=phase, phases=len(spec.phases)
+    if judged is not None:
+        source = pipeline_out if pipeline_out is not None else events_source
+        assert source is not None  # pause_request: a judged phase has a source
+        report, figures, marker = judge_pause(
+            report,
+            judged,
+            pause_budget,
+            source=source,
+            bootstrap=bootstrap,
+            conf=conf,
+            markers_topic=markers_topic,
+            spec=spec,
+            phase=phase,
+            strict=strict,
+            on_progress=term.progress,
         )
-        write_marker(bootstrap, marker, markers_topic, conf)
     if output == "json":
         shown = VerifyOutput.model_construct(
             **dict(report), pause=figures, pause_budget_ms=pause_budget if figures else None, marker=marker

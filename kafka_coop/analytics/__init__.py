@@ -24,10 +24,9 @@ from kafka_coop.analytics._pause_figures import (
     check_pipeline_out,
     from_events,
     from_pipeline,
-    now_ms,
-    write_marker,
+    judge_pause,
 )
-from kafka_coop.analytics._pause_gate import PauseFigures, pause_check
+from kafka_coop.analytics._pause_gate import PauseFigures
 from kafka_coop.analytics._phases import load_phases
 from kafka_coop.analytics._prepare import SparkPrepared, prepare_spark
 from kafka_coop.analytics._read import read_event_lines
@@ -88,10 +87,9 @@ __all__ = [
     "from_pipeline",
     "generate_events",
     "get_session",
+    "judge_pause",
     "load_phases",
-    "now_ms",
     "outcome_from_rows",
-    "pause_check",
     "pauses",
     "pipeline_input",
     "pipeline_records",
@@ -106,5 +104,4 @@ __all__ = [
     "unavailability",
     "unavailable_ms",
     "write_jsonl",
-    "write_marker",
 ]

@@ -4,24 +4,26 @@ The shell around `_pause_gate` (pure). The pipeline's output is read as `report 
 the files its sink's log committed), its `pause` rows and its `phase` rows (the markers it applied).
 The events topic is read whole with the reference engine (`_summary.pauses`) and the markers from the
 markers topic. Either way only the group's rows count, and only pauses that overlap the phase's span.
-A passing phase gate writes the marker that begins the next phase (`write_marker`).
+A passing phase gate writes the marker that begins the next phase (`write_marker`); `judge_pause` adds
+the pause check to a gate's report and writes that marker, for verify-group and the plan runner alike.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kafka_coop.analytics._engine import SPARK_HINT
-from kafka_coop.analytics._markers import MARKERS_TOPIC_CONFIG, PhaseMarker, parse_marker
-from kafka_coop.analytics._pause_gate import PauseFigures, PhaseSpan, clipped_pauses, phase_span
+from kafka_coop.analytics._markers import MARKERS_TOPIC, MARKERS_TOPIC_CONFIG, PhaseMarker, parse_marker
+from kafka_coop.analytics._pause_gate import PauseFigures, PhaseSpan, clipped_pauses, pause_check, phase_span
 from kafka_coop.analytics._read import kafka_topic
 from kafka_coop.analytics._report import KAFKA_TIMEOUT_S, check_kafka, read_kafka_python, read_topic_values
 from kafka_coop.analytics._summary import pauses
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
+from kafka_coop.rollout import GateReport, MigrationSpec, worst
 
 PIPELINE_HINT = (
     "Give --pipeline-out the --out directory of `kafka-coop pipeline run`, or --events kafka://TOPIC."
@@ -202,3 +204,40 @@ def write_marker(
             f"The rollout marker of phase {marker.phase} could not be written to {topic} on {bootstrap}.",
             hint="The gate passed; run it again once the cluster answers, so the next phase has its start.",
         )
+
+
+def judge_pause(
+    report: GateReport,
+    judged: Judged,
+    pause_budget: int | None,
+    *,
+    source: Path | str,
+    bootstrap: str,
+    conf: Mapping[str, str] | None = None,
+    markers_topic: str = MARKERS_TOPIC,
+    spec: MigrationSpec | None = None,
+    phase: int | None = None,
+    strict: bool = False,
+    on_progress: Callable[[str], None] | None = None,
+) -> tuple[GateReport, PauseFigures | None, PhaseMarker | None]:
+    """A gate's report with the `pause-budget` check when a budget judges the figures of `source` (the
+    pipeline's output directory, or kafka://TOPIC), and the marker a passing phase gate wrote."""
+    figures: PauseFigures | None = None
+    if pause_budget is not None:
+        group = judged.group
+        if on_progress is not None:
+            on_progress(f"Measuring the pause of group {group} …")
+        if isinstance(source, Path):
+            figures = from_pipeline(source, judged)
+        else:
+            figures = from_events(source, judged, bootstrap=bootstrap, conf=conf, markers_topic=markers_topic)
+        check = pause_check(figures, pause_budget)
+        checks = (*report.checks, check)
+        report = report.model_copy(update={"checks": checks, "status": worst(c.status for c in checks)})
+    marker: PhaseMarker | None = None
+    if spec is not None and phase is not None and not report.failed(strict):
+        marker = PhaseMarker(
+            ts_ms=now_ms(), group=judged.group, migration=spec.name, phase=phase, phases=len(spec.phases)
+        )
+        write_marker(bootstrap, marker, markers_topic, conf)
+    return report, figures, marker

@@ -7,8 +7,15 @@
 - `_requirements`: a migration's broker/group prerequisites as checks, on facts built once.
 - `_gate`: verify-group's checks on a snapshot; `_plan`: the planner; `_contract`: the Plan it writes;
   `_wording`: the config and pause wording of a phase; `_checks`: the Check every one of them returns.
+- `_verify`: the shell of a gate run (`run_gate`: looks on a live group, `--wait`), loaded on first use,
+  so the planner and the gate import this face without loading a client.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kafka_coop._lazy import lazy_attributes
 from kafka_coop.rollout._checks import Check, worst
 from kafka_coop.rollout._commands import GateSpec, PlanSpec, RemoveStaticSpec, argv, consume_flags, render
 from kafka_coop.rollout._contract import (
@@ -49,6 +56,19 @@ from kafka_coop.rollout._spec import (
 )
 from kafka_coop.rollout._wording import config_lines
 
+if TYPE_CHECKING:
+    from kafka_coop.rollout._verify import GateProgress, group_missing, run_gate
+
+# name -> the shell module that defines it, imported on first use
+_LAZY: dict[str, str] = {
+    "GateProgress": "kafka_coop.rollout._verify",
+    "group_missing": "kafka_coop.rollout._verify",
+    "run_gate": "kafka_coop.rollout._verify",
+}
+
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
+
 __all__ = [
     "PLAN_HINT",
     "TARGETS",
@@ -60,6 +80,7 @@ __all__ = [
     "FleetMember",
     "FleetSummary",
     "GateCommand",
+    "GateProgress",
     "GateReport",
     "GateSpec",
     "GateTarget",
@@ -77,6 +98,7 @@ __all__ = [
     "detect_state",
     "evaluate",
     "fleet_from_snapshot",
+    "group_missing",
     "load_fleet",
     "load_migration",
     "load_plan",
@@ -88,5 +110,6 @@ __all__ = [
     "parse_migration",
     "phase_match",
     "render",
+    "run_gate",
     "worst",
 ]

@@ -46,6 +46,7 @@ __all__ += ["SteadyProducer"]
 from kafka_coop.errors import GateFailed  # noqa: E402  (one GateFailed, raised where a gate fails)
 from kafka_coop.sandbox._records import audit, audit_when_drained, read_processed  # noqa: E402
 from kafka_coop.sandbox._rollout import (  # noqa: E402
+    CommandRun,
     GateRun,
     PhaseRun,
     PlanRunner,
@@ -53,6 +54,7 @@ from kafka_coop.sandbox._rollout import (  # noqa: E402
 )
 
 __all__ += [
+    "CommandRun",
     "GateFailed",
     "GateRun",
     "PhaseRun",

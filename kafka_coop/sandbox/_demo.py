@@ -26,7 +26,7 @@ from kafka_coop.rollout import GateCommand, Plan, PlanPhase, all_migrations, fle
 from kafka_coop.sandbox._members import MemberProcess, MemberProcesses, MemberSpec, read_events
 from kafka_coop.sandbox._produce import SteadyProducer
 from kafka_coop.sandbox._records import RecordAudit, audit_when_drained
-from kafka_coop.sandbox._rollout import GateRun, PlanRunner
+from kafka_coop.sandbox._rollout import CommandRun, GateRun, PlanRunner
 
 DEMO_TOPIC = "kafka-coop-demo"
 DEMO_GROUP = "kafka-coop-demo"
@@ -51,7 +51,7 @@ class DemoHooks(BaseModel):
     on_snapshot: Callable[[GroupSnapshot], None] | None = None
     on_plan: Callable[[Plan], None] | None = None
     on_phase: Callable[[PlanPhase], None] | None = None
-    on_gate: Callable[[GateRun], None] | None = None
+    on_gate: Callable[[GateRun | CommandRun], None] | None = None
     on_member: Callable[[MemberProcess], None] | None = None
     on_note: Callable[[str], None] | None = None
 

@@ -1,27 +1,46 @@
 """Executing a Plan on the test bed's members, phase by phase, each behind the gate the plan printed.
 
 This is what a deploy pipeline does with `upgrade-plan --output json`: run the phase's gate, go on only
-when it exits 0, apply the phase's config to every member, perform the action (rolling bounce, stop
-all, start all), and finally run the plan's final gate. The commands run are the plan's specs, rendered
-by the one renderer that printed them (rollout's `argv`), so the demo, the e2e tests and the benchmarks
-run the very commands a user copies, and nothing parses a printed command back.
+when it passes, apply the phase's config to every member, perform the action (rolling bounce, stop
+all, start all), and finally run the plan's final gate. A gate is called in-process (rollout's
+`run_gate`, the call `verify-group` renders), so the runner holds its typed GateReport; the other
+commands (remove-members) run as the plan printed them, rendered by the one renderer (rollout's
+`argv`), so nothing parses a printed command back.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
 
+from kafka_coop._vocab import connection_conf
+from kafka_coop.admin import ClusterAdmin
+from kafka_coop.analytics import Judged, judge_pause
 from kafka_coop.errors import GateFailed
 from kafka_coop.events import now_ms
 from kafka_coop.families import catalog
-from kafka_coop.rollout import FamilyConfig, GateSpec, Plan, PlanPhase, RemoveStaticSpec, argv, render
+from kafka_coop.rollout import (
+    FamilyConfig,
+    GateReport,
+    GateSpec,
+    Plan,
+    PlanPhase,
+    RemoveStaticSpec,
+    argv,
+    group_missing,
+    load_migration,
+    render,
+    run_gate,
+)
 from kafka_coop.sandbox._members import MemberProcess, MemberProcessError, MemberProcesses, MemberSpec
+from kafka_coop.settings import read_properties, refuse_java_only
 
 # The client family (families.yaml) each member kind belongs to: `kafka-coop consume` is librdkafka.
 FAMILY_OF_KIND = {"python": "librdkafka", **{f.member_kind: f.family for f in catalog().families}}
@@ -29,6 +48,16 @@ GATE_GRACE_S = 60.0
 
 
 class GateRun(BaseModel):
+    """A gate the runner called: the command a user would type for it, and its typed report."""
+
+    command: str
+    seconds: float
+    report: GateReport
+
+
+class CommandRun(BaseModel):
+    """A command the runner started (remove-members): its exit code and the tail of its output."""
+
     command: str
     exit_code: int
     seconds: float
@@ -91,14 +120,14 @@ def start_command(spec: Runnable) -> RunningCommand:
     )
 
 
-def finish_command(running: RunningCommand) -> GateRun:
+def finish_command(running: RunningCommand) -> CommandRun:
     """Wait for a command started with `start_command`; GateFailed (with its output) unless it exits 0."""
     try:
         output, _ = running.proc.communicate(timeout=running.timeout_s)
     except subprocess.TimeoutExpired:
         running.proc.kill()
         output, _ = running.proc.communicate()
-    run = GateRun(
+    run = CommandRun(
         command=running.command,
         exit_code=running.proc.returncode,
         seconds=round(time.monotonic() - running.started, 3),
@@ -111,23 +140,67 @@ def finish_command(running: RunningCommand) -> GateRun:
     return run
 
 
-def run_gate(spec: Runnable) -> GateRun:
-    """Run a plan's command (a gate, or a command after an action); GateFailed (with its output)
-    unless it exits 0."""
+def run_command(spec: Runnable) -> CommandRun:
+    """Run a plan's command after an action (remove-members); GateFailed (with its output) unless it
+    exits 0."""
     start = time.monotonic()
     command = render(spec)
     proc = subprocess.run(
         command_argv(spec), capture_output=True, text=True, timeout=_timeout_s(spec), check=False
     )
-    run = GateRun(
+    run = CommandRun(
         command=command,
         exit_code=proc.returncode,
         seconds=round(time.monotonic() - start, 3),
         output=(proc.stdout + proc.stderr)[-4000:],
     )
     if proc.returncode != 0:
-        raise GateFailed(f"Gate failed (exit {proc.returncode}): {command}", hint=run.output[-1500:])
+        raise GateFailed(f"Command failed (exit {proc.returncode}): {command}", hint=run.output[-1500:])
     return run
+
+
+def gate_report(spec: GateSpec, *, bootstrap: str | None = None) -> GateReport:
+    """The report of a plan's gate, called in-process as `verify-group` calls it (`bootstrap` when the
+    spec names none); a pause gate (its figures, its budget) adds the pause check and writes the
+    marker that begins the next phase, as verify-group does."""
+    where = spec.bootstrap or bootstrap or os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    if not where:
+        raise MemberProcessError(f"The gate of {spec.group} names no bootstrap server.", hint=render(spec))
+    conf: dict[str, str] = {}
+    if spec.command_config is not None:
+        settings = read_properties(Path(spec.command_config))
+        refuse_java_only(settings, source=f"--command-config {spec.command_config}")
+        conf = connection_conf(settings)
+    migration = load_migration(spec.migration) if spec.migration is not None else None
+    target, phase = (
+        (migration, spec.phase) if migration is not None and spec.phase is not None else (None, None)
+    )
+    report = run_gate(
+        ClusterAdmin(where, conf),
+        spec.group,
+        conf=conf,
+        spec=target,
+        phase=phase,
+        expect_members=spec.expect_members,
+        wait=True,
+        timeout_s=spec.timeout_s,
+    )
+    source = Path(spec.pipeline_out) if spec.pipeline_out is not None else spec.events
+    if source is None or group_missing(report):
+        return report
+    judged = Judged(spec.group, target.name if target else None, phase)
+    report, _figures, _marker = judge_pause(
+        report, judged, spec.max_pause_ms, source=source, bootstrap=where, conf=conf, spec=target, phase=phase
+    )
+    return report
+
+
+def _gate_failed(command: str, report: GateReport) -> GateFailed:
+    """The runner's GateFailed: the checks that did not pass, and their hints."""
+    if group_missing(report):
+        return GateFailed(f"Gate failed: group {report.group} did not appear: {command}")
+    hints = " ".join(dict.fromkeys(c.hint for c in report.checks if c.status == "fail" and c.hint))
+    return GateFailed(f"Gate failed: {command}", hint=f"{report.summary()}. {hints}".strip())
 
 
 class PlanRunner:
@@ -141,7 +214,7 @@ class PlanRunner:
         gate_timeout_s: int | None = None,
         on_phase: Callable[[PlanPhase], None] | None = None,
         on_member: Callable[[MemberProcess], None] | None = None,
-        on_gate: Callable[[GateRun], None] | None = None,
+        on_gate: Callable[[GateRun | CommandRun], None] | None = None,
         stable_timeout_s: float = 120.0,
     ) -> None:
         if plan.blocked:
@@ -176,12 +249,17 @@ class PlanRunner:
             )
         if self.gate_timeout_s is not None:
             spec = spec.model_copy(update={"timeout_s": self.gate_timeout_s})
-        return self._report(run_gate(spec))
+        start, command = time.monotonic(), render(spec)
+        report = gate_report(spec, bootstrap=self.processes.bootstrap)
+        if report.failed():
+            raise _gate_failed(command, report)
+        run = GateRun(command=command, seconds=round(time.monotonic() - start, 3), report=report)
+        self._report(run)
+        return run
 
-    def _report(self, run: GateRun) -> GateRun:
+    def _report(self, run: GateRun | CommandRun) -> None:
         if self.on_gate is not None:
             self.on_gate(run)
-        return run
 
     def run_phase(self, phase: PlanPhase) -> PhaseRun:
         gate = self.gate(phase.gate_spec)
@@ -204,7 +282,7 @@ class PlanRunner:
             for running in alongside:  # e.g. remove-members --wait-stopped, started with the stop
                 self._report(finish_command(running))
             for command in phase.then_specs:  # e.g. remove-members: static members leave now
-                self._report(run_gate(command))
+                self._report(run_command(command))
         if action in ("start-all", "stop-all-start-all"):
             change = self._reconfigure(phase)
             members = self._members()
