@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         # handle_signals=False: Python's own Ctrl-C (KeyboardInterrupt in the middle), the path under test;
-        # the block's own handler stops at the next poll instead (test_readme_shutdown.py).
+        # the block's own handler stops at the next poll instead (tests/install/test_readme_service.py).
         with CoopConsumer(conf, handle_signals=False) as consumer:
             consumer.subscribe([topic])
             while True:
