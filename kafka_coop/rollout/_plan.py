@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop._vocab import ClientFamily, KnownFamily
-from kafka_coop.families import catalog, older_than
+from kafka_coop.families import broker_defects, catalog, older_than
 from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._commands import render
 from kafka_coop.rollout._contract import (
@@ -442,6 +442,10 @@ def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
                 "the first bounce."
             )
     out += known_defect_notes(fleet)
+    out += [
+        f"Kafka {fleet.broker.version or 'of unknown version'}: {d.sentence()}"
+        for d in broker_defects().affecting(fleet.broker.version, spec.name)
+    ]
     if families.get("unknown"):
         out.append(
             f"the client family of {families['unknown']} member(s) is unknown; the plan gives both families' "
