@@ -17,6 +17,7 @@ from kafka_coop.identity import duplicate_instance_ids
 from kafka_coop.inspection import GroupLagStatus, GroupSnapshot, MemberSnapshot, evaluate_group, lag_series
 from kafka_coop.rollout._checks import Check, Status, worst
 from kafka_coop.rollout._fleet import fleet_from_snapshot, known_defect_notes
+from kafka_coop.rollout._looks import consistent_looks_check
 from kafka_coop.rollout._match import match_phase
 from kafka_coop.rollout._reconcile import reconciliation_check
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
@@ -214,12 +215,19 @@ def evaluate(
     expect_members: int | None = None,
     previous: GroupSnapshot | None = None,
     history: Sequence[GroupSnapshot] = (),
+    two_looks: bool = False,
 ) -> GateReport:
     """All checks that apply to this target, in a stable order. `history`: earlier looks (oldest first;
-    `previous` is added if missing), whose committed offsets form the lag window with this one."""
+    `previous` is added if missing), whose committed offsets form the lag window with this one.
+    A look taken while the group moves never passes; `two_looks` (verify-group) also asks an earlier
+    look in `history` to confirm it (rollout/_looks.py)."""
     expect_empty = spec is not None and phase is not None and spec.expect_at(phase).empty
     checks = _general_checks(snap, previous, expect_empty)
     earlier = [*history, *([previous] if previous is not None and previous not in history else [])]
+    if snap.exists and not expect_empty:
+        looks = consistent_looks_check(snap, earlier, two_looks=two_looks)
+        if looks is not None:
+            checks.append(looks)
     reconciled = reconciliation_check(snap, earlier, snap.broker.consumer_heartbeat_ms)
     if reconciled is not None:
         checks.append(reconciled)
