@@ -1,9 +1,9 @@
 """The size rule of the KIP-848 preflight on a broker with group.consumer.max.size set: a static member
 bounced onto the consumer protocol finds its classic self still listed. Before Kafka 4.4 that made a
 group at the limit full (GroupMetadataManager: validateOnlineUpgrade, then throwIfConsumerGroupIsFull);
-from 4.4 (KAFKA-20601) the member takes its own place, and the plan says so (unit: test_kip848.py). A group over the limit,
-and any group on a broker whose group.consumer.migration.policy is disabled, is refused by the plan
-before any bounce and then by the broker, as predicted."""
+from 4.4 (KAFKA-20601) the member takes its own place, and the plan says so (unit: test_kip848.py).
+A group over the limit, and any group on a broker whose group.consumer.migration.policy is disabled,
+is refused by the plan before any bounce and then by the broker, as predicted."""
 
 from __future__ import annotations
 
