@@ -365,7 +365,7 @@ def verify_group(
                 # everything else passed on one look: a second, `pause` later, must find the group
                 # where the first did (rollout/_looks.py)
                 time.sleep(pause)
-                previous, snap = snap, look()
+                snap = look()  # `previous` stays: the lag trend keeps the window the first look measured
                 history.append(snap)
                 report = evaluate(
                     snap,
