@@ -123,6 +123,8 @@ class KnownDefect(_Frozen):
     summary: str  # what happens to a member, in one clause
     remedy: str  # what a team does about it
     source: str
+    consumer_protocol: bool = False  # only a member on (or moved to) the KIP-848 consumer protocol hits it
+    fatal: bool = False  # the member stops: a plan blocks where a member's known version has it
 
     def applies_to(self, version: str | None) -> bool:
         """An unknown version may have it."""

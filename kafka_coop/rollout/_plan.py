@@ -35,7 +35,7 @@ from kafka_coop.rollout._contract import (
     PlanStatus,
     Target,
 )
-from kafka_coop.rollout._fleet import FleetDescription, known_defect_notes
+from kafka_coop.rollout._fleet import FleetDescription, fatal_defect_sentences, known_defect_notes
 from kafka_coop.rollout._kip848 import static_id_advice
 from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match, why_not
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
@@ -398,6 +398,12 @@ def make_plan(
     blockers = [
         Blocker(name=c.name, reason=c.reason, hint=c.hint) for c in preconditions if c.status == "fail"
     ]
+    blockers += [
+        Blocker(
+            name="known-defect", reason=sentence, hint="Upgrade these members past the affected versions."
+        )
+        for sentence in _fatal_defects(fleet, spec)
+    ]
     warnings += [f"{c.name}: {c.reason}" for c in preconditions if c.status == "warn"]
     warnings += _family_warnings(fleet, spec)
     phases = _phases(fleet, candidate, gate, pause_budget_ms)
@@ -425,8 +431,14 @@ def make_plan(
     )
 
 
+def _fatal_defects(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
+    """Fatal library defects block a path onto the consumer protocol (never one that leaves it)."""
+    return fatal_defect_sentences(fleet, to_consumer=True) if spec.to == "consumer" else []
+
+
 def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
     out: list[str] = []
+    fatal = _fatal_defects(fleet, spec)  # blockers, not warnings
     families = fleet.families()
     if spec.requires.no_assignment_user_data:
         coop = [
@@ -441,7 +453,7 @@ def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
                 "consumer-protocol member fails. The phase-0 gate re-reads the bytes: run it right before "
                 "the first bounce."
             )
-    out += known_defect_notes(fleet)
+    out += [n for n in known_defect_notes(fleet, to_consumer=spec.to == "consumer") if n not in fatal]
     out += [
         f"Kafka {fleet.broker.version or 'of unknown version'}: {d.sentence()}"
         for d in broker_defects().affecting(fleet.broker.version, spec.name)
