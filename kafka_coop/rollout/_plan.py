@@ -287,7 +287,8 @@ def _phases(
                 config=_phase_configs(phase.config, families),
                 expect=phase.expect,
                 pause=phase.pause,
-                pause_note=pause_note(phase, protocol_before, fleet.size, static),
+                pause_note=pause_note(phase, protocol_before, fleet.size, static)
+                + _assignment_interval_note(phase.expect.rebalance_protocol, fleet.broker.version),
                 pause_budget_ms=pause_budget_ms,
                 rollback=phase.rollback,
                 notes=phase.notes,
@@ -428,6 +429,18 @@ def make_plan(
         warnings=tuple(warnings),
         blockers=tuple(blockers),
         alternatives=tuple(_alternatives(fleet, spec, judged, to, gate)),
+    )
+
+
+def _assignment_interval_note(protocol: str | None, broker_version: str | None) -> str:
+    """A phase that ends on the consumer protocol: each of its assignments waits for the coordinator's
+    next assignment round (KIP-1263, Kafka 4.3+); said unless the broker is known to be older."""
+    if protocol != "consumer" or version_at_least(broker_version or "", (4, 3)) is False:
+        return ""
+    return (
+        " On the consumer protocol the coordinator computes each new assignment at most once per "
+        "group.consumer.assignment.interval.ms (1 s by default from Kafka 4.3, KIP-1263): add it to "
+        "every expected pause."
     )
 
 

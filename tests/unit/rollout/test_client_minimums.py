@@ -1,6 +1,7 @@
 """Client minimums from families.yaml: a librdkafka member older than 2.15 on (or moved to) the consumer
 protocol hits a fatal defect there; a path onto that protocol blocks on a known affected version and
-warns on an unknown one, and a classic path says nothing of it."""
+warns on an unknown one, and a classic path says nothing of it. A phase onto the consumer protocol
+states KIP-1263's assignment interval in its expected pause."""
 
 from __future__ import annotations
 
@@ -50,3 +51,10 @@ def test_a_classic_path_says_nothing_of_a_consumer_protocol_defect() -> None:
     plan = _plan(_member("2.13.0"), to="cooperative")
     assert not any("INVALID_REQUEST" in w for w in plan.warnings)
     assert "known-defect" not in {b.name for b in plan.blockers}
+
+
+def test_a_phase_onto_the_consumer_protocol_adds_kip1263s_assignment_interval_to_its_pause() -> None:
+    (phase,) = _plan(_member("2.16.0")).phases
+    assert "group.consumer.assignment.interval.ms (1 s by default from Kafka 4.3" in phase.pause_note
+    cooperative = _plan(_member("2.16.0"), to="cooperative")
+    assert all("assignment.interval" not in p.pause_note for p in cooperative.phases)
