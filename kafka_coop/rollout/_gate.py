@@ -17,6 +17,7 @@ from kafka_coop.identity import duplicate_instance_ids
 from kafka_coop.inspection import GroupLagStatus, GroupSnapshot, MemberSnapshot, evaluate_group, lag_series
 from kafka_coop.rollout._checks import Check, Status, worst
 from kafka_coop.rollout._fleet import fleet_from_snapshot, known_defect_notes
+from kafka_coop.rollout._kip848 import STATIC_BOUNCE_ADVICE
 from kafka_coop.rollout._looks import consistent_looks_check
 from kafka_coop.rollout._match import match_phase
 from kafka_coop.rollout._reconcile import reconciliation_check
@@ -146,6 +147,14 @@ def _general_checks(snap: GroupSnapshot, previous: GroupSnapshot | None, expect_
     return checks
 
 
+def _static_bounce_hint(snap: GroupSnapshot) -> list[str]:
+    """A consumer-protocol group short of members, with static ones: a restarted member may be refused
+    while its killed predecessor's session lasts (UNRELEASED_INSTANCE_ID)."""
+    if snap.type != "consumer" or not any(m.instance_id for m in snap.members):
+        return []
+    return [f"Under the consumer protocol, {STATIC_BOUNCE_ADVICE}."]
+
+
 def _lag_check(snap: GroupSnapshot, previous: GroupSnapshot | None) -> Check:
     now = snap.total_lag
     if now is None:
@@ -245,7 +254,9 @@ def evaluate(
                 name="member-count",
                 status="pass" if n == expect_members else "fail",
                 reason=f"{n} members, expected {expect_members}",
-                hint=" ".join(known_defect_notes(fleet)) if n < expect_members else "",
+                hint=" ".join(
+                    [*known_defect_notes(fleet), *_static_bounce_hint(snap)] if n < expect_members else []
+                ),
             )
         )
     if spec is not None and phase is not None:

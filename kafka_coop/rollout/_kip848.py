@@ -359,7 +359,18 @@ def static_id_advice(dynamic: int, total: int, to_consumer: bool) -> str:
             "fenced the first (FENCED_INSTANCE_ID): give every instance its own id, and stop the old pod "
             "before its replacement starts (no surge) or the replacement crashes"
         )
+        parts.append(STATIC_BOUNCE_ADVICE)
     return "; ".join(parts)
+
+
+# KIP-848 fences the NEW static member while the old one's session lasts (classic fenced the old one).
+STATIC_BOUNCE_ADVICE: Final = (
+    "a static member that closes cleanly leaves its id for its next incarnation at once, but one killed "
+    "(or still shutting down) holds it until group.consumer.session.timeout.ms (45 s by default) runs out, "
+    "and the replacement is refused until then: on each bounce, let the old process close, or if it was "
+    "killed remove it (kafka-coop remove-members GROUP --instance-id ID), which frees the id at once, "
+    "rather than wait out its session"
+)
 
 
 # --- sessions ----------------------------------------------------------------------------------------
