@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_coop.errors import InvalidInput
-from kafka_coop.sandbox import SUPPORTED_KAFKA_TEXT, check_kafka_version
+from kafka_coop.sandbox import SUPPORTED_KAFKA_TEXT, check_kafka_version, has_java_member
 
 
 @pytest.mark.parametrize(
@@ -24,3 +24,11 @@ def test_a_release_outside_the_tested_ones_is_refused_naming_them(version: str) 
     assert caught.value.message == (
         f"Kafka {version!r} is not a release the sandbox is tested on: it runs {SUPPORTED_KAFKA_TEXT}."
     )
+
+
+@pytest.mark.parametrize(
+    ("version", "java"), [("3.7.2", False), ("4.0.0", False), ("4.1.1", True), ("4.4.0", True)]
+)
+def test_the_java_member_runs_from_kafka_clients_4_1(version: str, java: bool) -> None:
+    """It closes through CloseOptions (KIP-1092, 4.1): `sandbox prepare` skips it before, naming why."""
+    assert has_java_member(version) is java
