@@ -18,7 +18,7 @@ from kafka_coop.inspection import GroupLagStatus, GroupSnapshot, MemberSnapshot,
 from kafka_coop.rollout._checks import Check, Status, worst
 from kafka_coop.rollout._fleet import fleet_from_snapshot, known_defect_notes
 from kafka_coop.rollout._kip848 import STATIC_BOUNCE_ADVICE
-from kafka_coop.rollout._looks import consistent_looks_check
+from kafka_coop.rollout._looks import ONE_LOOK, consistent_looks_check
 from kafka_coop.rollout._match import match_phase
 from kafka_coop.rollout._reconcile import reconciliation_check
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
@@ -147,6 +147,23 @@ def _general_checks(snap: GroupSnapshot, previous: GroupSnapshot | None, expect_
     return checks
 
 
+def _unconfirmed_while_failing(checks: list[Check]) -> list[Check]:
+    """A look awaiting its confirming second one is no failure of its own while other checks fail: it is
+    not judged until they pass (verify-group takes the second look then)."""
+    others_fail = any(c.status == "fail" for c in checks if c.name != "consistent-looks")
+    return [
+        c.model_copy(
+            update={
+                "status": "not-judged",
+                "reason": "not judged yet: other checks fail; a second look confirms this one once they pass",
+            }
+        )
+        if others_fail and c.name == "consistent-looks" and c.reason.startswith(ONE_LOOK)
+        else c
+        for c in checks
+    ]
+
+
 def _static_bounce_hint(snap: GroupSnapshot) -> list[str]:
     """A consumer-protocol group short of members, with static ones: a restarted member may be refused
     while its killed predecessor's session lasts (UNRELEASED_INSTANCE_ID)."""
@@ -265,6 +282,7 @@ def evaluate(
         checks.extend(match_phase(fleet, spec, phase).checks)
         if phase == 0:
             checks.extend(requirement_checks(spec.requires, requirement_facts(fleet)))
+    checks = _unconfirmed_while_failing(checks)
     return GateReport(
         group=snap.group_id,
         target=GateTarget(migration=spec.name if spec else None, phase=phase, expect_members=expect_members),

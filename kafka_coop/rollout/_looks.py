@@ -23,6 +23,7 @@ RULE: Final = (
     "(ConsumerGroupDescribe), unchanged over two looks"
 )
 HINT: Final = "Re-run with --wait: it waits for two consistent looks."
+ONE_LOOK: Final = "one consistent look only"
 
 
 def inconsistency(snap: GroupSnapshot) -> str:
@@ -77,7 +78,7 @@ def consistent_looks_check(
         return Check(
             name="consistent-looks",
             status="fail",
-            reason="one consistent look only: a second one must confirm the group held still",
+            reason=f"{ONE_LOOK}: a second one must confirm the group held still",
             hint=HINT,
             rule=RULE,
         )

@@ -100,3 +100,11 @@ def test_a_lag_sample_without_members_confirms_nothing() -> None:
     sample = _snap(0).model_copy(update={"members": ()})
     check = consistent_looks_check(_snap(1200), [sample])
     assert check is not None and check.reason.startswith("one consistent look")
+
+
+def test_awaiting_the_second_look_is_not_judged_while_another_check_fails() -> None:
+    """The gate names what fails; the confirming look comes once the rest passes."""
+    report = evaluate(_snap(0), expect_members=3, two_looks=True)
+    looks = next(c for c in report.checks if c.name == "consistent-looks")
+    assert report.status == "fail" and looks.status == "not-judged"
+    assert {c.name for c in report.checks if c.status == "fail"} == {"member-count"}
