@@ -51,8 +51,12 @@ $(STAMP): pyproject.toml constraints.txt setup.py kafka_coop/consumer/_fastcall.
 	KAFKA_COOP_BUILD_C=1 $(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
+# the default release (4.4.0), then the cross-version lane's (tests/integration/test_cross_version.py,
+# test_kafka3_brokers.py): their jars come from Maven Central once, ~45 MB each
+LANE_KAFKA := 3.7.2 3.8.1 3.9.0 4.0.0 4.1.1 4.2.0
 sandbox-jars: $(STAMP) prereqs-jdk
 	$(BIN)/kafka-coop sandbox prepare
+	for v in $(LANE_KAFKA); do $(BIN)/kafka-coop sandbox prepare --kafka-version $$v || exit 1; done
 
 # after sandbox-jars: the two Maven builds share ~/.m2, which is not safe for two writers at once
 jars: sandbox-jars

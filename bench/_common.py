@@ -369,6 +369,17 @@ def sandbox(config: Mapping[str, str] | None = None, kafka_version: str | None =
         yield box
 
 
+def assignment_interval_ms(bootstrap: str) -> int | None:
+    """The broker's group.consumer.assignment.interval.ms (KIP-1263, Kafka 4.3: 1,000 ms by default, a
+    floor under every consumer-protocol assignment); None where the broker has no such config (before
+    4.3 the coordinator assigned at once). KIP-848 figures record it with the run."""
+    from kafka_coop.admin import ClusterAdmin
+
+    _, configs = ClusterAdmin(bootstrap).broker_configs()
+    value = configs.get("group.consumer.assignment.interval.ms")
+    return int(value) if value is not None and value.isdigit() else None
+
+
 # --- running one module on its own -------------------------------------------------------------------
 def main_for(run: Callable[[BenchArgs], BenchResult], plot_fn: PlotFn | None = None) -> None:
     """`python -m bench.<name> [--quick] [--param k=v]...`: run, write and print the figures."""

@@ -53,6 +53,7 @@ from bench._common import (
     BenchResult,
     Figure,
     Series,
+    assignment_interval_ms,
     main_for,
     new_result,
     select_named,
@@ -315,6 +316,7 @@ def run(args: BenchArgs) -> BenchResult:
             tempfile.TemporaryDirectory(prefix="kafka-coop-pa-", dir=root) as tmp,
             broker_with_coordinator_debug(Path(tmp)) as kafka,
         ):
+            result.parameters[f"assignment_interval_ms_{broker}"] = assignment_interval_ms(kafka.bootstrap)
             status = kafka.status()
             broker_pid = status.pid if status is not None else None
             reniced = renice_process(broker_pid, int(params["broker_nice"]))

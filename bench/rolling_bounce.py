@@ -51,7 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._common import RESULTS_DIR, BenchArgs, BenchResult, main_for, new_result
+from bench._common import RESULTS_DIR, BenchArgs, BenchResult, assignment_interval_ms, main_for, new_result
 from bench._rolling_figures import summarize_runs
 from bench._rolling_scenarios import (
     DEFAULTS,
@@ -92,6 +92,7 @@ def run(args: BenchArgs) -> BenchResult:
     runs: list[dict[str, Any]] = []
     failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="kafka-coop-rb-") as tmp, patient_broker(Path(tmp)) as kafka:
+        result.parameters["assignment_interval_ms"] = assignment_interval_ms(kafka.bootstrap)
         for scn, repeat in schedule(scenarios, int(params["floor_repeats"])):
             t = time.monotonic()
             print(f"  {scn.name}{f' (repeat {repeat})' if repeat else ''} ...", flush=True)

@@ -43,6 +43,7 @@ from bench._common import (
     BenchResult,
     Figure,
     Series,
+    assignment_interval_ms,
     main_for,
     new_result,
     select_named,
@@ -194,6 +195,7 @@ def run(args: BenchArgs) -> BenchResult:
         tempfile.TemporaryDirectory(prefix="kafka-coop-svc-") as tmp,
         broker_with_coordinator_debug(Path(tmp)) as kafka,
     ):
+        result.parameters["assignment_interval_ms"] = assignment_interval_ms(kafka.bootstrap)
         for scn, repeat in schedule(scenarios, int(params["floor_repeats"])):
             t = time.monotonic()
             print(f"  {scn.name}{f' (repeat {repeat})' if repeat else ''} ...", flush=True)

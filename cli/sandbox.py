@@ -15,12 +15,14 @@ from rich.text import Text
 from kafka_coop.sandbox import (
     DEFAULT_KAFKA_VERSION,
     DEFAULT_PORT,
+    JAVA_MEMBER_MIN_KAFKA,
     MAX_BROKERS,
     SECURITY_CHOICES,
     SUPPORTED_KAFKA_TEXT,
     Sandbox,
     SandboxState,
     check_kafka_version,
+    has_java_member,
     java_member_archive,
     java_member_classpath,
     resolve_kafka_jars,
@@ -279,6 +281,16 @@ def prepare(term: Terminal, kafka_version: str, java_member: bool) -> None:
     """Resolve the Kafka jars and compile the Java test-bed member into the cache (later runs are offline)."""
     kafka_version = check_kafka_version(kafka_version)
     began = time.monotonic()
+    if not has_java_member(kafka_version):
+        with term.err.status(f"Resolving Apache Kafka {kafka_version} from Maven Central (first time only)…"):
+            lib = resolve_kafka_jars(kafka_version)
+        term.err.print(
+            f"Kafka {kafka_version} jars in {lib}; no Java member for it: the test-bed member needs "
+            f"kafka-clients {'.'.join(map(str, JAVA_MEMBER_MIN_KAFKA))}+ (its CloseOptions), so members of "
+            f"this release run librdkafka ({time.monotonic() - began:.1f}s)."
+        )
+        click.echo(lib)
+        return
     with term.err.status(f"Resolving Apache Kafka {kafka_version} from Maven Central (first time only)…"):
         lib = resolve_kafka_jars(kafka_version)
         if not java_member:

@@ -396,10 +396,10 @@ class CoordinatorClient:
             }
         apis = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
         try:
-            release = ".".join(str(n) for n in BrokerVersionData(api_versions=apis).broker_version[:2])
+            inferred = BrokerVersionData(api_versions=apis).broker_version[:2]
         except Exception:  # an API table kafka-python's inference does not know: no release, no guess
-            release = None
-        return offered, features, release
+            return offered, features, None
+        return offered, features, _past_known(inferred, apis)
 
     async def _send(
         self, node: Any, request: _EncodedRequest, timeout_ms: int
@@ -473,3 +473,19 @@ def coordinator_view(
                 reader.close()
     except KafkaCoopError as exc:
         return None, {}, f"the coordinator's view was not read: {exc.message}"
+
+
+def _past_known(inferred: tuple[int, ...], apis: dict[int, tuple[int, int]]) -> str:
+    """kafka-python's inference stops at the newest release it knows: a broker serving more than that
+    release's API table (a newer API, or a newer version of one) is newer, so "4.4+" for a 4.4 broker
+    where kafka-python knows up to 4.3, never "4.3"."""
+    from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
+
+    release = ".".join(str(n) for n in inferred)
+    newest = max(BROKER_API_VERSIONS)
+    if tuple(inferred) != newest[:2]:
+        return release
+    known = BROKER_API_VERSIONS[newest]
+    if any(key not in known or span[1] > known[key][1] for key, span in apis.items()):
+        return f"{newest[0]}.{newest[1] + 1}+"
+    return release

@@ -123,6 +123,8 @@ class KnownDefect(_Frozen):
     summary: str  # what happens to a member, in one clause
     remedy: str  # what a team does about it
     source: str
+    consumer_protocol: bool = False  # only a member on (or moved to) the KIP-848 consumer protocol hits it
+    fatal: bool = False  # the member stops: a plan blocks where a member's known version has it
 
     def applies_to(self, version: str | None) -> bool:
         """An unknown version may have it."""
@@ -324,6 +326,77 @@ def catalog() -> FamilyCatalog:
     """The bundled catalog (migrations/families/families.yaml), parsed once."""
     path = resources.files("kafka_coop.migrations") / "families" / "families.yaml"
     return parse_catalog(path.read_text(encoding="utf-8"), "migrations/families/families.yaml")
+
+
+# --- broker defects (migrations/brokers/brokers.yaml) -------------------------------------------
+class BrokerDefect(_Frozen):
+    """A defect of the Kafka broker that bears on a plan or a gate, so plans name it where it applies."""
+
+    id: str = Field(pattern=r"^KAFKA-\d+$")
+    versions: tuple[VersionRange, ...] = Field(min_length=1)  # the release lines it applies to
+    fixed_in: tuple[str, ...] = ()  # the releases carrying the fix, as far as confirmed
+    confirmed: bool  # False: its versions could not be confirmed (the source says why)
+    summary: str
+    remedy: str
+    plan: str  # what the plan does about it
+    gate: str  # what the gate does about it
+    source: str
+    migrations: tuple[str, ...] = ()  # the migrations (migrations/*.yaml names) it bears on; () = every one
+
+    @model_validator(mode="after")
+    def _fixes_outside(self) -> BrokerDefect:
+        inside = [v for v in self.fixed_in if any(r.contains(v) for r in self.versions)]
+        if inside:
+            raise ValueError(f"{self.id}: fixed_in {inside} lies inside its affected versions")
+        return self
+
+    def applies_to(self, version: str | None) -> bool:
+        """An unknown version may have it; "4.4+" (newer than the client library knows) is read as 4.4."""
+        v = version_tuple((version or "").lstrip("<"))
+        if v is None:
+            return True
+        text = ".".join(str(n) for n in v)
+        return any(r.contains(text) for r in self.versions)
+
+    def sentence(self) -> str:
+        fixed = f"fixed in {', '.join(self.fixed_in)}" if self.fixed_in else "no fixed release confirmed"
+        return (
+            f"{self.id} (Kafka {', '.join(map(str, self.versions))}; {fixed}): {self.summary}; {self.remedy}"
+        )
+
+
+class BrokerDefectCatalog(_Frozen):
+    defects: tuple[BrokerDefect, ...] = ()
+
+    @model_validator(mode="after")
+    def _unique(self) -> BrokerDefectCatalog:
+        ids = [d.id for d in self.defects]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"broker defect ids repeat: {ids}")
+        return self
+
+    def affecting(self, version: str | None, migration: str = "") -> tuple[BrokerDefect, ...]:
+        """The confirmed defects of `version` (unknown: may have them) that bear on `migration`; an
+        unconfirmed one is left to the gate, so a plan never warns of what no source backs."""
+        return tuple(
+            d
+            for d in self.defects
+            if d.confirmed and d.applies_to(version) and (not d.migrations or migration in d.migrations)
+        )
+
+
+def parse_broker_defects(text: str, source: str) -> BrokerDefectCatalog:
+    try:
+        return BrokerDefectCatalog.model_validate(yaml.safe_load(text))
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise FamilyDataError(f"{source} is not a valid broker defects file: {exc}") from exc
+
+
+@cache
+def broker_defects() -> BrokerDefectCatalog:
+    """The bundled broker defects (migrations/brokers/brokers.yaml), parsed once."""
+    path = resources.files("kafka_coop.migrations") / "brokers" / "brokers.yaml"
+    return parse_broker_defects(path.read_text(encoding="utf-8"), "migrations/brokers/brokers.yaml")
 
 
 # --- recognising a family on the wire ----------------------------------------------------------------

@@ -182,6 +182,12 @@ def check_duplicate(
     """
     if policy == "off" or instance_id not in set(live_instance_ids):
         return None
+    if policy == "warn" and protocol == "consumer":
+        # KIP-848 keeps a static member that closed listed (member epoch -2) until its session ends, and
+        # the next incarnation takes its place: on a normal bounce every restarted member would warn. A
+        # holder that is truly alive makes the broker refuse the new member (UNRELEASED_INSTANCE_ID),
+        # and the consumer's fatal error says so; the describe here (no epochs) cannot tell them apart.
+        return None
     message = (
         f"{fencing_message(instance_id, protocol)} If that member is this process's previous incarnation "
         "(a restart within the session timeout), this is expected."

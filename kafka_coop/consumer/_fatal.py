@@ -119,6 +119,15 @@ def fatal_error(
             "group.consumer.session.timeout.ms (45 s by default) runs out. This consumer cannot continue; "
             "create a new one once the id is free.",
         )
+    if code == KafkaError.GROUP_ID_NOT_FOUND and protocol == "consumer":
+        return ConsumerFailed(
+            f"The broker refused this consumer-protocol member of group {group!r} ({name}) because it "
+            f"will not convert the classic group online: {REFUSAL_RULES}.",
+            code=name,
+            hint=f"`kafka-coop upgrade-plan {group} --to consumer` names the rule that holds here, before "
+            "any member is bounced; until it is cleared, run this member with group.protocol=classic. "
+            "This consumer cannot continue; create a new one.",
+        )
     return ConsumerFailed(
         f"The consumer of group {group!r} ({protocol}) stopped on a fatal error: {name}: {detail}",
         code=name,
@@ -126,9 +135,22 @@ def fatal_error(
     )
 
 
+# The broker's rules for refusing an online upgrade (GroupMetadataManager.validateOnlineUpgrade and
+# ConsumerGroup.fromClassicGroup, Kafka 4.0-4.4): it answers the joining member GROUP_ID_NOT_FOUND and
+# nothing more, and librdkafka passes on no broker message, so the sentence names them all.
+REFUSAL_RULES = (
+    "group.consumer.migration.policy forbids an upgrade, the group's protocol type is not 'consumer' "
+    "(e.g. a Connect cluster), the group has more members than group.consumer.max.size, or a member's "
+    "assignment carries custom assignor userData"
+)
+
+
 def fatal_code_from_text(text: str) -> int:
-    """Which fatal error a librdkafka message names (its text is rd_kafka_err2str of the cause)."""
+    """Which fatal error a librdkafka message names (its text is rd_kafka_err2str of the cause): from
+    2.15 a ConsumerGroupHeartbeat answered GROUP_ID_NOT_FOUND is fatal, and says so in these words."""
     for code in (KafkaError.FENCED_INSTANCE_ID, KafkaError.UNRELEASED_INSTANCE_ID):
         if KafkaError(code).str() in text:
             return int(code)
+    if "ConsumerGroupHeartbeat" in text and KafkaError(KafkaError.GROUP_ID_NOT_FOUND).str() in text:
+        return int(KafkaError.GROUP_ID_NOT_FOUND)
     return int(KafkaError._FATAL)

@@ -191,21 +191,41 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
     )
 
 
-def known_defect_notes(fleet: FleetDescription) -> list[str]:
-    """One sentence per library defect (families.yaml `known_defects`) that may hit members of this
-    fleet, naming them: those of an affected version, or of an unknown one. The plan warns with it, and
-    the gate gives it as the hint of a member count that falls short."""
+def _defect_hits(
+    fleet: FleetDescription, to_consumer: bool, *, known_only: bool = False
+) -> dict[tuple[str, KnownDefect], list[FleetMember]]:
     hit: dict[tuple[str, KnownDefect], list[FleetMember]] = {}
     for member in fleet.members:
         facts = catalog().get(member.family)
         for defect in facts.known_defects if facts is not None else ():
+            if defect.consumer_protocol and not (to_consumer or member.protocol == "consumer"):
+                continue
+            if known_only and member.version is None:
+                continue
             if defect.applies_to(member.version):
                 hit.setdefault((member.family, defect), []).append(member)
-    return [
+    return hit
+
+
+def _defect_sentence(family: str, defect: KnownDefect, members: list[FleetMember]) -> str:
+    return (
         f"{family} (versions {defect.versions}; here {plural(sum(m.count for m in members), 'member')}: "
         f"{', '.join(m.label for m in members)}): {defect.summary}{cite(defect.source)}; {defect.remedy}"
-        for (family, defect), members in hit.items()
-    ]
+    )
+
+
+def known_defect_notes(fleet: FleetDescription, *, to_consumer: bool = False) -> list[str]:
+    """One sentence per library defect (families.yaml `known_defects`) that may hit members of this
+    fleet, naming them: those of an affected version, or of an unknown one (a consumer-protocol defect
+    only for members on that protocol, or when the path moves them to it). The plan warns with it, and
+    the gate gives it as the hint of a member count that falls short."""
+    return [_defect_sentence(f, d, m) for (f, d), m in _defect_hits(fleet, to_consumer).items()]
+
+
+def fatal_defect_sentences(fleet: FleetDescription, *, to_consumer: bool = False) -> list[str]:
+    """The fatal defects (`fatal: true`) of members whose version is known to have them: plan blockers."""
+    hits = _defect_hits(fleet, to_consumer, known_only=True)
+    return [_defect_sentence(f, d, m) for (f, d), m in hits.items() if d.fatal]
 
 
 def _level(value: str) -> int | None:

@@ -18,6 +18,8 @@ from kafka_coop.identity import duplicate_instance_ids
 from kafka_coop.inspection import GroupLagStatus, GroupSnapshot, MemberSnapshot, evaluate_group, lag_series
 from kafka_coop.rollout._checks import Check, Status, worst
 from kafka_coop.rollout._fleet import fleet_from_snapshot, known_defect_notes
+from kafka_coop.rollout._kip848 import STATIC_BOUNCE_ADVICE
+from kafka_coop.rollout._looks import ONE_LOOK, consistent_looks_check
 from kafka_coop.rollout._match import match_phase
 from kafka_coop.rollout._reconcile import reconciliation_check
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
@@ -147,6 +149,31 @@ def _general_checks(snap: GroupSnapshot, previous: GroupSnapshot | None, expect_
     return checks
 
 
+def _unconfirmed_while_failing(checks: list[Check]) -> list[Check]:
+    """A look awaiting its confirming second one is no failure of its own while other checks fail: it is
+    not judged until they pass (verify-group takes the second look then)."""
+    others_fail = any(c.status == "fail" for c in checks if c.name != "consistent-looks")
+    return [
+        c.model_copy(
+            update={
+                "status": "not-judged",
+                "reason": "not judged yet: other checks fail; a second look confirms this one once they pass",
+            }
+        )
+        if others_fail and c.name == "consistent-looks" and c.reason.startswith(ONE_LOOK)
+        else c
+        for c in checks
+    ]
+
+
+def _static_bounce_hint(snap: GroupSnapshot) -> list[str]:
+    """A consumer-protocol group short of members, with static ones: a restarted member may be refused
+    while its killed predecessor's session lasts (UNRELEASED_INSTANCE_ID)."""
+    if snap.type != "consumer" or not any(m.instance_id for m in snap.members):
+        return []
+    return [f"Under the consumer protocol, {STATIC_BOUNCE_ADVICE}."]
+
+
 def _lag_check(snap: GroupSnapshot, previous: GroupSnapshot | None) -> Check:
     now = snap.total_lag
     if now is None:
@@ -216,12 +243,19 @@ def evaluate(
     expect_members: int | None = None,
     previous: GroupSnapshot | None = None,
     history: Sequence[GroupSnapshot] = (),
+    two_looks: bool = False,
 ) -> GateReport:
     """All checks that apply to this target, in a stable order. `history`: earlier looks (oldest first;
-    `previous` is added if missing), whose committed offsets form the lag window with this one."""
+    `previous` is added if missing), whose committed offsets form the lag window with this one.
+    A look taken while the group moves never passes; `two_looks` (verify-group) also asks an earlier
+    look in `history` to confirm it (rollout/_looks.py)."""
     expect_empty = spec is not None and phase is not None and spec.expect_at(phase).empty
     checks = _general_checks(snap, previous, expect_empty)
     earlier = [*history, *([previous] if previous is not None and previous not in history else [])]
+    if snap.exists and not expect_empty:
+        looks = consistent_looks_check(snap, earlier, two_looks=two_looks)
+        if looks is not None:
+            checks.append(looks)
     reconciled = reconciliation_check(snap, earlier, snap.broker.consumer_heartbeat_ms)
     if reconciled is not None:
         checks.append(reconciled)
@@ -239,7 +273,9 @@ def evaluate(
                 name="member-count",
                 status="pass" if n == expect_members else "fail",
                 reason=f"{plural(n, 'member')}, expected {expect_members}",
-                hint=" ".join(known_defect_notes(fleet)) if n < expect_members else "",
+                hint=" ".join(
+                    [*known_defect_notes(fleet), *_static_bounce_hint(snap)] if n < expect_members else []
+                ),
             )
         )
     if spec is not None and phase is not None:
@@ -248,6 +284,7 @@ def evaluate(
         checks.extend(match_phase(fleet, spec, phase).checks)
         if phase == 0:
             checks.extend(requirement_checks(spec.requires, requirement_facts(fleet)))
+    checks = _unconfirmed_while_failing(checks)
     return GateReport(
         group=snap.group_id,
         target=GateTarget(migration=spec.name if spec else None, phase=phase, expect_members=expect_members),

@@ -37,7 +37,7 @@ RULES: Final[Mapping[str, str]] = {
     "(protocol type `consumer`), else GROUP_ID_NOT_FOUND",
     "group-size": "GroupMetadataManager.validateOnlineUpgrade: members <= group.consumer.max.size, else "
     "GROUP_ID_NOT_FOUND; then throwIfConsumerGroupIsFull: a new member only below it, else "
-    "GROUP_MAX_SIZE_REACHED",
+    "GROUP_MAX_SIZE_REACHED (from 4.4, KAFKA-20601, a static member replacing its listed self is admitted)",
     "group-size-downgrade": "GroupMetadataManager.validateOnlineDowngradeWithFencedMembers: members <= "
     "group.max.size, else the group stays a consumer group",
     "metadata-decodes": "GroupMetadataManager.convertToConsumerGroup: ConsumerGroup.fromClassicGroup "
@@ -154,10 +154,18 @@ def protocol_type_check(protocol_type: str | None) -> Check:
     return _check("protocol-type", "pass", "protocol type 'consumer'")
 
 
-def size_check(members: int, static: int, limit: int | None, direction: Direction) -> Check:
+# Kafka 4.4 admits a static member that replaces its own listed self into a full group (KAFKA-20601,
+# GroupMetadataManager.throwIfConsumerGroupIsFull skips a known group.instance.id); before, it counted.
+STATIC_REJOIN_WHEN_FULL: Final = (4, 4)
+
+
+def size_check(
+    members: int, static: int, limit: int | None, direction: Direction, broker_version: str | None = None
+) -> Check:
     """Upgrade: the broker converts a group of at most `limit` members, then admits the joining member
     only while the group is below `limit`. A dynamic member leaves on close before it rejoins; a static
-    member stays listed, so its own new incarnation makes one more."""
+    member stays listed, so before Kafka 4.4 its own new incarnation makes one more (an unknown broker
+    version is judged by the older rule)."""
     if direction == "downgrade":
         ok = limit is None or members <= limit
         return _check(
@@ -172,7 +180,9 @@ def size_check(members: int, static: int, limit: int | None, direction: Directio
             "pass",
             f"{plural(members, 'member')}, group.consumer.max.size = unknown (default: no limit)",
         )
-    at_join = members if static else members - 1  # a bounced static member stays listed while it restarts
+    replaces_itself = bool(version_at_least(broker_version or "", STATIC_REJOIN_WHEN_FULL))
+    # a bounced static member stays listed while it restarts; from 4.4 it takes its own place
+    at_join = members if static and not replaces_itself else members - 1
     ok = members <= limit and at_join < limit
     why = f"{plural(members, 'member')}, group.consumer.max.size = {limit}" + (
         ""
@@ -363,7 +373,18 @@ def static_id_advice(dynamic: int, total: int, to_consumer: bool) -> str:
             "fenced the first (FENCED_INSTANCE_ID): give every instance its own id, and stop the old pod "
             "before its replacement starts (no surge) or the replacement crashes"
         )
+        parts.append(STATIC_BOUNCE_ADVICE)
     return "; ".join(parts)
+
+
+# KIP-848 fences the NEW static member while the old one's session lasts (classic fenced the old one).
+STATIC_BOUNCE_ADVICE: Final = (
+    "a static member that closes cleanly leaves its id for its next incarnation at once, but one killed "
+    "(or still shutting down) holds it until group.consumer.session.timeout.ms (45 s by default) runs out, "
+    "and the replacement is refused until then: on each bounce, let the old process close, or if it was "
+    "killed remove it (kafka-coop remove-members GROUP --instance-id ID), which frees the id at once, "
+    "rather than wait out its session"
+)
 
 
 # --- sessions ----------------------------------------------------------------------------------------

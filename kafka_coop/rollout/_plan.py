@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop._vocab import ClientFamily, KnownFamily, plural, verb
-from kafka_coop.families import catalog, cite, older_than
+from kafka_coop.families import broker_defects, catalog, cite, older_than
 from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._commands import render
 from kafka_coop.rollout._contract import (
@@ -35,7 +35,7 @@ from kafka_coop.rollout._contract import (
     PlanStatus,
     Target,
 )
-from kafka_coop.rollout._fleet import FleetDescription, known_defect_notes
+from kafka_coop.rollout._fleet import FleetDescription, fatal_defect_sentences, known_defect_notes
 from kafka_coop.rollout._kip848 import static_id_advice
 from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match, why_not
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
@@ -288,7 +288,8 @@ def _phases(
                 config=_phase_configs(phase.config, families),
                 expect=phase.expect,
                 pause=phase.pause,
-                pause_note=pause_note(phase, protocol_before, fleet.size, static),
+                pause_note=pause_note(phase, protocol_before, fleet.size, static)
+                + _assignment_interval_note(phase.expect.rebalance_protocol, fleet.broker.version),
                 pause_budget_ms=pause_budget_ms,
                 rollback=phase.rollback,
                 notes=phase.notes,
@@ -399,6 +400,12 @@ def make_plan(
     blockers = [
         Blocker(name=c.name, reason=c.reason, hint=c.hint) for c in preconditions if c.status == "fail"
     ]
+    blockers += [
+        Blocker(
+            name="known-defect", reason=sentence, hint="Upgrade these members past the affected versions."
+        )
+        for sentence in _fatal_defects(fleet, spec)
+    ]
     warnings += [f"{c.name}: {c.reason}" for c in preconditions if c.status == "warn"]
     warnings += _family_warnings(fleet, spec)
     phases = _phases(fleet, candidate, gate, pause_budget_ms)
@@ -457,8 +464,26 @@ def _settled_by_the_broker(assignors: Sequence[str]) -> bool:
     return len(assignors) == 1 and catalog().assignor_protocol(assignors[0]) == "cooperative"
 
 
+def _assignment_interval_note(protocol: str | None, broker_version: str | None) -> str:
+    """A phase that ends on the consumer protocol: each of its assignments waits for the coordinator's
+    next assignment round (KIP-1263, Kafka 4.3+); said unless the broker is known to be older."""
+    if protocol != "consumer" or version_at_least(broker_version or "", (4, 3)) is False:
+        return ""
+    return (
+        " On the consumer protocol the coordinator computes each new assignment at most once per "
+        "group.consumer.assignment.interval.ms (1 s by default from Kafka 4.3, KIP-1263): add it to "
+        "every expected pause."
+    )
+
+
+def _fatal_defects(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
+    """Fatal library defects block a path onto the consumer protocol (never one that leaves it)."""
+    return fatal_defect_sentences(fleet, to_consumer=True) if spec.to == "consumer" else []
+
+
 def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
     out: list[str] = []
+    fatal = _fatal_defects(fleet, spec)  # blockers, not warnings
     families = fleet.families()
     if spec.requires.no_assignment_user_data:
         coop = [
@@ -473,7 +498,11 @@ def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
                 "consumer-protocol member fails. The phase-0 gate re-reads the bytes: run it right before "
                 "the first bounce."
             )
-    out += known_defect_notes(fleet)
+    out += [n for n in known_defect_notes(fleet, to_consumer=spec.to == "consumer") if n not in fatal]
+    out += [
+        f"Kafka {fleet.broker.version or 'of unknown version'}: {d.sentence()}"
+        for d in broker_defects().affecting(fleet.broker.version, spec.name)
+    ]
     manifests = _manifest_note(fleet, spec)
     if manifests:
         out.append(manifests)

@@ -70,8 +70,8 @@ def _behind_since(member: MemberSnapshot, snap: GroupSnapshot, history: Sequence
 
 def _unreleased(snap: GroupSnapshot) -> list[tuple[str, int]]:
     """Partitions the target gives a member that no member is assigned: a member behind the epoch still
-    holds them, pending revocation (ConsumerGroupDescribe shows a member's assignment without its
-    partitions pending revocation, so this is where they show)."""
+    holds them, pending revocation (ConsumerGroupDescribe before Kafka 4.4 shows a member's assignment
+    without its partitions pending revocation, so this is where they show)."""
     targets = {tp for m in snap.members for tp in (m.target_assignment or ())}
     assigned = {tp for m in snap.members for tp in m.assignment}
     return sorted(targets - assigned)
@@ -105,14 +105,19 @@ def reconciliation_check(
         if m in revoking:
             if seconds >= window:
                 stuck.append(m.name)
-            still = (
-                f", still holds {_parts(unreleased)} to release"
-                if unreleased and len(revoking) == 1
-                else (f", it or another member behind holds {_parts(unreleased)}" if unreleased else "")
-            )
+            # Kafka 4.4 lists a member's partitions pending revocation in its assignment; before, they
+            # showed only as partitions of a target that no member is assigned (_unreleased)
+            pending = sorted(set(m.assignment) - set(m.target_assignment or m.assignment))
+            keeps = sorted(set(m.assignment) - set(pending))
+            if pending:
+                still = f", still holds {_parts(pending)} to release"
+            elif unreleased and len(revoking) == 1:
+                still = f", still holds {_parts(unreleased)} to release"
+            else:
+                still = f", it or another member behind holds {_parts(unreleased)}" if unreleased else ""
             lines.append(
                 f"{m.name} at epoch {m.member_epoch} of {epoch} for {seconds:.0f} s: keeps "
-                f"{_parts(m.assignment)}{still}; target {_parts(m.target_assignment)}"
+                f"{_parts(keeps)}{still}; target {_parts(m.target_assignment)}"
             )
         else:
             waits = sorted(set(m.target_assignment or ()) - set(m.assignment))

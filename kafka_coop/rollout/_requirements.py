@@ -140,7 +140,9 @@ def requirement_checks(req: Requirements, facts: RequirementFacts) -> list[Check
             if req.size_limit == "group.consumer.max.size"
             else facts.group_max_size
         )
-        checks.append(size_check(facts.member_count, facts.static_count, limit, direction))
+        checks.append(
+            size_check(facts.member_count, facts.static_count, limit, direction, facts.kafka_version)
+        )
     if req.online_upgrade:
         checks.append(metadata_check(facts.malformed))
     if req.no_assignment_user_data:

@@ -34,7 +34,7 @@ from kafka_coop.sandbox._node_config import (
 from kafka_coop.sandbox._paths import state_dir
 from kafka_coop.sandbox._ports import free_ports, port_is_free
 
-DEFAULT_KAFKA_VERSION = "4.1.1"
+DEFAULT_KAFKA_VERSION = "4.4.0"
 DEFAULT_PORT = 9092
 DEFAULT_START_TIMEOUT_S = 120.0
 DEFAULT_STOP_TIMEOUT_S = 30.0

@@ -27,6 +27,16 @@ from kafka_coop.sandbox._jars import resolve_kafka_jars
 from kafka_coop.sandbox._ports import free_port
 
 MAIN_CLASS = "CoopMember"
+# The Java member closes through CloseOptions (KIP-1092), which kafka-clients has from 4.1: a release
+# before that runs librdkafka members only (the cross-version lane's 3.7-4.0 brokers do).
+JAVA_MEMBER_MIN_KAFKA = (4, 1)
+
+
+def has_java_member(kafka_version: str) -> bool:
+    major, minor = (int(p) for p in kafka_version.split(".")[:2])
+    return (major, minor) >= JAVA_MEMBER_MIN_KAFKA
+
+
 MEMBER_JAR = "coop-member.jar"
 # Every member JVM runs with these; an AppCDS archive is only valid for the options it was made with.
 JVM_OPTIONS: tuple[str, ...] = ("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")

@@ -5,22 +5,29 @@ the broker can do, and no KIP-848 path offered."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
+from kafka_coop.admin import ClusterAdmin
+from kafka_coop.consumer import CoopConsumer
 from kafka_coop.inspection import GroupSnapshot
 from kafka_coop.rollout import Plan
 from kafka_coop.sandbox import MemberProcesses, MemberSpec, Sandbox, free_port
 from testbed.interop import member_command
 from tests.conftest import CliResult
+from tests.integration.consumer.members import committed_offsets, consumer_conf, produce_keyed
 
-# One worker starts these brokers and runs every test of the module (make test: --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("kafka3")
+# One worker starts these brokers and runs every test of the module, and of the 4.x lane
+# (test_cross_version.py): make test runs --dist loadgroup.
+pytestmark = pytest.mark.xdist_group("kafka-versions")
+# The offset contract's protocol per release (no consumer protocol before 4.0).
+CONTRACT_PROTOCOL = {"3.7.2": "eager-range", "3.8.1": "cooperative-sticky", "3.9.0": "eager-range"}
 
 GROUP, TOPIC = "orders-app", "orders"
 
 
-@pytest.fixture(scope="module", params=["3.7.2", "3.8.1", "3.9.0"])
+@pytest.fixture(scope="module", params=list(CONTRACT_PROTOCOL))
 def kafka3(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     """A Kafka 3.x broker with one classic group of two librdkafka members (eager, range)."""
     version: str = request.param
@@ -89,3 +96,31 @@ def test_downgrade_plans_route_on_the_classic_group(
         plan = Plan.model_validate(result.json())
         assert (plan.status, plan.from_, plan.phases) == ("done", "eager", ()), plan
         assert "nothing to do" in " ".join(plan.warnings), plan
+
+
+def test_a_raised_record_is_not_committed_and_everything_before_it_is(kafka3: Sandbox) -> None:
+    """The offset contract under librdkafka's defaults (test_contract_matrix.py, one protocol here)."""
+    rebalance = CONTRACT_PROTOCOL[kafka3.kafka_version]
+    topic, group = f"contract-{rebalance}", f"contract-{rebalance}"
+    ClusterAdmin(kafka3.bootstrap).ensure_topic(topic, 2)
+    produce_keyed(kafka3.bootstrap, topic, partitions=2, per_partition=10)
+    processed: list[int] = []
+
+    class Failed(Exception):
+        pass
+
+    def process(msg: Any) -> None:
+        if (msg.partition(), msg.offset()) == (0, 6):
+            raise Failed
+        if msg.partition() == 0:
+            processed.append(msg.offset())
+
+    conf = consumer_conf(kafka3.bootstrap, group, rebalance, marks=False)
+    with pytest.raises(Failed), CoopConsumer(conf) as consumer:
+        consumer.subscribe([topic])
+        while True:
+            msg = consumer.poll(0.5)
+            if msg is not None and not msg.error():
+                process(msg)
+    assert processed == list(range(6))
+    assert committed_offsets(ClusterAdmin(kafka3.bootstrap), group)[(topic, 0)] == 6

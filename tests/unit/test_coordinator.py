@@ -89,3 +89,18 @@ def test_a_setting_kafka_python_cannot_take_is_refused_before_connecting() -> No
     with pytest.raises(InvalidInput) as err:
         CoordinatorClient("127.0.0.1:1", {"sasl.oauthbearer.client.secret": "hush"})
     assert "ConsumerGroupDescribe" in err.value.message and "hush" not in str(err.value)
+
+
+def test_a_broker_newer_than_kafka_python_knows_is_named_newer_not_its_newest() -> None:
+    """kafka-python stops at the newest table it has (4.3 for a 4.4 broker): serving one API version
+    more than that table says the broker is newer, so plans read "4.4+" and not "4.3"."""
+    from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
+
+    from kafka_coop.coordinator import _past_known
+
+    newest = max(BROKER_API_VERSIONS)
+    known = dict(BROKER_API_VERSIONS[newest])
+    assert _past_known(newest[:2], known) == f"{newest[0]}.{newest[1]}"
+    key, (low, high) = next(iter(known.items()))
+    assert _past_known(newest[:2], known | {key: (low, high + 1)}) == f"{newest[0]}.{newest[1] + 1}+"
+    assert _past_known((4, 0), known | {key: (low, high + 1)}) == "4.0"

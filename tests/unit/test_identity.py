@@ -121,10 +121,22 @@ def test_no_clash_reports_nothing(policy: str) -> None:
 
 
 def test_warn_policy_returns_the_protocol_specific_message() -> None:
-    message = check_duplicate("orders-0", iter(["orders-0"]), "consumer", "warn")
+    message = check_duplicate("orders-0", iter(["orders-0"]), "cooperative", "warn")
     assert message is not None
-    assert "UNRELEASED_INSTANCE_ID" in message
+    assert "FENCED_INSTANCE_ID" in message
     assert "previous incarnation" in message
+
+
+def test_a_kip848_member_restarted_in_a_normal_bounce_is_not_warned() -> None:
+    """Its closed incarnation stays listed until its session ends; the broker's UNRELEASED_INSTANCE_ID,
+    not this describe, tells a live holder (the consumer's fatal error names it)."""
+    assert check_duplicate("orders-0", ["orders-0"], "consumer", "warn") is None
+
+
+def test_fail_policy_still_refuses_a_held_id_under_kip848() -> None:
+    with pytest.raises(SettingsError) as info:
+        check_duplicate("orders-0", ["orders-0"], "consumer", "fail")
+    assert "UNRELEASED_INSTANCE_ID" in (info.value.hint or "")
 
 
 def test_fail_policy_raises_with_the_fencing_explanation() -> None:

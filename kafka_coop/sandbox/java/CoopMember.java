@@ -40,7 +40,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.common.utils.AppInfoParser;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -169,6 +168,20 @@ public final class CoopMember {
             }
             return o;
         }
+    }
+
+    /** kafka-clients' own version, from the properties file its jar ships (AppInfoParser, which reads
+     *  it too, moved to an internal package in 4.4, so the member reads the file itself). */
+    static String clientsVersion() {
+        Properties props = new Properties();
+        try (java.io.InputStream in = KafkaConsumer.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            if (in != null) {
+                props.load(in);
+            }
+        } catch (IOException e) {
+            return "unknown";
+        }
+        return props.getProperty("version", "unknown").trim();
     }
 
     static String assignorClass(String name) {
@@ -359,7 +372,7 @@ public final class CoopMember {
                 + ",\"instance_id\":" + Json.str(instanceId)
                 + ",\"client_id\":" + Json.str(clientId)
                 + ",\"host\":" + Json.str(host)
-                + ",\"libraries\":{\"kafka-clients\":" + Json.str(AppInfoParser.getVersion())
+                + ",\"libraries\":{\"kafka-clients\":" + Json.str(clientsVersion())
                 + ",\"java\":" + Json.str(System.getProperty("java.version")) + "}"
                 + ",\"group_protocol\":" + Json.str(opts.groupProtocol)
                 + ",\"assignors\":" + assignors

@@ -82,7 +82,10 @@ def test_a_mixed_group_is_described_with_the_type_the_coordinator_gives_every_me
     late = next(m for m in snap.members if m.client_id == "jv-late")
     # a 22-character base64url UUID (it may hold '-'), not <client.id>-<UUID>: what a guess reads as consumer
     assert late.manifest is None and len(late.member_id) == 22 and not late.member_id.startswith("jv-late-")
+    epoch = snap.coordinator_view.assignment_epoch  # KIP-1099: read off ConsumerGroupDescribe (Kafka 4.4)
+    assert epoch is not None and epoch > 0 and snap.coordinator_view.group_epoch == epoch
     for m in snap.members:
+        assert m.member_epoch == epoch
         assert m.target_assignment is not None and sorted(m.target_assignment) == sorted(m.assignment)
     assert snap.broker.group_version.source == "broker" and int(snap.broker.group_version.value) >= 1
     table = run_cli("describe", group, "--bootstrap-server", bootstrap)
@@ -194,13 +197,16 @@ def test_describe_all_shows_each_group_kind(
 
 def _share_group(bootstrap: str, group: str, topic: str) -> None:
     """A share group (KIP-932), which librdkafka lists as no consumer group: share.version is enabled
-    (a preview in Kafka 4.1, off by default) and confluent-kafka's ShareConsumer joins once."""
+    where it is off (a preview in Kafka 4.1; 4.4 finalizes it already, and refuses a lower level as a
+    downgrade) and confluent-kafka's ShareConsumer joins once."""
     from confluent_kafka import ShareConsumer
     from kafka.admin import KafkaAdminClient
 
     features = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
-        assert features.update_features({"share.version": 1}) == {"share.version": "OK"}
+        share = features.describe_features().get("share.version", {})
+        if share.get("finalized", (0, 0))[1] < 1:
+            assert features.update_features({"share.version": 1}) == {"share.version": "OK"}
     finally:
         features.close()
     with CoordinatorClient(bootstrap) as client:

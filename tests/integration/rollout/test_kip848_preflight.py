@@ -166,3 +166,33 @@ def test_a_group_the_broker_would_convert_passes_the_preflight_and_says_what_a_r
     assert checks["consumer-protocol-enabled"]["status"] == "pass"
     assert "group.version = 1" in checks["consumer-protocol-enabled"]["reason"]
     assert checks["refusal-outcome"]["status"] == "pass"
+
+
+def test_a_kafka_coop_consumer_refused_an_online_upgrade_names_the_brokers_rules(
+    foreign: Callable[..., ForeignGroup],
+) -> None:
+    """librdkafka passes on only "The group id does not exist": the consumer's one sentence says the
+    broker would not convert the group, by which rules, and where the preflight names the one at hand."""
+    from kafka_coop.consumer import CoopConsumer
+    from kafka_coop.errors import ConsumerFailed
+
+    group = foreign("--protocol-type", "connect")
+    topic = group.proc.args[group.proc.args.index("--topic") + 1]  # type: ignore[union-attr]
+    bootstrap = group.proc.args[group.proc.args.index("--bootstrap") + 1]  # type: ignore[union-attr]
+    consumer = CoopConsumer(
+        {"bootstrap.servers": bootstrap, "group.id": group.group, "group.protocol": "consumer"},
+        duplicate_check="off",
+    )
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 20
+        with pytest.raises(ConsumerFailed) as failed:
+            while time.monotonic() < deadline:
+                consumer.poll(0.5)
+        message = str(failed.value)
+        assert "will not convert the classic group online" in message, message
+        assert "protocol type is not 'consumer'" in message and "group.consumer.max.size" in message
+        assert f"upgrade-plan {group.group} --to consumer" in failed.value.hint
+    finally:
+        consumer.close()
+    assert group.untouched()

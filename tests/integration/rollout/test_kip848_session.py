@@ -32,12 +32,13 @@ def _session_check(run_cli: Callable[..., CliResult], bootstrap: str, group: str
 
 
 def _as_kafka_runs_it(command: str, bootstrap: str) -> list[str]:
-    """kafka-configs.sh is `kafka-run-class.sh kafka.admin.ConfigCommand "$@"`; the sandbox keeps Kafka's
-    jars, not its scripts. BROKER is the plan's placeholder for the bootstrap server."""
+    """kafka-configs.sh is `kafka-run-class.sh org.apache.kafka.tools.ConfigCommand "$@"` (4.4; before,
+    kafka.admin.ConfigCommand); the sandbox keeps Kafka's jars, not its scripts. BROKER is the plan's
+    placeholder for the bootstrap server."""
     words = shlex.split(command.replace("BROKER", bootstrap))
     assert words[0] == "kafka-configs.sh", command
     lib = resolve_kafka_jars(DEFAULT_KAFKA_VERSION)
-    return [require_java(), "-cp", f"{lib}/*", "kafka.admin.ConfigCommand", *words[1:]]
+    return [require_java(), "-cp", f"{lib}/*", "org.apache.kafka.tools.ConfigCommand", *words[1:]]
 
 
 def test_the_printed_session_override_is_set_by_kafkas_tool_and_the_next_plan_holds_restarts_to_it(

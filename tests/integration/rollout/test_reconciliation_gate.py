@@ -1,5 +1,6 @@
 """verify-group's reconciliation gate on a real consumer-protocol group: a member blocked in its revoke
-callback keeps its partitions past its target; the gate names it until it is released."""
+callback keeps its partitions past its target; the gate names it until it is released, and passes only
+on two consistent looks after that."""
 
 from __future__ import annotations
 
@@ -112,6 +113,8 @@ def test_a_member_blocked_in_its_revoke_callback_fails_the_gate_until_released(
     assert f"keeps {topic}:0,1, still holds {topic}:2,3 to release; target {topic}:0,1" in check["reason"]
     assert f"holds nothing, waits for {topic}:2,3" in check["reason"]
     assert "members-reconciled" in blocked.stderr  # the one sentence names the failing check
+    looks = next(c for c in blocked.json()["checks"] if c["name"] == "consistent-looks")
+    assert looks["status"] == "fail" and "reconciling" in looks["reason"], looks
     assert time.monotonic() - began >= 15
     # the group's state as the coordinator names it (librdkafka's describe reads it as unknown)
     described = run_cli("describe", group, "--bootstrap-server", bootstrap, "-o", "json")
@@ -121,4 +124,6 @@ def test_a_member_blocked_in_its_revoke_callback_fails_the_gate_until_released(
     released = run_cli(*gate, "--wait", "--timeout", "60")
     assert released.code == 0, released.stdout + released.stderr
     assert _reconciled(released)["status"] == "pass"
+    looks = next(c for c in released.json()["checks"] if c["name"] == "consistent-looks")
+    assert looks["status"] == "pass" and looks["reason"].startswith("two consistent looks"), looks
     assert len(stuck.owned) == 2

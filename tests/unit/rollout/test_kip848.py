@@ -89,6 +89,13 @@ def test_the_size_rule_counts_who_is_listed_when_the_first_member_joins(
     assert "throwIfConsumerGroupIsFull" in check.rule
 
 
+@pytest.mark.parametrize(("broker", "status"), [("4.1", "fail"), ("unknown", "fail"), ("4.4+", "pass")])
+def test_from_kafka_4_4_a_static_member_takes_its_own_place_in_a_full_group(broker: str, status: str) -> None:
+    """KAFKA-20601: 4.4 admits a static member replacing its listed self; an unknown broker is judged
+    by the older rule, so the plan never promises what an older broker refuses."""
+    assert size_check(3, 3, 3, "upgrade", broker).status == status
+
+
 def test_the_downgrade_size_rule_is_group_max_size() -> None:
     check = size_check(5, 0, 4, "downgrade")
     assert (check.name, check.status) == ("group-size", "fail")

@@ -92,3 +92,12 @@ def test_verify_group_runs_the_check_on_consumer_groups() -> None:
     report = evaluate(_snap(0, REACHED, BLOCKED))
     names = {c.name: c.status for c in report.checks}
     assert names["members-reconciled"] == "fail" and report.status == "fail"
+
+
+def test_partitions_pending_revocation_listed_in_the_assignment_read_as_still_held() -> None:
+    """Kafka 4.4's ConsumerGroupDescribe lists them in the member's assignment; the sentence is the
+    one an older broker gets, where they show only as a target no member is assigned."""
+    revoking = _member("b", 7, [2, 3, 4], [2, 3])
+    check = reconciliation_check(_snap(0, revoking, _member("c", 8, [5], [4, 5])))
+    assert check is not None
+    assert "b at epoch 7 of 8 for 0 s: keeps orders:2,3, still holds orders:4 to release" in check.reason

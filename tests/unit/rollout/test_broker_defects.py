@@ -1,0 +1,45 @@
+"""Broker defects as data (migrations/brokers/brokers.yaml): validated, and a plan warns of a confirmed one
+where the cluster runs an affected (or unknown) version and the defect bears on the plan's migration."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_coop.families import FamilyDataError, broker_defects, parse_broker_defects
+
+ENTRY = """defects:
+  - id: KAFKA-1
+    versions: [{min: "4.0", below: "4.4"}]
+    fixed_in: [%s]
+    confirmed: true
+    summary: s
+    remedy: r
+    plan: p
+    gate: g
+    source: src
+"""
+
+
+def test_the_bundled_file_validates_and_names_the_three_reported_defects() -> None:
+    ids = {d.id for d in broker_defects().defects}
+    assert {"KAFKA-20640", "KAFKA-21582", "KAFKA-21648"} <= ids
+
+
+def test_a_fix_inside_the_affected_versions_is_refused() -> None:
+    with pytest.raises(FamilyDataError, match="lies inside its affected versions"):
+        parse_broker_defects(ENTRY % '"4.1.0"', "x.yaml")
+
+
+@pytest.mark.parametrize(
+    ("version", "affected"), [("4.1", True), ("4.1.1", True), ("4.4+", False), ("4.4.0", False), (None, True)]
+)
+def test_a_defect_applies_to_its_versions_and_to_an_unknown_one(version: str | None, affected: bool) -> None:
+    defect = parse_broker_defects(ENTRY % '"4.4.0"', "x.yaml").defects[0]
+    assert defect.applies_to(version) is affected
+
+
+def test_a_plan_warns_only_of_confirmed_defects_of_its_migration() -> None:
+    on_41 = {d.id for d in broker_defects().affecting("4.1", "classic-to-consumer")}
+    assert "KAFKA-20640" in on_41 and "KAFKA-21582" not in on_41  # unconfirmed: left to the gate
+    assert broker_defects().affecting("4.4+", "classic-to-consumer") == ()
+    assert broker_defects().affecting("4.1", "eager-to-cooperative") == ()

@@ -1,0 +1,110 @@
+"""Two consistent looks: the gate never passes on a look taken while the group moves (rebalancing, or
+group, target-assignment and member epochs that disagree), and verify-group needs a second look."""
+
+from __future__ import annotations
+
+from kafka_coop.inspection import CoordinatorView, Fact, GroupSnapshot, MemberSnapshot
+from kafka_coop.rollout import evaluate
+from kafka_coop.rollout._looks import consistent_looks_check, inconsistency
+
+T = "orders"
+
+
+def _member(name: str, epoch: int | None) -> MemberSnapshot:
+    return MemberSnapshot(
+        member_id=f"id-{name}",
+        instance_id=name,
+        client_id=name,
+        host="/h",
+        assignment=((T, 0),),
+        member_type=Fact(value="consumer", source="broker"),
+        client_family=Fact(value="librdkafka", source="inferred"),
+        rebalance_protocol=Fact(value="consumer", source="inferred"),
+        assignors=Fact(value=(), source="unknown"),
+        member_epoch=epoch,
+        target_assignment=((T, 0),),
+    )
+
+
+def _snap(
+    taken_ms: int,
+    *,
+    state: str = "stable",
+    group_epoch: int | None = 8,
+    target_epoch: int | None = 8,
+    member_epoch: int | None = 8,
+) -> GroupSnapshot:
+    api = "ConsumerGroupDescribe v1" if group_epoch is not None else ""
+    return GroupSnapshot(
+        group_id="g",
+        taken_ms=taken_ms,
+        exists=True,
+        type="consumer" if api else "classic",
+        state=state,
+        protocol_type=None if api else "consumer",
+        assignor="uniform",
+        coordinator=1,
+        members=(_member("a", member_epoch),),
+        coordinator_view=CoordinatorView(api=api, group_epoch=group_epoch, assignment_epoch=target_epoch),
+    )
+
+
+def test_a_rebalancing_look_is_inconsistent() -> None:
+    assert inconsistency(_snap(0, state="assigning")) == "the group is assigning"
+
+
+def test_a_group_epoch_ahead_of_its_target_assignment_epoch_is_inconsistent() -> None:
+    assert "ahead of the target-assignment epoch 8" in inconsistency(_snap(0, group_epoch=9))
+
+
+def test_a_member_epoch_behind_the_target_assignment_epoch_is_inconsistent() -> None:
+    assert "a at 7" in inconsistency(_snap(0, member_epoch=7))
+
+
+def test_the_gate_fails_a_stable_looking_group_whose_epochs_disagree_even_on_one_look() -> None:
+    report = evaluate(_snap(0, group_epoch=9))
+    check = next(c for c in report.checks if c.name == "consistent-looks")
+    assert (report.status, check.status) == ("fail", "fail")
+    assert "--wait" in check.hint
+
+
+def test_one_consistent_look_is_not_enough_when_two_are_asked_for() -> None:
+    check = consistent_looks_check(_snap(0), [], two_looks=True)
+    assert check is not None and check.status == "fail" and check.reason.startswith("one consistent look")
+
+
+def test_two_consistent_looks_of_the_same_epochs_pass() -> None:
+    check = consistent_looks_check(_snap(1200), [_snap(0)])
+    assert check is not None and (check.status, check.reason) == ("pass", "two consistent looks 1.2 s apart")
+
+
+def test_a_consistent_look_after_an_inconsistent_one_is_not_yet_enough() -> None:
+    check = consistent_looks_check(_snap(1200), [_snap(0, group_epoch=9, target_epoch=8)])
+    assert (
+        check is not None and check.status == "fail" and "the look before was not consistent" in check.reason
+    )
+
+
+def test_a_group_that_moved_between_two_consistent_looks_fails() -> None:
+    moved = _snap(1200, group_epoch=9, target_epoch=9, member_epoch=9)
+    check = consistent_looks_check(moved, [_snap(0)])
+    assert check is not None and check.status == "fail" and "moved between the two looks" in check.reason
+
+
+def test_a_classic_group_is_judged_by_its_state_and_members() -> None:
+    check = consistent_looks_check(_snap(300, group_epoch=None), [_snap(0, group_epoch=None)])
+    assert check is not None and check.status == "pass"
+
+
+def test_a_lag_sample_without_members_confirms_nothing() -> None:
+    sample = _snap(0).model_copy(update={"members": ()})
+    check = consistent_looks_check(_snap(1200), [sample])
+    assert check is not None and check.reason.startswith("one consistent look")
+
+
+def test_awaiting_the_second_look_is_not_judged_while_another_check_fails() -> None:
+    """The gate names what fails; the confirming look comes once the rest passes."""
+    report = evaluate(_snap(0), expect_members=3, two_looks=True)
+    looks = next(c for c in report.checks if c.name == "consistent-looks")
+    assert report.status == "fail" and looks.status == "not-judged"
+    assert {c.name for c in report.checks if c.status == "fail"} == {"member-count"}
