@@ -17,6 +17,7 @@ from kafka_coop.coordinator import CoordinatorClient, open_client
 from kafka_coop.inspection import GroupSnapshot, snapshot_with_lag_trend, take_snapshot
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.rollout._gate import GateReport, evaluate
+from kafka_coop.rollout._looks import ONE_LOOK
 from kafka_coop.rollout._spec import MigrationSpec
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -44,13 +45,14 @@ def group_missing(report: GateReport) -> bool:
 
 
 def _unconfirmed(report: GateReport) -> bool:
-    """Every check passed but the one that asks a second look to confirm the first."""
+    """Every check passed but the one that asks a second look to confirm this one: the first look of a
+    run, or the first consistent look after inconsistent ones (a --wait that saw the rebalance end)."""
     looks = [c for c in report.checks if c.name == "consistent-looks"]
     others = [c for c in report.checks if c.name != "consistent-looks"]
     return (
         bool(looks)
         and looks[0].status == "fail"
-        and looks[0].reason.startswith("one consistent look only")
+        and looks[0].reason.startswith((ONE_LOOK, "the look before was not consistent"))
         and not any(c.status == "fail" for c in others)
     )
 

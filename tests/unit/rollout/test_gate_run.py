@@ -36,8 +36,11 @@ class Looks:
         monkeypatch.setattr("kafka_coop.rollout._verify.open_client", lambda *_a, **_k: None)
 
     def next(self) -> GroupSnapshot:
+        """Each look is taken later than the one before it, as the cluster's looks are (the gate's
+        consistent-looks check compares a look only with earlier ones)."""
         self.last = next(self.answers, self.last)
-        return self.last
+        self.looks = getattr(self, "looks", 0) + 1
+        return self.last.model_copy(update={"taken_ms": self.last.taken_ms + self.looks})
 
     def take_snapshot(self, *_args: Any, **_kwargs: Any) -> GroupSnapshot:
         self.plain_looks += 1
@@ -65,7 +68,8 @@ def test_a_wait_looks_again_until_the_gate_passes_and_tells_each_look_that_did_n
     assert report.status == "pass"
     assert [(p.attempt, p.report.status) for p in told] == [(1, "fail"), (2, "fail")]
     assert all(0 < p.left_s <= 30 for p in told)
-    assert (looks.trend_looks, looks.plain_looks) == (1, 2)
+    # the third look is the first stable one: a confirming look right after it, not a whole interval
+    assert (looks.trend_looks, looks.plain_looks) == (1, 3)
 
 
 def test_a_wait_that_runs_out_returns_the_last_failing_report(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,9 +80,10 @@ def test_a_wait_that_runs_out_returns_the_last_failing_report(monkeypatch: pytes
 
 def test_with_strict_a_warning_is_waited_out_like_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
     dynamic = snapshot(member("a", static=False), member("b", static=False))
-    Looks(monkeypatch, dynamic, STABLE)
+    # two looks each: every run confirms its first look with a second (consistent-looks)
+    Looks(monkeypatch, dynamic, dynamic, STABLE)
     assert run_gate(ADMIN, "orders", wait=True, interval_s=0.1).status == "warn"
-    Looks(monkeypatch, dynamic, STABLE)
+    Looks(monkeypatch, dynamic, dynamic, STABLE)
     assert run_gate(ADMIN, "orders", wait=True, interval_s=0.1, strict=True).status == "pass"
 
 
@@ -90,7 +95,7 @@ def test_the_first_look_measures_the_lag_trend_and_a_zero_window_takes_one_sampl
     looks = Looks(monkeypatch, lagging(90))
     single = {c.name: c.reason for c in run_gate(ADMIN, "orders", lag_window_s=0).checks}["lag-not-growing"]
     assert (trend.startswith("lag 100 -> 90 in 5.0 s"), single) == (True, "lag 90 (one sample)")
-    assert (looks.trend_looks, looks.plain_looks) == (0, 1)
+    assert (looks.trend_looks, looks.plain_looks) == (0, 2)  # the look, and the one that confirms it
 
 
 def test_a_group_that_is_not_there_is_missing_unless_the_phase_expects_it_empty(
