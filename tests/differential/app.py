@@ -24,8 +24,14 @@ from tests.differential.program import Program
 class Ledger:
     """What the app was handed and finished, per partition, and what it may see committed."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, impl: str) -> None:
         self.program = program
+        # Who may commit what is done without the app's commit call: auto-commit; and kafka-coop's
+        # explicit marks (mark_done, not a confluent API) on its revoke and close. An app that uses only
+        # confluent's API (store_offsets) with auto-commit off gets no commit it did not make itself.
+        self.auto_commits = program.auto_commit or (
+            impl == "coop" and program.marks and program.mark_style == "mark_done"
+        )
         self.handed: dict[int, dict[int, Any]] = {}  # partition -> offset -> the record
         self.done: dict[int, set[int]] = {}
         self.allowed: dict[int, int] = {}  # the app's own commits, and what auto-commit may commit
@@ -76,8 +82,11 @@ class Ledger:
             parts = sorted(set(self.handed) | set(self.allowed))
             permit = {}
             for p in parts:
-                bound = self.allowed.get(p, -1)
-                if self.program.auto_commit:
+                # committing the first record handed out commits nothing the app did not finish
+                bound = max(
+                    self.allowed.get(p, -1), min(self.handed[p], default=-1) if p in self.handed else -1
+                )
+                if self.auto_commits:
                     bound = max(bound, self.done_bound(p))
                 permit[p] = bound
             return {
@@ -93,7 +102,7 @@ class App:
         self.spec = spec
         self.program: Program = eval(spec["program"], {"Program": Program})  # a Program literal
         self.topic = spec["topic"]
-        self.ledger = Ledger(self.program)
+        self.ledger = Ledger(self.program, spec["impl"])
         self.coop = spec["impl"] == "coop"
         self.aio = self.program.driver == "aio"
         self.conf = {
@@ -130,7 +139,7 @@ class App:
             await self.call("store_offsets", message=message)
         self.ledger.finish(message)
 
-    async def take(self, count: int, batch: bool, *, deadline_s: float = 10.0) -> list[Any]:
+    async def take(self, count: int, batch: bool, *, deadline_s: float = 2.0) -> list[Any]:
         got: list[Any] = []
         deadline = time.monotonic() + deadline_s
         while len(got) < count and time.monotonic() < deadline:
@@ -241,10 +250,12 @@ class App:
             await self._commit_thread(int(step[1]))
         elif kind == "pause":
             time.sleep(int(step[1]) / 1000)
-        elif kind == "idle":
+        elif kind == "idle":  # polls until 3 records came, then waits out the rest
             end = time.monotonic() + int(step[1]) / 1000
-            while time.monotonic() < end:
-                await self.take(1, False, deadline_s=0.1)
+            got = 0
+            while time.monotonic() < end and got < 3:
+                got += len(await self.take(1, False, deadline_s=0.1))
+            time.sleep(max(0.0, end - time.monotonic()))
         elif kind in ("join", "leave"):
             want = 1 if kind == "join" else 2
             end = time.monotonic() + 30
