@@ -18,14 +18,16 @@ pytestmark = pytest.mark.integration
 
 # The CI budget: these seeds' programs (`generate(seed)`), about 2.5 min on one worker (the file took
 # 176 s with 6 seeds more, on a loaded machine). A seed whose program fails on main names the finding
-# it shows, until the fix lands.
+# it shows, until the fix lands (strict=False: a race shows on some runs only).
 F1 = "finding 1: the asyncio interval commit passes the batch the same call returns"
 F2 = "finding 2: commit() from another task passes an unmarked record"
 F4 = "finding 4: with enable.auto.commit=false, close or revoke commits beyond the app's own commit"
 N1 = "marks of a partition an eager rebalance gave back are dropped: close commits 1, confluent 40"
 SEEDS: dict[int, str] = {
-    **dict.fromkeys([49, 6, 69, 10, 5, 42, 22, 37, 54, 2, 31, 26, 1, 39, 28, 4, 8, 44], ""),
+    **dict.fromkeys([49, 6, 69, 10, 5, 42, 22, 54, 2, 31, 26, 39, 28, 4, 8, 44], ""),
     19: F2,
+    1: F2,  # a race: fails on some runs
+    37: F4,  # fails when the app was handed records before the rebalance began
     14: F4,
     3: F4,
     46: F4,
@@ -96,4 +98,5 @@ def test_the_shipped_fake_gives_the_events_the_real_client_gives(
     topic = unique("parity")
     admin.ensure_topic(topic, PARTITIONS)
     real, owned = on_broker(protocol, bootstrap, topic, unique("parity"))
-    assert differences(real, on_fake(protocol, topic, owned)) == []
+    found = differences(real, on_fake(protocol, topic, owned))
+    assert not found, "kafka_coop.testing departs from the real client:\n" + "\n".join(found)
