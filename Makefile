@@ -12,10 +12,10 @@ PYTEST_WORKERS ?= 3
 # the ungrouped tests in collection order. Collected last, the long e2e walks were the last work handed
 # out and left workers idle at the end (157 s of a 1,861 s run; 32 s with this order); the thousands of
 # short unit tests now come last and fill the gaps.
-SUITE_ORDER := tests/install tests/e2e tests/integration tests/unit
+SUITE_ORDER := tests/install tests/e2e tests/integration tests/differential tests/unit
 
 .PHONY: setup setup-demo prereqs prereqs-jdk sandbox-jars jars interop lint typecheck test test-unit \
-	test-integration test-e2e test-install demo bench clean
+	test-integration test-e2e test-install soak demo bench clean
 
 ## setup: everything `make test` needs: system prerequisites (JDK 17+, Maven, Go, Node), the venv with
 ## every extra, Kafka jars, the Java member, the Spark engine's parts, toxiproxy, and the other client
@@ -98,6 +98,12 @@ test-e2e: setup
 
 test-install: setup
 	$(BIN)/pytest tests/install -n 2 --dist loadgroup $(PYTEST_ARGS)
+
+## soak: the differential harness (tests/differential: kafka-coop against confluent-kafka) on generated
+## programs for SOAK_MINUTES (default 10) on a sandbox of its own; prints each program, each failure
+## shrunk to a literal for tests/differential/regressions.py, and the rate in programs per minute
+soak: $(STAMP)
+	SOAK_MINUTES=$${SOAK_MINUTES:-10} $(BIN)/python -m tests.differential.soak
 
 ## bench: every benchmark on a local sandbox (~70 min; the rebalance ones ~45), results in bench/results/*.json + .png, table in
 ## README.md (regenerated even when a benchmark fails); BENCH_ARGS='--only wrapper_overhead' narrows it.

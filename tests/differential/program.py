@@ -1,0 +1,137 @@
+"""App programs for the differential harness: what a confluent-kafka service does, as data.
+
+A `Program` is the dimensions (protocol, driver, commit settings) and a list of steps; `generate(seed)`
+draws one, `shrink_candidates(p)` lists smaller ones, and `repr(p)` is a literal that rebuilds it (the
+form kept in regressions.py). Pure: no client, no broker.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+PROTOCOLS = ("eager-range", "cooperative-sticky", "consumer")
+DRIVERS = ("sync", "aio")
+MARK_STYLES = ("mark_done", "store_offsets")
+PARTITIONS = 2
+RECORDS = 40  # per partition, produced before the program starts
+
+# Steps are tuples, so a program prints as a short literal:
+#   ("poll", n)            poll() one record at a time until n more records
+#   ("consume", n)         consume(n) batches until n more records
+#   ("mark", which)        explicit marks: mark_done/store_offsets of the unfinished records ("all",
+#                          "odd": every other one, "last": only the newest); drop-in: nothing
+#   ("mark_thread", n)     poll n more records while another thread (task) marks the earlier ones
+#   ("commit", how, sync)  commit() / commit(message=newest) / commit(offsets=what is done), sync or not
+#   ("commit_thread", n)   n records trickle in and are polled (all but the first marked) while another
+#                          thread (task) calls commit(asynchronous=False) in a loop
+#   ("pause", ms)          no call at all for ms (an interval commit falls due)
+#   ("idle", ms)           poll for ms, processing what comes
+#   ("join",) ("leave",)   a second member (a plain confluent Consumer that never commits) joins/leaves
+#   ("close",) ("kill",)   the program ends: close(), or SIGKILL of its process
+Step = tuple[object, ...]
+COMMIT_HOWS = ("plain", "message", "offsets")
+
+
+@dataclass(frozen=True)
+class Program:
+    protocol: str
+    driver: str
+    auto_commit: bool
+    auto_store: bool
+    mark_style: str
+    steps: tuple[Step, ...]
+
+    @property
+    def marks(self) -> bool:
+        """Explicit marks (enable.auto.offset.store=false): the app says which records are done."""
+        return not self.auto_store
+
+    def conf(self) -> dict[str, str]:
+        conf = {
+            "enable.auto.commit": str(self.auto_commit).lower(),
+            "enable.auto.offset.store": str(self.auto_store).lower(),
+            "auto.commit.interval.ms": "300",
+        }
+        if self.protocol == "consumer":
+            conf["group.protocol"] = "consumer"
+        else:
+            conf["partition.assignment.strategy"] = self.protocol.removeprefix("eager-")
+            conf["session.timeout.ms"] = "6000"
+            conf["heartbeat.interval.ms"] = "500"
+        return conf
+
+    def __repr__(self) -> str:
+        return (
+            f"Program(protocol={self.protocol!r}, driver={self.driver!r}, auto_commit={self.auto_commit!r}, "
+            f"auto_store={self.auto_store!r}, mark_style={self.mark_style!r}, steps={self.steps!r})"
+        )
+
+
+def generate(seed: int, *, max_steps: int = 9) -> Program:
+    """One program, the same for the same seed."""
+    rng = random.Random(seed)
+    steps: list[Step] = []
+    joined = False
+    for _ in range(rng.randint(2, max_steps)):
+        kind = rng.choices(
+            ["poll", "consume", "mark", "mark_thread", "commit", "commit_thread", "pause", "idle", "member"],
+            weights=[4, 3, 4, 1, 4, 1, 1, 1, 2],
+        )[0]
+        if kind in ("poll", "consume"):
+            steps.append((kind, rng.choice([1, 3, 10, 25])))
+        elif kind == "mark":
+            steps.append(("mark", rng.choice(["all", "all", "odd", "last"])))
+        elif kind in ("mark_thread", "commit_thread"):
+            steps.append((kind, rng.choice([5, 10])))
+        elif kind == "commit":
+            steps.append(("commit", rng.choice(COMMIT_HOWS), rng.random() < 0.6))
+        elif kind == "pause":
+            steps.append(("pause", 500))
+        elif kind == "idle":
+            steps.append(("idle", 500))
+        else:
+            steps.append(("leave",) if joined else ("join",))
+            joined = not joined
+    steps.append(("kill",) if rng.random() < 0.3 else ("close",))
+    return Program(
+        protocol=rng.choice(PROTOCOLS),
+        driver=rng.choice(DRIVERS),
+        auto_commit=rng.random() < 0.5,
+        auto_store=rng.random() < 0.4,
+        mark_style=rng.choice(MARK_STYLES),
+        steps=tuple(steps),
+    )
+
+
+def _valid(steps: tuple[Step, ...]) -> bool:
+    joined = False
+    for step in steps:
+        if step[0] == "join":
+            if joined:
+                return False
+            joined = True
+        elif step[0] == "leave":
+            if not joined:
+                return False
+            joined = False
+    return bool(steps) and steps[-1][0] in ("close", "kill")
+
+
+def shrink_candidates(program: Program) -> Iterator[Program]:
+    """Smaller programs, most reducing first: a step fewer, a count lower, simpler dimensions."""
+    steps = program.steps
+    for i in range(len(steps) - 1):
+        fewer = steps[:i] + steps[i + 1 :]
+        if _valid(fewer):
+            yield replace(program, steps=fewer)
+    for i, step in enumerate(steps):
+        if step[0] in ("poll", "consume", "mark_thread", "commit_thread") and int(str(step[1])) > 1:
+            smaller = (step[0], max(1, int(str(step[1])) // 2))
+            yield replace(program, steps=(*steps[:i], smaller, *steps[i + 1 :]))
+    if steps[-1] == ("kill",):
+        yield replace(program, steps=(*steps[:-1], ("close",)))
+    for field, simple in (("driver", "sync"), ("protocol", "eager-range"), ("mark_style", "mark_done")):
+        if getattr(program, field) != simple:
+            yield replace(program, **{field: simple})

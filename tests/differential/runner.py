@@ -1,0 +1,280 @@
+"""Runs a program twice on a real broker, on confluent's class and on kafka-coop's, and checks the rule.
+
+After every step the committed offsets are read back from the broker (a side consumer's `committed`)
+and held against the app's ledger (tests/differential/app.py) and against the confluent run:
+- loss: above what the rule lets anyone commit (what the app finished, or committed itself);
+- rewind: below what the app's own synchronous commit put there, where confluent did not go below it;
+- regression: at close, more left uncommitted than confluent left, beyond what the rule allows
+  (explicit marks: contiguity; the drop-in rule counts the last batch done on a normal close).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from kafka_coop.admin import ClusterAdmin
+from tests.differential.program import PARTITIONS, RECORDS, Program, shrink_candidates
+
+ROOT = Path(__file__).resolve().parents[2]
+STEP_TIMEOUT_S = 60.0
+SETTLE_S = 0.15  # an asynchronous commit the step made lands before the read
+
+
+@dataclass
+class Observation:
+    step: tuple[Any, ...]
+    report: dict[str, Any]
+    committed: dict[int, int]
+
+
+@dataclass
+class Run:
+    impl: str
+    observations: list[Observation] = field(default_factory=list)
+    crash: str | None = None
+
+
+@dataclass
+class Verdict:
+    program: Program
+    violations: list[str]
+    confluent_violations: list[str]
+    seconds: float
+
+    @property
+    def kinds(self) -> set[str]:
+        return {v.split(":", 1)[0] for v in self.violations}
+
+
+class SecondMember:
+    """A plain confluent Consumer on a thread that polls and never commits: it moves partitions, and
+    every committed offset stays the app's."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, program: Program) -> None:
+        conf = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "client.id": "second",
+            "auto.offset.reset": "earliest",
+            **program.conf(),
+            "enable.auto.commit": "false",
+            "enable.auto.offset.store": "false",
+        }
+        self._consumer = Consumer(conf)
+        self._consumer.subscribe([topic])
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._consumer.poll(0.1)
+        self._consumer.close()
+
+    def leave(self) -> None:
+        self._stop.set()
+
+    def join(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+
+def produce(bootstrap: str, topic: str) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for p in range(PARTITIONS):
+        for i in range(RECORDS):
+            producer.produce(topic, f"{p}-{i}".encode(), partition=p)
+    assert producer.flush(30) == 0
+
+
+def read_committed(reader: Consumer, topic: str) -> dict[int, int]:
+    tps = reader.committed([TopicPartition(topic, p) for p in range(PARTITIONS)], timeout=10)
+    return {tp.partition: tp.offset for tp in tps if tp.offset >= 0}
+
+
+def run_once(program: Program, impl: str, bootstrap: str, admin: ClusterAdmin) -> Run:
+    tag = uuid.uuid4().hex[:8]
+    topic, group = f"diff-{impl}-{tag}", f"diff-{impl}-{tag}"
+    admin.ensure_topic(topic, PARTITIONS)
+    produce(bootstrap, topic)
+    spec = {"program": repr(program), "impl": impl, "bootstrap": bootstrap, "topic": topic, "group": group}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.differential.app", json.dumps(spec)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    reader = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": "false"})
+    second: SecondMember | None = None
+    run = Run(impl)
+    last: dict[str, Any] = {"permit": {}, "floor": {}, "hi": {}, "bound": {}, "owned": []}
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        if _line(child) is None:
+            run.crash = _stderr(child)
+            return run
+        for step in program.steps:
+            if step[0] == "kill":
+                child.send_signal(signal.SIGKILL)
+                child.wait(10)
+                time.sleep(0.5)
+                run.observations.append(Observation(step, last, read_committed(reader, topic)))
+                break
+            if step[0] == "join":
+                second = SecondMember(bootstrap, group, topic, program)
+            elif step[0] == "leave" and second is not None:
+                second.leave()
+            child.stdin.write(json.dumps(list(step)) + "\n")
+            child.stdin.flush()
+            line = _line(child)
+            if line is None:
+                run.crash = _stderr(child)
+                return run
+            last = line
+            if step[0] == "leave" and second is not None:
+                second.join()
+                second = None
+            time.sleep(SETTLE_S)
+            run.observations.append(Observation(step, last, read_committed(reader, topic)))
+        return run
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait(10)
+        if second is not None:
+            second.join()
+        reader.close()
+
+
+def _line(child: subprocess.Popen[str]) -> dict[str, Any] | None:
+    assert child.stdout is not None
+    result: list[str] = []
+    reader = threading.Thread(target=lambda: result.append(child.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    reader.join(STEP_TIMEOUT_S)
+    if not result or not result[0]:
+        return None
+    parsed: dict[str, Any] = json.loads(result[0])
+    return parsed
+
+
+def _stderr(child: subprocess.Popen[str]) -> str:
+    if child.poll() is None:
+        child.kill()
+    child.wait(10)
+    assert child.stderr is not None
+    return child.stderr.read()[-2000:]
+
+
+def check(program: Program, run: Run, oracle: Run | None) -> list[str]:
+    """The rule's violations in `run`, judged against its own ledger and, where the rule compares,
+    against the confluent run `oracle`."""
+    found: list[str] = []
+    if run.crash is not None:
+        if oracle is None or oracle.crash is None:
+            found.append(f"crash: {run.crash.strip().splitlines()[-1] if run.crash.strip() else 'no output'}")
+        return found
+    for i, obs in enumerate(run.observations):
+        at = f"after step {i} {obs.step}"
+        permit = {int(k): v for k, v in obs.report["permit"].items()}
+        floor = {int(k): v for k, v in obs.report["floor"].items()}
+        for p, committed in sorted(obs.committed.items()):
+            if committed > permit.get(p, -1):
+                found.append(f"loss: p{p} committed {committed} > {permit.get(p, -1)} the app finished, {at}")
+            if p in floor and committed < floor[p] and not _oracle_below_floor(oracle, i, p):
+                found.append(f"rewind: p{p} committed {committed} < {floor[p]} the app committed, {at}")
+    if oracle is not None and oracle.crash is None:
+        found.extend(_regressions(program, run, oracle))
+    return found
+
+
+def _oracle_below_floor(oracle: Run | None, i: int, p: int) -> bool:
+    if oracle is None or i >= len(oracle.observations):
+        return False
+    obs = oracle.observations[i]
+    floor = {int(k): v for k, v in obs.report["floor"].items()}
+    return p in obs.committed and p in floor and obs.committed[p] < floor[p]
+
+
+def _regressions(program: Program, run: Run, oracle: Run) -> list[str]:
+    """At a normal close, per partition: kafka-coop leaves at most as much uncommitted as confluent
+    (relative to what each run was handed), plus what contiguity holds back under explicit marks.
+    Only where both runs saw the same ownership at every step (which partition a rebalance moves is
+    the broker's choice)."""
+    if not run.observations or run.observations[-1].step != ("close",):
+        return []
+    if len(run.observations) != len(oracle.observations):
+        return []
+    if any(
+        a.report["owned"] != b.report["owned"]
+        for a, b in zip(run.observations[:-1], oracle.observations[:-1], strict=True)
+    ):
+        return []
+    mine, theirs = run.observations[-1], oracle.observations[-1]
+    found = []
+    for p_str, hi in mine.report["hi"].items():
+        p = int(p_str)
+        their_hi = theirs.report["hi"].get(p_str)
+        if their_hi is None:
+            continue
+        their_gap = their_hi - theirs.committed.get(p, 0)
+        allowance = hi - mine.report["bound"][p_str] if program.marks else 0
+        expected = hi - their_gap - allowance
+        if mine.committed.get(p, 0) < expected:
+            found.append(
+                f"regression: p{p} committed {mine.committed.get(p, 0)} at close, confluent "
+                f"{theirs.committed.get(p, 0)} (kafka-coop should hold {expected} or more)"
+            )
+    return found
+
+
+def run_program(program: Program, bootstrap: str, admin: ClusterAdmin) -> Verdict:
+    started = time.monotonic()
+    oracle = run_once(program, "confluent", bootstrap, admin)
+    coop = run_once(program, "coop", bootstrap, admin)
+    return Verdict(
+        program, check(program, coop, oracle), check(program, oracle, None), time.monotonic() - started
+    )
+
+
+def shrink(
+    verdict: Verdict,
+    run: Callable[[Program], Verdict],
+    *,
+    attempts: int = 30,
+    log: Callable[[str], None] = lambda _: None,
+) -> Verdict:
+    """The smallest program found that still violates the rule the same way (greedy: the first smaller
+    candidate that still fails is kept, and candidates are tried again from it)."""
+    best = verdict
+    left = attempts
+    improved = True
+    while improved and left > 0:
+        improved = False
+        for candidate in shrink_candidates(best.program):
+            if left <= 0:
+                break
+            left -= 1
+            trial = run(candidate)
+            log(f"shrink {'kept' if trial.kinds & best.kinds else 'drop'}: {candidate!r}")
+            if trial.kinds & best.kinds:
+                best = trial
+                improved = True
+                break
+    return best

@@ -1,0 +1,102 @@
+"""kafka-coop against confluent-kafka, the oracle: generated app programs and the kept regressions,
+each run on both clients on the session broker, the committed offsets checked after every step
+(tests/differential/runner.py says the rule). `make soak` runs the generator for longer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kafka_coop.admin import ClusterAdmin
+from tests.differential.parity import differences, on_broker, on_fake
+from tests.differential.program import PARTITIONS, Program, generate
+from tests.differential.regressions import REGRESSIONS
+from tests.differential.runner import Verdict, run_program, shrink
+
+pytestmark = pytest.mark.integration
+
+# The CI budget: these seeds' programs (`generate(seed)`), about 2.5 min on one worker (the file took
+# 176 s with 6 seeds more, on a loaded machine). A seed whose program fails on main names the finding
+# it shows, until the fix lands (strict=False: a race shows on some runs only).
+F1 = "finding 1: the asyncio interval commit passes the batch the same call returns"
+F2 = "finding 2: commit() from another task passes an unmarked record"
+F4 = "finding 4: with enable.auto.commit=false, close or revoke commits beyond the app's own commit"
+N1 = "marks of a partition an eager rebalance gave back are dropped: close commits 1, confluent 40"
+SEEDS: dict[int, str] = {
+    **dict.fromkeys([49, 6, 69, 10, 5, 42, 22, 54, 2, 31, 26, 39, 28, 4, 8, 44], ""),
+    19: F2,
+    1: F2,  # a race: fails on some runs
+    37: F4,  # fails when the app was handed records before the rebalance began
+    14: F4,
+    3: F4,
+    46: F4,
+    34: F1,
+    27: F1,
+    21: N1,
+}
+SHRINK_ATTEMPTS = 8
+
+
+def _xfail(finding: str) -> Any:
+    return pytest.mark.xfail(strict=False, reason=finding) if finding else ()
+
+
+def _judge(verdict: Verdict, bootstrap: str, admin: ClusterAdmin, request: pytest.FixtureRequest) -> None:
+    if not verdict.violations:
+        return
+    if request.node.get_closest_marker("xfail") is None:
+        verdict = shrink(verdict, lambda p: run_program(p, bootstrap, admin), attempts=SHRINK_ATTEMPTS)
+    pytest.fail(
+        "kafka-coop breaks the rule where confluent-kafka would not; the program, shrunk (keep it in "
+        f"tests/differential/regressions.py):\n    {verdict.program!r}\n" + "\n".join(verdict.violations),
+        pytrace=False,
+    )
+
+
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=_xfail(f)) for s, f in SEEDS.items()])
+def test_a_generated_program_commits_what_confluent_would_and_nothing_unfinished(
+    seed: int, bootstrap: str, admin: ClusterAdmin, request: pytest.FixtureRequest
+) -> None:
+    _judge(run_program(generate(seed), bootstrap, admin), bootstrap, admin, request)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        pytest.param(p, marks=_xfail(f), id=f"{i}-{p.protocol}-{p.driver}")
+        for i, (p, f) in enumerate(REGRESSIONS)
+    ],
+)
+def test_a_kept_regression_program_keeps_the_rule(
+    program: Program, bootstrap: str, admin: ClusterAdmin, request: pytest.FixtureRequest
+) -> None:
+    _judge(run_program(program, bootstrap, admin), bootstrap, admin, request)
+
+
+@pytest.mark.parametrize(
+    "protocol",
+    [
+        "eager-range",
+        pytest.param(
+            "cooperative-sticky",
+            marks=_xfail(
+                "finding 5: the real client gives assigned events with no partitions, the fake none"
+            ),
+        ),
+        pytest.param(
+            "consumer",
+            marks=_xfail(
+                "finding 5: the real client gives an assigned event with no partitions, the fake none"
+            ),
+        ),
+    ],
+)
+def test_the_shipped_fake_gives_the_events_the_real_client_gives(
+    protocol: str, bootstrap: str, admin: ClusterAdmin, unique: Any
+) -> None:
+    topic = unique("parity")
+    admin.ensure_topic(topic, PARTITIONS)
+    real, owned = on_broker(protocol, bootstrap, topic, unique("parity"))
+    found = differences(real, on_fake(protocol, topic, owned))
+    assert not found, "kafka_coop.testing departs from the real client:\n" + "\n".join(found)
