@@ -100,6 +100,18 @@ def run_gate(
             coordinator=coordinator,
         )
 
+    def judge(snap: GroupSnapshot, previous: GroupSnapshot | None, seen: list[GroupSnapshot]) -> GateReport:
+        """The checks on the newest look, against the earlier ones (two consistent looks asked)."""
+        return evaluate(
+            snap,
+            spec=spec,
+            phase=phase,
+            expect_members=expect_members,
+            previous=previous,
+            history=seen[:-1],
+            two_looks=True,
+        )
+
     try:
         previous: GroupSnapshot | None = None
         history: list[GroupSnapshot] = []  # every look of this run: the lag window grows with --wait
@@ -122,15 +134,7 @@ def run_gate(
             else:
                 snap = look()  # later rounds compare with the previous round, --interval apart
             history += [s for s in (previous, snap) if s is not None and s not in history]
-            report = evaluate(
-                snap,
-                spec=spec,
-                phase=phase,
-                expect_members=expect_members,
-                previous=previous,
-                history=history[:-1],
-                two_looks=True,
-            )
+            report = judge(snap, previous, history)
             pause = CONFIRM_LOOK_S if snap.coordinator_view.group_epoch is not None else CONFIRM_CLASSIC_S
             if _unconfirmed(report) and time.monotonic() + pause < deadline:
                 # everything else passed on one look: a second, `pause` later, must find the group
@@ -138,15 +142,7 @@ def run_gate(
                 time.sleep(pause)
                 snap = look()  # `previous` stays: the lag trend keeps the window the first look measured
                 history.append(snap)
-                report = evaluate(
-                    snap,
-                    spec=spec,
-                    phase=phase,
-                    expect_members=expect_members,
-                    previous=previous,
-                    history=history[:-1],
-                    two_looks=True,
-                )
+                report = judge(snap, previous, history)
             if not wait or not report.failed(strict) or time.monotonic() + interval_s > deadline:
                 break
             if coordinator is None:
