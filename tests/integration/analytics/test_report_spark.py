@@ -420,7 +420,7 @@ def test_cli_end_to_end_writes_every_product_and_reports_malformed_lines(
     ("args", "code", "message"),
     [
         # the broker-free cases run in the unit tier (tests/unit/cli/test_report.py)
-        (["kafka://events", "--bootstrap-server", "127.0.0.1:1"], 3, "Could not reach the Kafka cluster"),
+        (["kafka://events", "--bootstrap-server", "127.0.0.1:1"], 3, "Nothing is listening at 127.0.0.1:1"),
     ],
 )
 def test_cli_errors_are_one_sentence_with_the_right_exit_code(

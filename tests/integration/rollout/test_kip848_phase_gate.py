@@ -44,7 +44,7 @@ def test_a_half_bounced_group_fails_both_phase_gates_naming_who_is_not_where_the
 
     after = _member_type_check(run_cli, bootstrap, group, 1)
     assert after["status"] == "fail" and after["members"] == ["rd-a"]
-    assert after["reason"].startswith("1 of 2 members are consumer; expected consumer; found rd-a=classic")
+    assert after["reason"].startswith("1 of 2 members is consumer; expected consumer; found rd-a=classic")
     before = _member_type_check(run_cli, bootstrap, group, 0)
     assert before["status"] == "fail" and before["members"] == ["rd-b"]
-    assert before["reason"].startswith("1 of 2 members are classic"), before["reason"]
+    assert before["reason"].startswith("1 of 2 members is classic"), before["reason"]

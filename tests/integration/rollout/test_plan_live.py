@@ -54,4 +54,4 @@ def test_planning_against_an_unreachable_cluster_is_exit_3(run_cli: Callable[...
         "3",
     )
     assert result.code == 3
-    assert "Could not reach" in result.stderr
+    assert "Nothing is listening at" in result.stderr

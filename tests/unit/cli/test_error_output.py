@@ -86,10 +86,10 @@ def test_an_unknown_option_is_one_line_and_one_hint_without_json(
     result = invoke_cli("describe", "g", "--bogus")
     assert result.code == 2
     assert result.stdout == ""
-    assert result.stderr.splitlines() == [
-        "Error: No such option '--bogus'.",
-        "Hint: `kafka-coop describe --help` lists its arguments and options.",
-    ]
+    error, hint = result.stderr.splitlines()  # one line each
+    # Click's own sentence names the option (its wording differs between Click releases: 8.1, 8.2)
+    assert error in ("Error: No such option '--bogus'.", "Error: No such option: --bogus.")
+    assert hint == "Hint: `kafka-coop describe --help` lists its arguments and options."
 
 
 def test_a_bad_file_under_json_is_the_error_object_without_the_password(
