@@ -176,9 +176,8 @@ def _remove_what_it_made(processes: MemberProcesses, group: str, topics: list[st
             if why is not None:
                 notes.append(f"demo topic {topic} was not deleted ({why}).")
     except KafkaCoopError as exc:
-        notes.append(
-            f"the demo's group {group} and topics {', '.join(topics)} were not removed: {exc.message}"
-        )
+        what = f"group {group} and topics {', '.join(topics)} were" if topics else f"group {group} was"
+        notes.append(f"the demo's {what} not removed: {exc.message}")
     return notes
 
 
