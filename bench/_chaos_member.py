@@ -12,7 +12,9 @@ that depend on it (a SIGKILL loses nothing that was written, the kernel has it):
 and `DIR/m3.2.events.jsonl` (RebalanceEvent lines). Three kinds of service (`--kind`):
 
 - `commit`: `CoopConsumer` with explicit marks and auto commit off: log a `consume()` batch, mark each
-  record done, commit synchronously — the application commits only after processing;
+  record done, commit synchronously — the application commits only after processing; as kafka-coop
+  then commits nothing on its behalf, it also commits again after a refused commit, in `on_revoked`
+  and before a graceful close;
 - `default`: `CoopConsumer` on librdkafka's defaults (auto commit on, auto offset store on), the loop a
   confluent-kafka service runs: log the batch, nothing else. What it polled past is committed by
   kafka-coop's interval commit, on revoke and on close (commits are logged from `on_commit`);
@@ -144,12 +146,42 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _sync(ns: argparse.Namespace, conf: dict[str, Any], base: str, write: Callable[[str], None]) -> int:
-    from confluent_kafka import KafkaException
+    from confluent_kafka import KafkaError, KafkaException
 
     from kafka_coop.consumer import CoopConsumer
     from kafka_coop.errors import ConsumerFailed
 
-    consumer = CoopConsumer(conf, events=f"{base}.events.jsonl")
+    # With auto commit off kafka-coop commits nothing on the application's behalf (no interval, revoke
+    # or close commit), so this member does what such an application must: it commits after every
+    # batch, again after a commit the group refused (a rebalance, a coordinator moving) until one is
+    # accepted, in on_revoked (the partitions are still its own) and before a graceful close.
+    unsettled = [False]  # marks (or a refused commit) the group does not hold yet
+
+    def commit() -> None:
+        try:
+            committed = consumer.commit(asynchronous=False)
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args else exc
+            if isinstance(err, KafkaError) and err.code() == KafkaError._NO_OFFSET:
+                unsettled[0] = False  # nothing new: the group holds every mark already
+                return
+            write(f"X {_now()} {err}\n".replace("\n", " ").rstrip() + "\n")
+            return
+        unsettled[0] = False
+        now = _now()
+        write(
+            "".join(
+                f"C {tp.partition} {tp.offset} {now}\n"
+                for tp in committed or []
+                if tp.error is None and tp.offset >= 0
+            )
+        )
+
+    def on_revoked(_partitions: list[tuple[str, int]]) -> None:
+        if ns.kind == "commit" and unsettled[0]:
+            commit()
+
+    consumer = CoopConsumer(conf, events=f"{base}.events.jsonl", on_revoked=on_revoked)
     consumer.subscribe([ns.topic])
     code = 0
     try:
@@ -159,27 +191,18 @@ def _sync(ns: argparse.Namespace, conf: dict[str, Any], base: str, write: Callab
                 continue
             batch = consumer.consume(num_messages=500, timeout=0.5)
             records = [m for m in batch if m.error() is None]
-            if not records:
-                continue
-            now = _now()
-            write("".join(f"R {m.partition()} {m.offset()} {now}\n" for m in records))
+            if records:
+                now = _now()
+                write("".join(f"R {m.partition()} {m.offset()} {now}\n" for m in records))
             if ns.kind == "default":
                 continue  # done once this loop calls consume again
             for m in records:
                 consumer.mark_done(m)
-            try:
-                committed = consumer.commit(asynchronous=False)
-            except KafkaException as exc:
-                write(f"X {_now()} {exc.args[0] if exc.args else exc}\n")
-                continue
-            now = _now()
-            write(
-                "".join(
-                    f"C {tp.partition} {tp.offset} {now}\n"
-                    for tp in committed or []
-                    if tp.error is None and tp.offset >= 0
-                )
-            )
+            if records or unsettled[0]:
+                unsettled[0] = True
+                commit()
+        if ns.kind == "commit" and unsettled[0]:
+            commit()  # a graceful stop: what is done is committed before the close
     except ConsumerFailed as exc:
         write(f"F {_now()} {exc}\n".replace("\n", " ").rstrip() + "\n")
         code = 3

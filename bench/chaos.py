@@ -357,13 +357,17 @@ def _run_steps(
         wait_until(min(t for t, _ in timers))
 
 
-def _committed_everything(admin: Any, group: str, acked: Counter[int], log: Callable[[str], None]) -> bool:
+def _uncommitted(
+    admin: Any, group: str, acked: Counter[int], log: Callable[[str], None]
+) -> dict[int, list[int]] | None:
+    """The partitions the group has not committed to their end: {partition: [committed, acked]}
+    (None: the committed offsets could not be read)."""
     try:
         offsets = {p.partition: p.committed for p in admin.offsets(group, timeout_s=10)}
     except Exception as exc:
         log(f"reading committed offsets failed: {exc}")
-        return False
-    return all((offsets.get(p) or 0) >= n for p, n in acked.items())
+        return None
+    return {p: [offsets.get(p) or 0, n] for p, n in sorted(acked.items()) if (offsets.get(p) or 0) < n}
 
 
 def run_mode(
@@ -376,8 +380,10 @@ def run_mode(
     steps: list[Fault],
     net: Any = None,
     log: Callable[[str], None] = print,
+    drain_timeout_s: float = DRAIN_TIMEOUT_S,
 ) -> dict[str, Any]:
-    """One chaos run of one mode on a running 3-node sandbox; returns its accounting as a dict."""
+    """One chaos run of one mode on a running 3-node sandbox; returns its accounting as a dict (its
+    `uncommitted`: what the group had not committed when the drain ended, empty when it drained)."""
     out = workdir / mode
     out.mkdir(parents=True, exist_ok=True)
     topic, group = f"chaos-{mode}-{os.getpid()}", f"chaos-{mode}-{os.getpid()}"
@@ -390,7 +396,20 @@ def run_mode(
     began_ms = _now_ms()
     try:
         return _run_members(
-            members, box, admin, out, topic, group, conf, began_ms, records, rate, steps, net, log
+            members,
+            box,
+            admin,
+            out,
+            topic,
+            group,
+            conf,
+            began_ms,
+            records,
+            rate,
+            steps,
+            net,
+            log,
+            drain_timeout_s,
         )
     finally:
         for name, proc in members.procs.items():  # a failed run leaves no member behind
@@ -404,6 +423,7 @@ def run_mode(
 def _run_members(
     members: Members, box: Any, admin: Any, out: Path, topic: str, group: str, conf: dict[str, str],
     began_ms: int, records: int, rate: float, steps: list[Fault], net: Any, log: Callable[[str], None],
+    drain_timeout_s: float,
 ) -> dict[str, Any]:  # fmt: skip
     mode = members.mode
     for i in range(MEMBERS):
@@ -415,10 +435,12 @@ def _run_members(
     _run_steps(steps, began, members, box, net, faults, group, log)
     producer.join()
     log(f"produced {sum(producer.acked.values())} acked, {producer.failed} failed; draining")
-    deadline = time.monotonic() + DRAIN_TIMEOUT_S
-    while time.monotonic() < deadline and not _committed_everything(admin, group, producer.acked, log):
+    deadline = time.monotonic() + drain_timeout_s
+    uncommitted = _uncommitted(admin, group, producer.acked, log)
+    while time.monotonic() < deadline and uncommitted != {}:
         members.supervise()
         time.sleep(1)
+        uncommitted = _uncommitted(admin, group, producer.acked, log)
     drained_s = time.monotonic() - began
     # settled: the broker's assignment of all members, and each member's last event saying the same.
     # Asked again until they agree (or 120 s): a cooperative rebalance passes through "stable" between
@@ -469,6 +491,7 @@ def _run_members(
         "faults": [vars(f) for f in faults],
         "began_ms": began_ms,
         "drained_s": round(drained_s, 1),
+        "uncommitted": uncommitted,
         "processed_per_s": per_second((ms for inc in incarnations for _, _, ms in inc.records), began_ms),
         "owners": _owners_over_time(incarnations, members.ended_ms, began_ms),
     }

@@ -322,8 +322,12 @@ def test_reduced_chaos_run_loses_nothing_and_explains_every_duplicate(
         rate=2_500,
         steps=ci_schedule(),
         log=lambda _: None,
+        drain_timeout_s=180,  # well inside the test's timeout, so a stuck drain names its partitions
     )
     assert result["produced_acked"] == 100_000 and result["produce_failed"] == 0
+    assert result["uncommitted"] == {}, (
+        f"not committed to the end ({{partition: [committed, acked]}}): {result['uncommitted']}"
+    )
     assert [f["kind"] for f in result["faults"]] == ["kill", "coordinator_kill", "freeze"]
     assert result["lost"] == 0, result["lost_examples"]
     assert result["duplicates_unexplained"] == 0, _duplicates(result["unexplained_examples"])
