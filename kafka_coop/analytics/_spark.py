@@ -183,7 +183,8 @@ def get_session(
         # Made off the main thread: a SparkContext made in the main thread puts its own SIGINT handler in
         # (it cancels the jobs and raises a bare KeyboardInterrupt inside the py4j call under way, which
         # then logs its tracebacks), and the command's own handling of Ctrl-C would be gone.
-        session = interruptible_call(builder.getOrCreate, name="kafka-coop-spark-start")
+        with _gateway_in_its_own_session():
+            session = interruptible_call(builder.getOrCreate, name="kafka-coop-spark-start")
     except Exception as exc:  # the JVM did not start: no Java, bad master URL, ...
         raise InvalidInput(
             f"Spark could not start ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}).",
@@ -195,6 +196,30 @@ def get_session(
         session.sparkContext.addPyFile(str(package_zip()))
     _session = session
     return session
+
+
+class _SessionPopen(subprocess.Popen):  # type: ignore[type-arg]
+    """pyspark's gateway launch, with its `preexec_fn` (SIG_IGN for SIGINT, Python run in the forked child)
+    replaced by a new session: Ctrl-C of the terminal still never reaches the JVM, and nothing runs
+    between fork and exec. Python code in the child of a process with native threads (librdkafka's, the
+    watchdog) is unsafe (the subprocess docs say so); it crashed the child twice in CI."""
+
+    def __init__(self, *args: Any, preexec_fn: Any = None, **kwargs: Any) -> None:
+        kwargs.setdefault("start_new_session", True)
+        super().__init__(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _gateway_in_its_own_session() -> Iterator[None]:
+    """While a session starts: pyspark's gateway launcher uses `_SessionPopen`."""
+    from pyspark import java_gateway
+
+    launcher = getattr(java_gateway, "Popen")  # noqa: B009 - the module's own name for subprocess.Popen
+    setattr(java_gateway, "Popen", _SessionPopen)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(java_gateway, "Popen", launcher)  # noqa: B010
 
 
 def stop_session() -> None:
