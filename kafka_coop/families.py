@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from functools import cache
 from importlib import resources
-from typing import Literal
+from typing import Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -314,18 +314,30 @@ class FamilyDataError(ValueError):
     """The bundled families file does not validate: a packaging or editing bug."""
 
 
-def parse_catalog(text: str, source: str) -> FamilyCatalog:
+Data = TypeVar("Data", bound=BaseModel)
+
+
+def _parse(model: type[Data], text: str, source: str, what: str) -> Data:
     try:
-        return FamilyCatalog.model_validate(yaml.safe_load(text))
+        return model.model_validate(yaml.safe_load(text))
     except (yaml.YAMLError, ValidationError) as exc:
-        raise FamilyDataError(f"{source} is not a valid families file: {exc}") from exc
+        raise FamilyDataError(f"{source} is not a valid {what}: {exc}") from exc
+
+
+def _bundled(folder: str, name: str) -> tuple[str, str]:
+    """A data file the package ships under migrations/, and the name errors give it."""
+    path = resources.files("kafka_coop.migrations") / folder / name
+    return path.read_text(encoding="utf-8"), f"migrations/{folder}/{name}"
+
+
+def parse_catalog(text: str, source: str) -> FamilyCatalog:
+    return _parse(FamilyCatalog, text, source, "families file")
 
 
 @cache
 def catalog() -> FamilyCatalog:
     """The bundled catalog (migrations/families/families.yaml), parsed once."""
-    path = resources.files("kafka_coop.migrations") / "families" / "families.yaml"
-    return parse_catalog(path.read_text(encoding="utf-8"), "migrations/families/families.yaml")
+    return parse_catalog(*_bundled("families", "families.yaml"))
 
 
 # --- broker defects (migrations/brokers/brokers.yaml) -------------------------------------------
@@ -386,17 +398,13 @@ class BrokerDefectCatalog(_Frozen):
 
 
 def parse_broker_defects(text: str, source: str) -> BrokerDefectCatalog:
-    try:
-        return BrokerDefectCatalog.model_validate(yaml.safe_load(text))
-    except (yaml.YAMLError, ValidationError) as exc:
-        raise FamilyDataError(f"{source} is not a valid broker defects file: {exc}") from exc
+    return _parse(BrokerDefectCatalog, text, source, "broker defects file")
 
 
 @cache
 def broker_defects() -> BrokerDefectCatalog:
     """The bundled broker defects (migrations/brokers/brokers.yaml), parsed once."""
-    path = resources.files("kafka_coop.migrations") / "brokers" / "brokers.yaml"
-    return parse_broker_defects(path.read_text(encoding="utf-8"), "migrations/brokers/brokers.yaml")
+    return parse_broker_defects(*_bundled("brokers", "brokers.yaml"))
 
 
 # --- recognising a family on the wire ----------------------------------------------------------------
