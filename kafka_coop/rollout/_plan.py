@@ -22,7 +22,10 @@ from kafka_coop._vocab import ClientFamily, KnownFamily, plural, verb
 from kafka_coop.families import broker_defects, catalog, cite, older_than
 from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._commands import render
-from kafka_coop.rollout._contract import (
+from kafka_coop.rollout._fleet import FleetDescription, fatal_defect_sentences, known_defect_notes
+from kafka_coop.rollout._kip848 import static_id_advice
+from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match, why_not
+from kafka_coop.rollout._plan_model import (
     TARGETS,
     Alternative,
     Blocker,
@@ -35,9 +38,6 @@ from kafka_coop.rollout._contract import (
     PlanStatus,
     Target,
 )
-from kafka_coop.rollout._fleet import FleetDescription, fatal_defect_sentences, known_defect_notes
-from kafka_coop.rollout._kip848 import static_id_advice
-from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match, why_not
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
 from kafka_coop.rollout._spec import MemberConfig, MigrationSpec
 from kafka_coop.rollout._wording import family_config, pause_note, progress_note
