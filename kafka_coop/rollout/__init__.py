@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kafka_coop._lazy import lazy_attributes
+from kafka_coop._vocab import Direction
 from kafka_coop.rollout._checks import Check, worst
 from kafka_coop.rollout._commands import GateSpec, PlanSpec, RemoveStaticSpec, argv, consume_flags, render
 from kafka_coop.rollout._fleet import (
@@ -37,7 +38,6 @@ from kafka_coop.rollout._plan import make_plan
 from kafka_coop.rollout._plan_model import (
     PLAN_HINT,
     TARGETS,
-    Direction,
     FamilyConfig,
     FleetSummary,
     GateCommand,
