@@ -12,7 +12,7 @@ from rich.text import Text
 from kafka_coop._vocab import COOPERATIVE_ASSIGNORS, EAGER_ONLY_ASSIGNORS
 from kafka_coop.admin import GroupDescription, ListedGroup
 from kafka_coop.errors import InvalidInput
-from kafka_coop.events import TopicPartition
+from kafka_coop.events import PartitionKey
 from kafka_coop.inspection import (
     Fact,
     GroupSnapshot,
@@ -44,7 +44,7 @@ def fact_text(fact: Fact[Any], shown: str | None = None) -> Text:
     return Text(value + SOURCE_MARK[fact.source], style=style)
 
 
-def _partitions(parts: tuple[TopicPartition, ...]) -> str:
+def _partitions(parts: tuple[PartitionKey, ...]) -> str:
     if not parts:
         return "-"
     topics = sorted({t for t, _ in parts})

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kafka_coop._vocab import SeenGroupProtocol
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
-from kafka_coop.events import TopicPartition
+from kafka_coop.events import PartitionKey
 
 DEFAULT_ADMIN_TIMEOUT_S = 10.0
 # One attempt of a coordinator request: long enough for a loaded broker, short enough that a frozen
@@ -93,8 +93,8 @@ class MemberDescription(BaseModel):
     client_id: str
     host: str
     instance_id: str | None
-    assignment: tuple[TopicPartition, ...]
-    target_assignment: tuple[TopicPartition, ...] | None = None
+    assignment: tuple[PartitionKey, ...]
+    target_assignment: tuple[PartitionKey, ...] | None = None
 
 
 class GroupDescription(BaseModel):
@@ -160,7 +160,7 @@ class PartitionOffsets(BaseModel):
     end: int | None
 
 
-def _partitions(assignment: Any) -> tuple[TopicPartition, ...]:
+def _partitions(assignment: Any) -> tuple[PartitionKey, ...]:
     if assignment is None:
         return ()
     return tuple(sorted((tp.topic, tp.partition) for tp in assignment.topic_partitions))

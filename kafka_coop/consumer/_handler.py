@@ -4,7 +4,7 @@ It never calls the client: each of librdkafka's callbacks is a generator of step
 driver executes. Interface (all rebalance state lives here, drivers hold none):
 
 - `assign(partitions)`, `revoke(partitions)`, `lose(partitions)`: the three librdkafka callbacks,
-  given the `confluent_kafka.TopicPartition` list librdkafka passed;
+  given the `confluent_kafka.PartitionKey` list librdkafka passed;
 - `fail(error)`: a fatal client error: `lost` event, empty `owned`, `on_lost`;
 - `commit_done(keys)`: the commit `close()` makes before leaving the group;
 - `legacy_assign(partitions)` / `legacy_unassign()`: what a confluent-style `on_assign`/`on_revoke`
@@ -63,7 +63,7 @@ from kafka_coop.consumer._steps import (
     Wait,
 )
 from kafka_coop.errors import ConsumerFailed
-from kafka_coop.events import CommittedOffset, EventKind, EventStamp, Ownership, TopicPartition
+from kafka_coop.events import CommittedOffset, EventKind, EventStamp, Ownership, PartitionKey
 
 READ_BACK_TIMEOUT_S = 10.0
 STALE_EPOCH_RETRIES = 4
@@ -77,7 +77,7 @@ def keys_of(partitions: Iterable[ClientPartition]) -> Partitions:
     return [(tp.topic, tp.partition) for tp in partitions]
 
 
-def client_partitions(keys: Iterable[TopicPartition]) -> list[ClientPartition]:
+def client_partitions(keys: Iterable[PartitionKey]) -> list[ClientPartition]:
     return [ClientPartition(topic, partition) for topic, partition in keys]
 
 
@@ -127,10 +127,10 @@ class RebalanceHandler:
         # librdkafka's close revokes the *group's* assignment, which under cooperative and KIP-848 includes
         # the partitions of an assign still pending when close began (rd_kafka_cgrp_revoke_all_rejoin); the
         # application never had those, so hooks and events name only what it was given.
-        self._given: set[TopicPartition] = set()
+        self._given: set[PartitionKey] = set()
 
     @property
-    def owned(self) -> tuple[TopicPartition, ...]:
+    def owned(self) -> tuple[PartitionKey, ...]:
         return self._ownership.owned
 
     @property
@@ -280,7 +280,7 @@ class RebalanceHandler:
         yield from self._fail_owned(error, time.perf_counter(), extra=(), errors=[])
 
     def commit_done(
-        self, keys: Sequence[TopicPartition]
+        self, keys: Sequence[PartitionKey]
     ) -> Steps[tuple[list[CommittedOffset], str | None, Verdict]]:
         """The commit before close: what is done of `keys`. Returns (committed, error description, verdict:
         "evicted" when the broker refused it as from a stale member or generation)."""
@@ -359,7 +359,7 @@ class RebalanceHandler:
         yield from self._emit("lost", keys, started, error=_join(errors))
 
     def _fail_owned(
-        self, error: ConsumerFailed, started: float, *, extra: Iterable[TopicPartition], errors: list[str]
+        self, error: ConsumerFailed, started: float, *, extra: Iterable[PartitionKey], errors: list[str]
     ) -> Steps[None]:
         """Everything this member owned is lost, and it owns nothing from now on."""
         lost = sorted({*self.owned, *(k for k in extra if k in self._given)})
@@ -392,7 +392,7 @@ class RebalanceHandler:
             self._keep_interrupt(exc)
 
     def _commit(
-        self, keys: Sequence[TopicPartition]
+        self, keys: Sequence[PartitionKey]
     ) -> Steps[tuple[list[CommittedOffset] | None, str | None, Verdict]]:
         """Commit what is done of `keys`; report what the group holds for them. Never raises
         (BaseException aside)."""
@@ -437,7 +437,7 @@ class RebalanceHandler:
             return committed, (f"commit failed for {', '.join(failed)}" if failed else None), "ok"
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _read_back(self, keys: Sequence[TopicPartition]) -> Steps[list[CommittedOffset] | None]:
+    def _read_back(self, keys: Sequence[PartitionKey]) -> Steps[list[CommittedOffset] | None]:
         if not keys:
             return []
         try:
@@ -502,7 +502,7 @@ class RebalanceHandler:
     def _emit(
         self,
         kind: EventKind,
-        keys: Iterable[TopicPartition],
+        keys: Iterable[PartitionKey],
         started: float,
         *,
         committed: Iterable[CommittedOffset] | None = None,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
-from kafka_coop.events import RebalanceEvent, TopicPartition
+from kafka_coop.events import PartitionKey, RebalanceEvent
 
 T = TypeVar("T")
 
@@ -23,7 +23,7 @@ T = TypeVar("T")
 class Assign:
     """`incremental_assign(partitions)` (cooperative, consumer) or `assign(partitions)` (eager)."""
 
-    partitions: list[Any]  # confluent_kafka.TopicPartition
+    partitions: list[Any]  # confluent_kafka.PartitionKey
     incremental: bool
 
 
@@ -38,17 +38,17 @@ class Unassign:
 @dataclass(frozen=True, slots=True)
 class Commit:
     """Commit, synchronously and with explicit offsets, what is done of `keys` (the driver's committer
-    decides the offsets); returns the committed `confluent_kafka.TopicPartition`s, per-partition errors
+    decides the offsets); returns the committed `confluent_kafka.PartitionKey`s, per-partition errors
     included, or raises the client's KafkaException."""
 
-    keys: tuple[TopicPartition, ...]
+    keys: tuple[PartitionKey, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Release:
     """The partitions left this member (revoked, lost, fenced): forget their offsets, marks and seeks."""
 
-    keys: tuple[TopicPartition, ...]
+    keys: tuple[PartitionKey, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
 
 from kafka_coop._vocab import SeenFamily, SeenGroupProtocol, SeenProtocol
-from kafka_coop.events import TopicPartition
+from kafka_coop.events import PartitionKey
 from kafka_coop.manifest import Manifest
 from kafka_coop.protocol import ConsumerProtocolSubscription
 
@@ -43,7 +43,7 @@ class MemberSnapshot(BaseModel):
     instance_id: str | None
     client_id: str
     host: str
-    assignment: tuple[TopicPartition, ...]
+    assignment: tuple[PartitionKey, ...]
     member_type: Fact[SeenGroupProtocol]
     client_family: Fact[SeenFamily]
     rebalance_protocol: Fact[SeenProtocol]
@@ -58,7 +58,7 @@ class MemberSnapshot(BaseModel):
     # The coordinator's own view (ConsumerGroupDescribe; None where it gave none): the member's epoch,
     # the assignment it is being moved to, and the regex it subscribes with (evaluated on the broker).
     member_epoch: int | None = None
-    target_assignment: tuple[TopicPartition, ...] | None = None
+    target_assignment: tuple[PartitionKey, ...] | None = None
     subscribed_regex: str | None = None
 
     @field_serializer("subscription", when_used="json")
