@@ -13,7 +13,7 @@ import base64
 import binascii
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from kafka_coop._vocab import SeenFamily, SeenGroupProtocol, SeenProtocol
 from kafka_coop.events import PartitionKey
@@ -135,15 +135,18 @@ class CoordinatorView(BaseModel):
 
 
 class GroupSnapshot(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    """Its JSON (`describe --output json`, schema v1) keeps the names it was published with: `group_id`,
+    `type`, `assignor`; the code reads it by the names every other model uses."""
 
-    group_id: str
+    model_config = ConfigDict(frozen=True, validate_by_name=True, validate_by_alias=True)
+
+    group: str = Field(alias="group_id")
     taken_ms: int
     exists: bool
-    type: SeenGroupProtocol  # the group type, in the same words
+    group_type: SeenGroupProtocol = Field(alias="type")
     state: str
     protocol_type: str | None
-    assignor: str
+    selected_assignor: str = Field(alias="assignor")
     coordinator: int | None
     generation: Fact[int | None] = Fact(value=None, source="unknown")
     members: tuple[MemberSnapshot, ...]

@@ -214,7 +214,7 @@ def _share_group(bootstrap: str, group: str, topic: str) -> None:
         consumer.subscribe([topic])
         try:
             deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and group not in {g.group_id for g in client.list_groups()}:
+            while time.monotonic() < deadline and group not in {g.group for g in client.list_groups()}:
                 consumer.poll(0.5)
         finally:
             consumer.close()
