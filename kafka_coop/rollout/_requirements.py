@@ -33,7 +33,7 @@ from kafka_coop.rollout._spec import Requirements
 class RequirementFacts(BaseModel):
     """What a migration's broker/group prerequisites are judged on."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     group: str = ""
     kafka_version: str = "unknown"
@@ -79,7 +79,7 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
         group_max_size=broker.group_max_size,
         group_consumer_max_size=broker.group_consumer_max_size,
         member_count=fleet.size,
-        assignor=fleet.selected_assignor or "",
+        selected_assignor=fleet.selected_assignor or "",
         carrying_user_data=tuple(m.label for m in fleet.members if m.assignment_user_data),
         user_data_unseen=tuple(
             m.label
