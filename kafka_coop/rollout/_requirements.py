@@ -9,7 +9,12 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop.rollout._checks import Check
-from kafka_coop.rollout._fleet import FleetDescription
+from kafka_coop.rollout._fleet import (
+    MIGRATION_POLICIES,
+    FleetDescription,
+    group_version_level,
+    group_version_origin,
+)
 from kafka_coop.rollout._kip848 import (
     REFUSALS,
     ClientFact,
@@ -72,10 +77,10 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
     given = [m.restart_s for m in fleet.members if m.restart_s is not None]
     return RequirementFacts(
         group=fleet.group,
-        kafka_version=broker.version or "unknown",
-        version_signal=broker.version_source,
+        kafka_version=fleet.broker_version or "unknown",
+        version_signal=broker.kafka_version.signal,
         rebalance_protocols=broker.rebalance_protocols,
-        migration_policy=broker.migration_policy,
+        migration_policy=broker.migration_policy if broker.migration_policy in MIGRATION_POLICIES else None,
         group_max_size=broker.group_max_size,
         group_consumer_max_size=broker.group_consumer_max_size,
         member_count=fleet.size,
@@ -89,8 +94,8 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
             and fleet.group_type == "classic"
             and (live or m.protocol != "eager")
         ),
-        group_version=broker.group_version,
-        group_version_signal=broker.group_version_source,
+        group_version=group_version_level(broker.group_version),
+        group_version_signal=group_version_origin(broker.group_version),
         protocol_type=fleet.protocol_type,
         static_count=sum(m.count for m in fleet.members if m.static),
         malformed={m.label: m.metadata_error for m in fleet.members if m.metadata_error},

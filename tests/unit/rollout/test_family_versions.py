@@ -14,7 +14,6 @@ from kafka_coop.families import FamilyDataError, catalog, older_than, parse_cata
 from kafka_coop.inspection import MemberInput, infer_members
 from kafka_coop.manifest import Manifest
 from kafka_coop.rollout import (
-    BrokerInfo,
     FleetDescription,
     FleetMember,
     GateCommand,
@@ -25,10 +24,8 @@ from kafka_coop.rollout import (
 )
 from kafka_coop.rollout._plan import Direction, Target
 from tests.conftest import CliResult
+from tests.unit.builders import KIP848_BROKER
 
-KIP848_BROKER = BrokerInfo(
-    version="4.1", migration_policy="bidirectional", rebalance_protocols=("classic", "consumer")
-)
 MIGRATIONS = [(spec.name, spec) for spec in all_migrations()]
 FAMILIES_YAML = Path(__file__).parents[3] / "migrations" / "families" / "families.yaml"
 

@@ -10,7 +10,6 @@ import pytest
 
 from kafka_coop.families import FamilyDataError, catalog, parse_catalog
 from kafka_coop.rollout import (
-    BrokerInfo,
     FleetDescription,
     FleetMember,
     GateCommand,
@@ -18,11 +17,9 @@ from kafka_coop.rollout import (
     all_migrations,
     make_plan,
 )
+from tests.unit.builders import KIP848_BROKER
 
 FAMILIES_YAML = Path(__file__).parents[3] / "migrations" / "families" / "families.yaml"
-BROKER = BrokerInfo(
-    version="4.1", migration_policy="bidirectional", rebalance_protocols=("classic", "consumer")
-)
 
 
 def _kafka_python(name: str, version: str | None) -> FleetMember:
@@ -36,7 +33,7 @@ def _java(name: str) -> FleetMember:
 
 
 def _plan(*members: FleetMember) -> Plan:
-    fleet = FleetDescription(group="orders", selected_assignor="range", members=members, broker=BROKER)
+    fleet = FleetDescription(group="orders", selected_assignor="range", members=members, broker=KIP848_BROKER)
     migrations = [(spec.name, spec) for spec in all_migrations()]
     return make_plan(fleet, "upgrade", "cooperative", migrations, gate=GateCommand(bootstrap="b:9092"))
 

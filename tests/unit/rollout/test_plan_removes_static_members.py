@@ -6,7 +6,6 @@ import pytest
 import yaml
 
 from kafka_coop.rollout import (
-    BrokerInfo,
     FleetDescription,
     FleetMember,
     GateCommand,
@@ -14,6 +13,7 @@ from kafka_coop.rollout import (
     make_plan,
 )
 from kafka_coop.rollout._spec import MigrationSpec
+from tests.unit.builders import declared_broker
 
 MIGRATIONS = [(spec.name, spec) for spec in all_migrations()]
 
@@ -24,7 +24,7 @@ def _plan(static: bool, protocol: str, selected: str, direction: str, to: str): 
         group_type="classic",
         selected_assignor=selected,
         members=(FleetMember(family="librdkafka", protocol=protocol, count=3, static=static),),  # type: ignore[arg-type]
-        broker=BrokerInfo(version="4.1"),
+        broker=declared_broker("4.1"),
     )
     return make_plan(fleet, direction, to, MIGRATIONS, gate=GateCommand(bootstrap="b:9092"))  # type: ignore[arg-type]
 
@@ -56,7 +56,7 @@ def test_a_live_fleet_that_declares_itself_starts_the_removal_with_the_stop() ->
                 family="librdkafka", protocol="cooperative", assignors=("cooperative-sticky",), static=True
             ),
         ),
-        broker=BrokerInfo(version="4.1"),
+        broker=declared_broker("4.1"),
     )
     p = make_plan(fleet, "downgrade", "eager", MIGRATIONS, gate=GateCommand(bootstrap="b:9092"))
     stop = p.phases[0]
@@ -113,7 +113,7 @@ def _live(family: str) -> FleetDescription:
         group_type="classic",
         selected_assignor="range",
         members=(FleetMember(name="m0", family=family, protocol="eager", static=True),),  # type: ignore[arg-type]
-        broker=BrokerInfo(version="4.1"),
+        broker=declared_broker("4.1"),
     )
 
 

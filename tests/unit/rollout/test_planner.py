@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kafka_coop.errors import InvalidInput
+from kafka_coop.inspection import BrokerFacts
 from kafka_coop.rollout import (
-    BrokerInfo,
     FleetDescription,
     FleetMember,
     GateCommand,
@@ -18,15 +18,13 @@ from kafka_coop.rollout import (
     parse_migration,
 )
 from kafka_coop.rollout._plan import Direction, Target
+from tests.unit.builders import KIP848_BROKER, declared_broker
 
-KIP848_BROKER = BrokerInfo(
-    version="4.1", migration_policy="bidirectional", rebalance_protocols=("classic", "consumer")
-)
 MIGRATIONS = [(spec.name, spec) for spec in all_migrations()]
 
 
 def _fleet(
-    *members: FleetMember, selected: str | None = "range", broker: BrokerInfo = KIP848_BROKER
+    *members: FleetMember, selected: str | None = "range", broker: BrokerFacts = KIP848_BROKER
 ) -> FleetDescription:
     consumer = any(m.member_type == "consumer" for m in members)
     return FleetDescription(
@@ -122,9 +120,7 @@ def test_a_mixed_java_and_librdkafka_fleet_gets_a_cutover_with_config_for_both_f
 
 
 def test_kip848_is_blocked_with_its_reasons_when_the_broker_policy_refuses_it() -> None:
-    broker = BrokerInfo(
-        version="4.1", migration_policy="disabled", rebalance_protocols=("classic", "consumer")
-    )
+    broker = declared_broker("4.1", migration_policy="disabled", rebalance_protocols=("classic", "consumer"))
     p = plan(_fleet(rdk(), broker=broker), "upgrade", "consumer")
     assert p.status == "blocked"
     assert [b.name for b in p.blockers] == ["migration-policy"]
@@ -132,7 +128,7 @@ def test_kip848_is_blocked_with_its_reasons_when_the_broker_policy_refuses_it() 
 
 
 def test_kip848_is_blocked_on_an_old_broker() -> None:
-    p = plan(_fleet(rdk(), broker=BrokerInfo(version="3.7")), "upgrade", "consumer")
+    p = plan(_fleet(rdk(), broker=declared_broker("3.7")), "upgrade", "consumer")
     assert "broker-version" in [b.name for b in p.blockers]
 
 
