@@ -10,14 +10,10 @@ import pytest
 
 from kafka_coop.families import FamilyDataError, catalog, parse_catalog
 from kafka_coop.rollout import (
-    FleetDescription,
     FleetMember,
-    GateCommand,
     Plan,
-    all_migrations,
-    make_plan,
 )
-from tests.unit.builders import KIP848_BROKER
+from tests.unit.builders import fleet_of, plan
 
 FAMILIES_YAML = Path(__file__).parents[3] / "migrations" / "families" / "families.yaml"
 
@@ -33,9 +29,7 @@ def _java(name: str) -> FleetMember:
 
 
 def _plan(*members: FleetMember) -> Plan:
-    fleet = FleetDescription(group="orders", selected_assignor="range", members=members, broker=KIP848_BROKER)
-    migrations = [(spec.name, spec) for spec in all_migrations()]
-    return make_plan(fleet, "upgrade", "cooperative", migrations, gate=GateCommand(bootstrap="b:9092"))
+    return plan(fleet_of(*members), "upgrade", "cooperative")
 
 
 def _defect_warnings(plan: Plan) -> list[str]:
