@@ -11,8 +11,9 @@ from rich.text import Text
 
 from kafka_coop.cli.describe import aligned_table
 from kafka_coop.cli.verify import LagWindow
-from kafka_coop.inspection import Fact, MemberSnapshot, ReadToEnd
+from kafka_coop.inspection import MemberSnapshot, ReadToEnd
 from kafka_coop.protocol import ConsumerProtocolSubscription
+from tests.unit.builders import member_snapshot
 
 
 def test_read_to_end_stops_at_the_high_watermark_of_every_partition() -> None:
@@ -74,16 +75,11 @@ def test_aligned_table_pads_columns_to_their_widest_cell_and_keeps_styles() -> N
 
 
 def _member(user_data: bytes | None) -> MemberSnapshot:
-    return MemberSnapshot(
-        member_id="m-1",
-        instance_id=None,
-        client_id="c",
-        host="/127.0.0.1",
+    return member_snapshot(
+        family="java",
+        protocol="cooperative",
+        assignors=("cooperative-sticky",),
         assignment=(("t", 0),),
-        member_type=Fact(value="classic", source="inferred"),
-        client_family=Fact(value="java", source="inferred"),
-        rebalance_protocol=Fact(value="cooperative", source="inferred"),
-        assignors=Fact(value=("cooperative-sticky",), source="inferred"),
         subscription=ConsumerProtocolSubscription(
             version=3, topics=("t",), user_data=user_data, owned_partitions=(("t", 0),), generation_id=7
         ),

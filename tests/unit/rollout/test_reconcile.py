@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-from kafka_coop.inspection import CoordinatorView, Fact, GroupSnapshot, MemberSnapshot
+from kafka_coop.inspection import CoordinatorView, GroupSnapshot, MemberSnapshot
 from kafka_coop.rollout import evaluate
 from kafka_coop.rollout._reconcile import reconcile_window_s, reconciliation_check
+from tests.unit.builders import group_snapshot, member_snapshot
 
 T = "orders"
 
 
 def _member(name: str, epoch: int, holds: list[int], target: list[int]) -> MemberSnapshot:
-    return MemberSnapshot(
+    return member_snapshot(
+        name,
         member_id=f"id-{name}",
         instance_id=name,
-        client_id=name,
-        host="/h",
+        protocol="consumer",
+        member_type="consumer",
+        type_source="broker",
+        assignors=(),
         assignment=tuple((T, p) for p in holds),
-        member_type=Fact(value="consumer", source="broker"),
-        client_family=Fact(value="librdkafka", source="inferred"),
-        rebalance_protocol=Fact(value="consumer", source="inferred"),
-        assignors=Fact(value=(), source="unknown"),
         member_epoch=epoch,
         target_assignment=tuple((T, p) for p in target),
     )
@@ -28,16 +28,13 @@ def _member(name: str, epoch: int, holds: list[int], target: list[int]) -> Membe
 def _snap(
     taken_ms: int, *members: MemberSnapshot, epoch: int = 8, api: str = "ConsumerGroupDescribe v1"
 ) -> GroupSnapshot:
-    return GroupSnapshot(
-        group="g",
+    return group_snapshot(
+        *members,
         taken_ms=taken_ms,
-        exists=True,
         group_type="consumer",
         state="reconciling",
         protocol_type=None,
         selected_assignor="uniform",
-        coordinator=1,
-        members=members,
         coordinator_view=CoordinatorView(api=api, group_epoch=epoch, assignment_epoch=epoch),
     )
 
