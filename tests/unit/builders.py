@@ -75,6 +75,29 @@ def member_snapshot(
     )
 
 
+def consumer_member(
+    name: str,
+    epoch: int | None,
+    holds: tuple[int, ...] = (0,),
+    target: tuple[int, ...] = (0,),
+    topic: str = "orders",
+) -> MemberSnapshot:
+    """A consumer-protocol member as the coordinator shows it: its epoch, the partitions of `topic` it
+    holds and those of its target assignment."""
+    return member_snapshot(
+        name,
+        member_id=f"id-{name}",
+        instance_id=name,
+        protocol="consumer",
+        member_type="consumer",
+        type_source="broker",
+        assignors=(),
+        assignment=tuple((topic, p) for p in holds),
+        member_epoch=epoch,
+        target_assignment=tuple((topic, p) for p in target),
+    )
+
+
 def group_snapshot(
     *members: MemberSnapshot,
     group: str = "g",

@@ -89,7 +89,7 @@ def test_a_pipe_gets_no_width_even_when_colour_is_forced(monkeypatch: pytest.Mon
     assert fit_width(Console(file=_Tty(), width=80)) == 80
 
 
-def _member(n: int) -> MemberSnapshot:
+def _long_named_member(n: int) -> MemberSnapshot:
     return member_snapshot(
         f"{LONG_ID}-{n}",
         client_id="kafka-coop-vm-11050",
@@ -99,7 +99,7 @@ def _member(n: int) -> MemberSnapshot:
 
 
 def _snapshot() -> GroupSnapshot:
-    return group_snapshot(_member(0), _member(1), group="g1")
+    return group_snapshot(_long_named_member(0), _long_named_member(1), group="g1")
 
 
 @pytest.mark.parametrize("width", [80, 120])

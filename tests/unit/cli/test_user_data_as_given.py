@@ -44,7 +44,7 @@ FLEET = WALKABLE_FLEET.replace("broker:", f'selected_assignor: "{ASSIGNOR}"\nbro
 Shown = Callable[[Path, pytest.MonkeyPatch, Callable[..., CliResult]], str]
 
 
-def _member() -> MemberSnapshot:
+def _member_of_odd_names() -> MemberSnapshot:
     # offers range only (the builder's default), so the group's selected assignor shows only in the head
     return member_snapshot(instance_id=INSTANCE, client_id=CLIENT, host="/10.0.0.7", assignment=(("t", 0),))
 
@@ -52,7 +52,7 @@ def _member() -> MemberSnapshot:
 def describe_group(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliResult]) -> str:
     from kafka_coop.cli.describe import render_snapshot
 
-    snap = group_snapshot(_member(), group=GROUP, selected_assignor=ASSIGNOR)
+    snap = group_snapshot(_member_of_odd_names(), group=GROUP, selected_assignor=ASSIGNOR)
     render_snapshot(Terminal(), snap)
     return ""
 

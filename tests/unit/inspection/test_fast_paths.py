@@ -74,7 +74,7 @@ def test_aligned_table_pads_columns_to_their_widest_cell_and_keeps_styles() -> N
     assert any(span.style == "bold" for span in table.spans)
 
 
-def _member(user_data: bytes | None) -> MemberSnapshot:
+def _member_with_user_data(user_data: bytes | None) -> MemberSnapshot:
     return member_snapshot(
         family="java",
         protocol="cooperative",
@@ -88,7 +88,7 @@ def _member(user_data: bytes | None) -> MemberSnapshot:
 
 @pytest.mark.parametrize("user_data", [b"\x00\x00\x00\x07", b"\xff\xfe", b"", None])
 def test_member_json_carries_binary_user_data_as_base64_and_reads_back(user_data: bytes | None) -> None:
-    member = _member(user_data)
+    member = _member_with_user_data(user_data)
     text = member.model_dump_json()
     data = json.loads(text)
     if user_data:

@@ -3,27 +3,10 @@ group, target-assignment and member epochs that disagree), and verify-group need
 
 from __future__ import annotations
 
-from kafka_coop.inspection import CoordinatorView, GroupSnapshot, MemberSnapshot
+from kafka_coop.inspection import CoordinatorView, GroupSnapshot
 from kafka_coop.rollout import evaluate
 from kafka_coop.rollout._looks import consistent_looks_check, inconsistency
-from tests.unit.builders import group_snapshot, member_snapshot
-
-T = "orders"
-
-
-def _member(name: str, epoch: int | None) -> MemberSnapshot:
-    return member_snapshot(
-        name,
-        member_id=f"id-{name}",
-        instance_id=name,
-        protocol="consumer",
-        member_type="consumer",
-        type_source="broker",
-        assignors=(),
-        assignment=((T, 0),),
-        member_epoch=epoch,
-        target_assignment=((T, 0),),
-    )
+from tests.unit.builders import consumer_member, group_snapshot
 
 
 def _snap(
@@ -36,7 +19,7 @@ def _snap(
 ) -> GroupSnapshot:
     api = "ConsumerGroupDescribe v1" if group_epoch is not None else ""
     return group_snapshot(
-        _member("a", member_epoch),
+        consumer_member("a", member_epoch),
         taken_ms=taken_ms,
         group_type="consumer" if api else "classic",
         state=state,
