@@ -83,21 +83,16 @@ class _FileBroker(BaseModel):
 
     def facts(self) -> BrokerFacts:
         """The record inspection fills for a live broker, with every value the file gives `declared`."""
+        level = None if self.group_version is None else str(self.group_version)
         return BrokerFacts(
+            **self.model_dump(exclude=_FILE_ONLY),
             kafka_version=_declared(self.version, self.version_source),
-            group_version=_declared(
-                None if self.group_version is None else str(self.group_version), self.group_version_source
-            ),
-            rebalance_protocols=self.rebalance_protocols,
-            migration_policy=self.migration_policy,
-            group_max_size=self.group_max_size,
-            group_consumer_max_size=self.group_consumer_max_size,
-            consumer_session_ms=self.consumer_session_ms,
-            consumer_min_session_ms=self.consumer_min_session_ms,
-            consumer_max_session_ms=self.consumer_max_session_ms,
-            consumer_heartbeat_ms=self.consumer_heartbeat_ms,
-            group_session_ms=self.group_session_ms,
+            group_version=_declared(level, self.group_version_source),
         )
+
+
+# the file's words for what BrokerFacts holds as Facts; every other key is a BrokerFacts field by name
+_FILE_ONLY = {"version", "version_source", "group_version", "group_version_source"}
 
 
 def _declared(value: str | None, signal: str) -> Fact[str]:

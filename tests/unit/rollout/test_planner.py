@@ -218,3 +218,20 @@ def test_the_requirements_are_judged_on_the_assignor_the_group_selected() -> Non
         requirement_facts(fleet_of(java(), selected="cooperative-sticky")).selected_assignor
         == "cooperative-sticky"
     )
+
+
+def test_a_fleet_files_broker_section_fills_the_broker_record_inspection_fills_declared() -> None:
+    text = (
+        "group: g\nbroker: {version: '4.1', version_source: ops, group_version: 1, migration_policy: upgrade,"
+        " group_max_size: 9, consumer_heartbeat_ms: 3000, group_session_ms: 45000}\n"
+        "members:\n  - {family: java, assignors: [range]}\n"
+    )
+    broker = parse_fleet(text, "fleet.yaml").broker
+    assert (broker.kafka_version.value, broker.kafka_version.source, broker.kafka_version.signal) == (
+        "4.1",
+        "declared",
+        "ops",
+    )
+    assert (broker.group_version.value, broker.group_version.source) == ("1", "declared")
+    assert (broker.migration_policy, broker.group_max_size) == ("upgrade", 9)
+    assert (broker.consumer_heartbeat_ms, broker.group_session_ms) == (3000, 45000)
