@@ -41,7 +41,8 @@ ClientKind = Literal[
 ]
 # kind -> the argv prefix that runs one member of another client family (the Java member's options
 # follow it). The wheel ships only the java and python members; the others are built from the
-# repository's interop/ folder by `testbed.interop.member_command`, which tests and benchmarks pass in.
+# repository's testbed/interop/ folder by `testbed.interop.member_command`, which tests and benchmarks
+# pass in.
 FamilyCommand = Callable[[str], list[str]]
 DEFAULT_STABLE_TIMEOUT_S = 90.0
 DEFAULT_STOP_TIMEOUT_S = 30.0
@@ -301,7 +302,7 @@ class MemberProcess:
         if self.families is None:
             raise InvalidInput(
                 f"Member {spec.name}: {spec.kind} members are built from the kafka-coop repository's "
-                "interop/ folder, which the installed package does not include.",
+                "testbed/interop/ folder, which the installed package does not include.",
                 hint="From a repository checkout: "
                 "MemberProcesses(..., families=testbed.interop.member_command).",
             )
