@@ -607,9 +607,7 @@ def _programs_started(path: Path) -> Iterator[str]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.List):
             items = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
-            yield from (
-                str(items[i + 1]) for i in range(len(items) - 1) if items[i] == "-m" and items[i + 1]
-            )
+            yield from (str(items[i + 1]) for i in range(len(items) - 1) if items[i] == "-m" and items[i + 1])
 
 
 def test_every_member_program_a_test_or_benchmark_starts_is_the_test_beds() -> None:
