@@ -51,7 +51,8 @@ from bench.harness.frame import (
 )
 from bench.harness.rolling import Scenario, member_specs, wait_settled
 from bench.harness.service_members import SERVICE_MEMBER, ServiceMember
-from kafka_coop.sandbox import CACHE_SUFFIX, DEFAULT_KAFKA_VERSION
+from kafka_coop._jvm import CACHE_SUFFIX
+from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
 NAME = "restart-floor"
 TITLE = "One static member's restart, segment by segment (service-shaped and idle members, Python and Java)"

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kafka_coop._jvm import cache_options
 from kafka_coop._vocab import GroupProtocol
 from kafka_coop.admin import ClusterAdmin, GroupDescription
 from kafka_coop.errors import InvalidInput, KafkaCoopError
@@ -31,7 +32,6 @@ from kafka_coop.sandbox._broker import DEFAULT_KAFKA_VERSION
 from kafka_coop.sandbox._java import (
     JVM_OPTIONS,
     MAIN_CLASS,
-    cache_options,
     java_member_archive,
     java_member_classpath,
 )
