@@ -676,12 +676,13 @@ class Core:
                 elif self.sent.get(key) == tp.offset:
                     self.sent.pop(key, None)  # failed: the next commit sends it again
 
-    def release(self, keys: Iterable[Key]) -> None:
-        """The partitions left this member: forget their offsets, marks, seeks and held records."""
+    def release(self, keys: Iterable[Key], *, retire: bool = False) -> None:
+        """The partitions left this member: forget their offsets, marks, seeks and held records (under
+        explicit marks, an eager revoke's are kept for the assignment that ends it: `Ledger.assigned`)."""
         keys = set(keys)
         with self._lock:
             if self.ledger is not None:
-                self.ledger.release(keys)
+                self.ledger.release(keys, retire=retire)
             self.carry = [m for m in self.carry if (m.topic(), m.partition()) not in keys]
             for key in keys:
                 self.floors.pop(key, None)
@@ -822,7 +823,7 @@ class Core:
                 on_behalf=True,
             )
         if isinstance(step, Release):
-            return self.release(step.keys)
+            return self.release(step.keys, retire=step.retire)
         if isinstance(step, ReadCommitted):
             return inner.committed(step.partitions, timeout=step.timeout_s)
         if isinstance(step, ReadAssignment):
@@ -851,6 +852,9 @@ class Core:
     # --- librdkafka's callbacks (inside poll/consume/close, on that call's thread) --------------------
     def on_assign(self, _consumer: Any, partitions: list[ClientPartition]) -> None:
         self.errors.reached()
+        if self.ledger is not None:
+            with self._lock:
+                self.ledger.assigned({(tp.topic, tp.partition) for tp in partitions})
         self._callback(self.handler.assign(partitions))
         self._rebalance_ended()
 

@@ -256,7 +256,7 @@ class RebalanceHandler:
         released = keys_of(partitions)
         self._ownership.apply("revoked", released)
         self._given -= set(released)
-        yield Release(tuple(released))
+        yield Release(tuple(released), retire=self.protocol == "eager")
         yield from self._reconcile()
         yield from self._emit(
             "revoked", keys, started, committed=committed, error=_join(errors), commit_ms=commit_ms
