@@ -158,6 +158,7 @@ class Core:
         # Seeks made but not yet seen to hold: partition -> [offset sought, seeks made again]
         self.unconfirmed_seeks: dict[Key, list[int]] = {}
         self.manual: set[Key] = set()  # partitions the application assigned itself (no group)
+        self.topics: set[str] = set()  # subscribed or assigned: librdkafka knows their partitions
         # Calls whose await was cancelled (asyncio), and the records they took: handed out by the next
         # call, and not done until then.
         self.cancelled: deque[concurrent.futures.Future[Any]] = deque()
@@ -776,9 +777,15 @@ class Core:
             for key, offset in sent:
                 self.app_sent[key] = max(offset, self.app_sent.get(key, -1))
 
-    def store_offsets(self, message: Any = None, offsets: list[ClientPartition] | None = None) -> None:
+    def store_offsets(
+        self, message: Any = None, offsets: list[ClientPartition] | None = None, *, confluent: bool = False
+    ) -> None:
         """confluent's `store_offsets` under explicit marks: a message is marked done; an offset says
-        every record below it is done."""
+        every record below it is done. `confluent` (the application called `store_offsets`, not
+        `mark_done`): refused as librdkafka refuses it when none of its partitions is this member's,
+        and only the partitions it owns are kept."""
+        if confluent and self.ledger is not None:
+            offsets = self._refuse_unowned(message, offsets)
         if self.ledger is None:
             raise KafkaException(
                 KafkaError(
@@ -791,6 +798,30 @@ class Core:
             self.ledger.marks.append(message)
         for tp in offsets or ():
             self.ledger.marks.append((tp.topic, tp.partition, tp.offset, tp.metadata))
+
+    def _refuse_unowned(
+        self, message: Any, offsets: list[ClientPartition] | None
+    ) -> list[ClientPartition] | None:
+        """librdkafka stores an offset only for a partition assigned now (`_STATE` otherwise, or
+        `_UNKNOWN_PARTITION` for a topic it knows nothing of) and raises the last error when none could
+        be stored. Returns the offsets to keep."""
+        owns, manual = self.handler.owns, self.manual
+        keys = [] if message is None else [(message.topic(), message.partition())]
+        kept = (
+            None
+            if offsets is None
+            else [
+                tp for tp in offsets if owns((tp.topic, tp.partition)) or (tp.topic, tp.partition) in manual
+            ]
+        )
+        if any(owns(k) or k in manual for k in keys) or kept:
+            return kept
+        keys += [(tp.topic, tp.partition) for tp in offsets or ()]
+        if not keys:
+            return kept
+        topic = keys[-1][0]
+        known = topic in self.topics or any(t == topic for t, _ in manual)
+        raise KafkaException(KafkaError(KafkaError._STATE if known else KafkaError._UNKNOWN_PARTITION))
 
     def committable(self) -> list[ClientPartition]:
         """What `commit()` would commit now (every partition, changed or not): for transactions."""
@@ -852,6 +883,7 @@ class Core:
     # --- librdkafka's callbacks (inside poll/consume/close, on that call's thread) --------------------
     def on_assign(self, _consumer: Any, partitions: list[ClientPartition]) -> None:
         self.errors.reached()
+        self.topics.update(tp.topic for tp in partitions)
         if self.ledger is not None:
             with self._lock:
                 self.ledger.assigned({(tp.topic, tp.partition) for tp in partitions})

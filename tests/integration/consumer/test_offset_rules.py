@@ -363,9 +363,6 @@ def outcome(call: Callable[[], Any]) -> str:
     return "ok"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="store_offsets of a partition not owned is accepted (fixed in the next commit)"
-)
 def test_store_offsets_of_a_partition_not_owned_is_refused_as_confluent_refuses_it(
     bootstrap: str,
     topic_factory: Callable[[int], str],
@@ -393,7 +390,7 @@ def test_store_offsets_of_a_partition_not_owned_is_refused_as_confluent_refuses_
         revoked = outcome(lambda consumer=consumer, msg=msg: consumer.store_offsets(message=msg))
         consumer.close()
         results[name] = (never, mixed, revoked)
-    assert results["confluent"] == ("_STATE", "ok", "_STATE")
+    assert results["confluent"] == ("_UNKNOWN_PARTITION", "ok", "_STATE")
     assert results["kafka-coop"] == results["confluent"]
 
 
