@@ -169,6 +169,7 @@ class Core:
         self.closed = False
         self.next_commit = _monotonic() + prepared.interval_s
         self._close_done: object = None
+        self._close_reported = False
         self._lock = threading.Lock()
         self._user_on_commit = on_commit
         self.client_log = ClientLog(
@@ -634,12 +635,18 @@ class Core:
                 if self.confirmed.get((tp.topic, tp.partition)) != tp.offset
             ]
         result: list[ClientPartition] = []
+        reported = on_behalf and self.prepared.auto_commit and self._user_on_commit is not None
         if offsets:
             with self._lock:
                 for tp in offsets:
                     self.sent[(tp.topic, tp.partition)] = tp.offset
             try:
                 result = list(self.inner.commit(offsets=offsets, asynchronous=False) or [])
+            except KafkaException as exc:
+                self._unsend(offsets)
+                if reported:
+                    self._report_commit(exc.args[0], offsets)
+                raise
             except BaseException:
                 self._unsend(offsets)
                 raise
@@ -650,7 +657,22 @@ class Core:
             for k in keys
             if k in self.confirmed and k not in fresh
         ]
+        # (an unchanged one once in a close: not again for the revoke that close's unsubscribe makes)
+        if reported and (result or (earlier and not self._close_reported)):
+            failed = next((tp.error for tp in result if tp.error is not None), None)
+            self._report_commit(failed, result + earlier)
+            self._close_reported = self.handler.closing
         return result + earlier
+
+    def _report_commit(self, err: Any, partitions: list[ClientPartition]) -> None:
+        """A commit librdkafka makes itself with `enable.auto.commit=true` (revoke, close, unassign)
+        reaches `on_commit`; kafka-coop makes it synchronously, which librdkafka reports to no
+        callback, so it reports it here (confluent-kafka reports even an unchanged one)."""
+        assert self._user_on_commit is not None
+        try:
+            self.run_hook(self._user_on_commit, (err, partitions))
+        except Exception:
+            self.log.exception("on_commit raised")
 
     def commit_before_unassign(self, keys: Iterable[Key]) -> None:
         """The application unassigns partitions it assigned itself: what is done is committed first."""

@@ -395,9 +395,6 @@ def test_store_offsets_of_a_partition_not_owned_is_refused_as_confluent_refuses_
 
 
 # --- a synchronous commit's on_commit ----------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True, reason="kafka-coop's close commit calls no on_commit (fixed in a later commit)"
-)
 def test_the_commit_close_makes_is_reported_to_on_commit_as_confluent_reports_it(
     bootstrap: str,
     topic_factory: Callable[[int], str],
