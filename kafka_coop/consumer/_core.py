@@ -144,6 +144,11 @@ class Core:
         self.guard = FreezeGuard(prepared.freeze_limit_s, prepared.log)
         self.ledger: Ledger | None = Ledger() if prepared.marks else None
         self.floors: dict[Key, int] = {}  # where kafka-coop sought a partition to: done below it
+        # Drop-in: each partition's position as read by the last slow call (at most a tick old), and
+        # the partitions sought since (their position may not show the seek yet): what a call that
+        # raised had handed out before it, for `broken_call`.
+        self.reached: dict[Key, int] = {}
+        self.sought: set[Key] = set()
         self.confirmed: dict[Key, int] = {}  # what the broker confirmed kafka-coop committed
         self.sent: dict[Key, int] = {}  # what kafka-coop sent last (an interval commit may be in flight)
         # What the application committed itself with explicit offsets (`commit(message=/offsets=)`), as
@@ -340,6 +345,7 @@ class Core:
             state.slow = True
         if self.ledger is None:
             state.held = messages
+            self._note_reached()
         elif hand_out:
             self.ledger.handed.append(messages)
         if self.prepared.auto_commit and now >= self.next_commit:
@@ -355,11 +361,39 @@ class Core:
             with self._lock:
                 self.ledger.fold()
 
+    def _note_reached(self) -> None:
+        """Drop-in, on a slow call (about ten a second): where each partition is now (see `reached`)."""
+        keys = self.keys()
+        if not keys:
+            return
+        with self._lock:
+            skip, self.sought = self.sought, set()
+        try:
+            positions = self.inner.position(client_partitions(keys))
+        except Exception:  # closed, or the group terminated
+            return
+        with self._lock:
+            skip |= self.sought | self.unconfirmed_seeks.keys() | self.pending_seeks.keys()
+            for tp in positions:
+                key = (tp.topic, tp.partition)
+                if key in skip or tp.error is not None or tp.offset < 0:
+                    self.reached.pop(key, None)
+                else:
+                    self.reached[key] = tp.offset
+
+    def _sought(self, key: Key) -> None:
+        """(under `_lock`) `key` was sought: its `reached` no longer says where it is."""
+        self.reached.pop(key, None)
+        self.sought.add(key)
+
     def broken_call(self, at_most: int) -> None:
         """The client's `poll`/`consume` raised (Ctrl-C, an exception from a conf callback): confluent-kafka
         then drops the records the call had taken, after librdkafka moved the position past them. Which
         ones is unknown, so every partition goes back `at_most` offsets from its position: records may
-        come twice, none is lost (and none is committed unseen: the commit goes by the seek)."""
+        come twice, none is lost (and none is committed unseen: the commit goes by the seek). Not
+        further back than where the last slow call saw it (drop-in: `reached`), so a partition the call
+        took nothing from (confluent-kafka's wait for records, interrupted between its 200 ms chunks,
+        took none at all) is not sought back."""
         held, self.state.held = self.state.held, None
         self.state.slow = True
         try:
@@ -382,17 +416,26 @@ class Core:
             if msg.error() is None:
                 key = (msg.topic(), msg.partition())
                 known[key] = max(known.get(key, 0), msg.offset() + 1)
+        with self._lock:
+            reached = dict(self.reached)
         for tp in positions:
             if tp.error is not None or tp.offset < 0:
                 continue
-            back = max(tp.offset - at_most, known.get((tp.topic, tp.partition), 0))
+            key = (tp.topic, tp.partition)
+            back = max(tp.offset - at_most, known.get(key, 0))
+            seen = reached.get(key)
+            if seen is not None and seen <= tp.offset:  # (above it: sought back since, unseen)
+                back = max(back, seen)
+            if back >= tp.offset:
+                continue  # the call took nothing of it
             try:
                 self.inner.seek(ClientPartition(tp.topic, tp.partition, back))
             except Exception as exc:
                 self.log.debug("seek back %s-%d: %s", tp.topic, tp.partition, describe_error(exc))
                 continue
             with self._lock:
-                self.floors[(tp.topic, tp.partition)] = back
+                self.floors[key] = back
+                self._sought(key)
 
     def seek_back(self, messages: Iterable[Any]) -> None:
         """Records the client handed out but the application will not get: fetch them again (if this
@@ -406,6 +449,7 @@ class Core:
                 continue
             with self._lock:
                 self.floors[(topic, partition)] = offset
+                self._sought((topic, partition))
 
     def settle_cancelled(self) -> None:
         """Before any other call goes on (asyncio): wait for the calls whose await was cancelled, and carry
@@ -456,6 +500,7 @@ class Core:
             # as with confluent (the never-rewind floor is for what it did not ask for).
             self.app_sent.pop(key, None)
             self.confirmed.pop(key, None)
+            self._sought(key)
             if offset >= 0:
                 self.floors[key] = offset
                 self.unconfirmed_seeks[key] = [offset, 0]
@@ -489,6 +534,8 @@ class Core:
                 out.append(m)
                 continue
             sought[1] += 1
+            with self._lock:
+                self._sought(key)
             try:
                 self.inner.seek(ClientPartition(key[0], key[1], sought[0]))
             except KafkaException as exc:  # (not assigned any more) these records are handed out
@@ -709,6 +756,7 @@ class Core:
             self.carry = [m for m in self.carry if (m.topic(), m.partition()) not in keys]
             for key in keys:
                 self.floors.pop(key, None)
+                self.reached.pop(key, None)
                 self.confirmed.pop(key, None)
                 self.sent.pop(key, None)
                 self.app_sent.pop(key, None)

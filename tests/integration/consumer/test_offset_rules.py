@@ -458,10 +458,6 @@ def interrupt_after(seconds: float, call: Callable[[], Any]) -> bool:
 
 
 @pytest.mark.parametrize("how", ["poll-c", "poll-python", "consume"])
-@pytest.mark.xfail(
-    strict=True,
-    reason="an interrupted call seeks back partitions it took nothing from (fixed in a later commit)",
-)
 def test_a_call_interrupted_while_waiting_for_records_delivers_nothing_again(
     bootstrap: str,
     topic_factory: Callable[[int], str],
