@@ -80,6 +80,9 @@ class Ownership:
     def owned(self) -> tuple[TopicPartition, ...]:
         return tuple(sorted(self._owned))
 
+    def holds(self, partition: TopicPartition) -> bool:
+        return partition in self._owned
+
     def apply(self, kind: EventKind, partitions: Iterable[TopicPartition]) -> tuple[TopicPartition, ...]:
         parts = set(partitions)
         if kind == "assigned":

@@ -359,7 +359,7 @@ class CoopAIOConsumer:
         self, message: Message | None = None, offsets: list[ClientPartition] | None = None
     ) -> None:
         """`store_offsets`, kept by kafka-coop (no pool worker): see `CoopConsumer.store_offsets`."""
-        self._core.store_offsets(message, offsets)
+        self._core.store_offsets(message, offsets, confluent=True)
 
     async def commit(
         self,
@@ -506,6 +506,7 @@ class CoopAIOConsumer:
             on_lost=core.on_lost,
         )
         core.subscribed = True
+        core.topics.update(names)
         core.guard.restart(self._handler.rebalances)
         core.emit(self._handler.lifecycle("started", await self._call(self._member_id)))
         if self._watch_topics:

@@ -133,6 +133,10 @@ class RebalanceHandler:
     def owned(self) -> tuple[TopicPartition, ...]:
         return self._ownership.owned
 
+    def owns(self, key: TopicPartition) -> bool:
+        """Whether the group gave this member `key` (one set lookup: the store path asks per record)."""
+        return self._ownership.holds(key)
+
     @property
     def member_id(self) -> str:
         """The member id read at the last callback ("" before the first, or once reset)."""
@@ -256,7 +260,7 @@ class RebalanceHandler:
         released = keys_of(partitions)
         self._ownership.apply("revoked", released)
         self._given -= set(released)
-        yield Release(tuple(released))
+        yield Release(tuple(released), retire=self.protocol == "eager")
         yield from self._reconcile()
         yield from self._emit(
             "revoked", keys, started, committed=committed, error=_join(errors), commit_ms=commit_ms

@@ -49,6 +49,8 @@ class Release:
     """The partitions left this member (revoked, lost, fenced): forget their offsets, marks and seeks."""
 
     keys: tuple[TopicPartition, ...]
+    # An eager revoke: the partitions may be assigned again by the assignment that ends the rebalance.
+    retire: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -159,7 +159,7 @@ class CoopConsumer:
     ) -> None:
         """`Consumer.store_offsets`, kept by kafka-coop: a message is marked done; `offsets` say every
         record below each offset is done. Needs `enable.auto.offset.store=false`, as librdkafka does."""
-        self._core.store_offsets(message, offsets)
+        self._core.store_offsets(message, offsets, confluent=True)
 
     @overload
     def commit(self, *, asynchronous: Literal[True] = ...) -> None: ...
@@ -283,6 +283,7 @@ class CoopConsumer:
             names, on_assign=self._on_assign, on_revoke=core.on_revoke, on_lost=core.on_lost
         )
         core.subscribed = True
+        core.topics.update(names)
         core.guard.restart(self._handler.rebalances)
         core.emit(self._handler.lifecycle("started", self._member_id()))
         if self._watch_topics:
