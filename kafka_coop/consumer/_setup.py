@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from kafka_coop.consumer._client_callbacks import ClientLog
 from kafka_coop.consumer._freeze import LIBRDKAFKA_MAX_POLL_S, freeze_limit_s
 from kafka_coop.consumer._handler import RebalanceHandler
 from kafka_coop.consumer._listener import Hook, Hooks, RebalanceListener, StartOffsetsHook
+from kafka_coop.consumer._refusal import explain as explain_refusal
 from kafka_coop.errors import InvalidInput
 from kafka_coop.events import EventStamp, RebalanceEvent
 from kafka_coop.identity import DuplicatePolicy, check_duplicate
@@ -114,6 +116,10 @@ def prepare(
     client_id = rendered.get("client.id", "rdkafka")
     stamp = EventStamp(settings.group_id, client_id, settings.instance_id, protocol)
     handler = RebalanceHandler(protocol=protocol, stamp=stamp, hooks=hooks, log=log)
+    if protocol == "consumer":
+        handler.explain_refusal = partial(
+            explain_refusal, rendered["bootstrap.servers"], admin_conf(rendered), settings.group_id
+        )
     auto_commit = _flag(rendered, AUTO_COMMIT_KEY, default=True)
     if transactional and AUTO_COMMIT_KEY in rendered and auto_commit:
         raise InvalidInput(
