@@ -261,6 +261,7 @@ class CoopAIOConsumer:
         self._log = prepared.log
         self._handler = prepared.handler
         self._duplicate_check = duplicate_check
+        self._manifests = manifests
         self._bridge = bridge = Bridge(loop)
         self._owns_executor = executor is None
         self._executor = executor or concurrent.futures.ThreadPoolExecutor(
@@ -494,7 +495,9 @@ class CoopAIOConsumer:
         names = check_topics(topics)
         loop = asyncio.get_running_loop()
         if self._duplicate_check != "off" and self.settings.instance_id:
-            await loop.run_in_executor(None, check_duplicate_id, self._prepared, self._duplicate_check)
+            await loop.run_in_executor(
+                None, check_duplicate_id, self._prepared, self._duplicate_check, self._manifests
+            )
         core = self._core
         self._handler.legacy = LegacyCallbacks(self, on_assign, on_revoke, on_lost)
         # Always pass all three: without on_lost, lost partitions arrive through on_revoke.

@@ -49,6 +49,7 @@ from kafka_coop.consumer._fatal import (
     is_fatal,
 )
 from kafka_coop.consumer._listener import Hooks, LegacyCallbacks, Partitions
+from kafka_coop.consumer._refusal import Refusal
 from kafka_coop.consumer._steps import (
     Assign,
     CallHook,
@@ -115,6 +116,8 @@ class RebalanceHandler:
         self.evicted = False
         self.rebalances = 0  # callbacks (and fatal errors) served so far: the group's answers
         self.eviction_window_s = eviction_window_s
+        # Reads which broker rule refused an online upgrade (set by `prepare`, which has the connection).
+        self.explain_refusal: Callable[[], Refusal | None] | None = None
         self._stamp = stamp
         self._log = log
         self._ownership = Ownership(protocol)
@@ -155,6 +158,7 @@ class RebalanceHandler:
         eviction = self._eviction
         if eviction is not None and _monotonic() - eviction.at > self.eviction_window_s:
             eviction = None
+        refused = code == KafkaError.GROUP_ID_NOT_FOUND and self.protocol == "consumer"
         return fatal_error(
             code,
             detail,
@@ -162,6 +166,7 @@ class RebalanceHandler:
             instance_id=self._stamp.instance_id,
             protocol=self.protocol,
             evicted=eviction,
+            refusal=self.explain_refusal() if refused and self.explain_refusal is not None else None,
         )
 
     def fatal_from_log(self, text: str) -> ConsumerFailed:

@@ -128,7 +128,7 @@ class CoopConsumer:
         self._consumer = core.inner
         if duplicate_check != "off" and self.settings.instance_id:
             try:
-                check_duplicate_id(prepared, duplicate_check)
+                check_duplicate_id(prepared, duplicate_check, manifests)
             except BaseException:
                 self._consumer.close()
                 raise
