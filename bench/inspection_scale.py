@@ -253,10 +253,10 @@ def in_process_samples(bootstrap: str, repeats: int) -> list[dict[str, JsonValue
         listed = admin.list_groups()
         list_s = time.perf_counter() - start
         start = time.perf_counter()
-        described = admin.describe_groups([g.group_id for g in listed if not g.is_simple])
+        described = admin.describe_groups([g.group for g in listed if not g.is_simple])
         describe_all_s = time.perf_counter() - start
         start = time.perf_counter()
-        rows = [(g, described.get(g.group_id)) for g in listed]
+        rows = [(g, described.get(g.group)) for g in listed]
         render_groups(terminal_class(out=Console(file=io.StringIO(), soft_wrap=True, width=80)), rows)
         runs.append(
             {

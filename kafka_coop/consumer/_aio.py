@@ -50,7 +50,7 @@ from kafka_coop.consumer._setup import check_duplicate_id, check_topics, manifes
 from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
 from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
 from kafka_coop.errors import ConsumerFailed, InvalidInput
-from kafka_coop.events import RebalanceEvent, TopicPartition
+from kafka_coop.events import PartitionKey, RebalanceEvent
 from kafka_coop.identity import DuplicatePolicy
 from kafka_coop.manifest import Manifest
 from kafka_coop.settings import ConsumerSettings
@@ -467,7 +467,7 @@ class CoopAIOConsumer:
         )
 
     @property
-    def owned(self) -> tuple[TopicPartition, ...]:
+    def owned(self) -> tuple[PartitionKey, ...]:
         return self._handler.owned
 
     @property

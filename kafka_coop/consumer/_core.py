@@ -55,7 +55,7 @@ try:
 except ImportError:  # pragma: no cover - the wheel (pure Python): the Python path below
     FastPoll = FastCallState = None  # type: ignore[assignment,misc]
 from kafka_coop.consumer._handler import client_partitions
-from kafka_coop.consumer._offsets import Key, Ledger, commit_offset, first_offsets
+from kafka_coop.consumer._offsets import Ledger, commit_offset, first_offsets
 from kafka_coop.consumer._setup import LIBRDKAFKA_LOGGER, DriverSetup
 from kafka_coop.consumer._steps import (
     Assign,
@@ -74,6 +74,7 @@ from kafka_coop.consumer._steps import (
 )
 from kafka_coop.errors import ConsumerFailed
 from kafka_coop.events import CommittedOffset, RebalanceEvent
+from kafka_coop.events import PartitionKey as Key
 
 # How long close serves an incremental rebalance under way before it commits again (see close()).
 CLOSE_REBALANCE_WAIT_S = 5.0

@@ -250,7 +250,7 @@ _MANIFEST_STALE_MS = int(2 * DEFAULT_HEARTBEAT_S * 1000)
 
 
 def _holder_running(
-    prepared: Prepared, members: Sequence[MemberDescription], instance_id: str, topic: bool | str
+    prepared: DriverSetup, members: Sequence[MemberDescription], instance_id: str, topic: bool | str
 ) -> str:
     """What shows the listed holder of `instance_id` runs (its live manifest), or '' for no evidence."""
     holders = {m.member_id for m in members if m.instance_id == instance_id}

@@ -62,13 +62,13 @@ def describe_group(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliR
     from kafka_coop.cli.describe import render_snapshot
 
     snap = GroupSnapshot(
-        group_id=GROUP,
+        group=GROUP,
         taken_ms=0,
         exists=True,
-        type="classic",
+        group_type="classic",
         state="stable",
         protocol_type="consumer",
-        assignor=ASSIGNOR,
+        selected_assignor=ASSIGNOR,
         coordinator=1,
         members=(_member(),),
     )
@@ -79,9 +79,14 @@ def describe_group(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliR
 def describe_all(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliResult]) -> str:
     from kafka_coop.cli.describe import render_groups
 
-    listed = ListedGroup(group_id=GROUP, type="classic", state="stable", is_simple=False)
+    listed = ListedGroup(group=GROUP, group_type="classic", state="stable", is_simple=False)
     live = GroupDescription(
-        group_id=GROUP, state="stable", type="classic", assignor=ASSIGNOR, coordinator=1, members=()
+        group=GROUP,
+        state="stable",
+        group_type="classic",
+        selected_assignor=ASSIGNOR,
+        coordinator=1,
+        members=(),
     )
     render_groups(Terminal(), [(listed, live)])
     return ""
