@@ -22,7 +22,7 @@ import click
 
 from kafka_coop import __version__
 
-from ._edges import as_error, guarded_stdout, signals_interrupt, stdout_written
+from ._exit_codes import as_error, guarded_stdout, signals_interrupt, stdout_written
 
 # command name -> (module under kafka_coop.cli, attribute); the order is the order of `--help`.
 LAZY_COMMANDS: dict[str, tuple[str, str]] = {
@@ -156,7 +156,7 @@ def _exit(code: int, *, hard: bool = True) -> None:
 def main(argv: list[str] | None = None) -> None:
     """The program (no argv) ends the process at once after the message; with argv it raises SystemExit.
 
-    The one place where errors become a message and an exit code (cli/_edges.py says which): a
+    The one place where errors become a message and an exit code (cli/_exit_codes.py says which): a
     KafkaCoopError as it is, an OSError on a path, a setting librdkafka refuses, an interrupt, a closed
     stdout; anything else is a bug and shows its traceback.
     """
