@@ -1,7 +1,10 @@
 """`kafka_coop.testing` held to the real client: one program's rebalance events on the broker and on
 the fake, per protocol. The program: subscribe, a second member joins, it leaves, close. The fake is
 driven through the same ownership the broker gave (`FakeGroup.rebalance_to`), so any difference in
-the event sequence is the fake's."""
+the event sequence is the fake's. Each phase ends with the group settled (both members hold their
+share, then a second of polling), as tests/integration/consumer/test_fake_matches_client.py does: a
+phase cut short merges cooperative-sticky's two rounds on the broker (one `assigned` event fewer) while
+the fake, told only the ownership, still serves both."""
 
 from __future__ import annotations
 
@@ -38,12 +41,24 @@ def _seq(events: list[RebalanceEvent]) -> Sequence:
     ]
 
 
-def _poll_until(consumer: CoopConsumer, owned: int, timeout_s: float = 30.0) -> tuple[int, ...]:
+SETTLE_S = 1.0  # polls on after the group settled: a callback librdkafka serves late is in the sequence
+
+
+def _poll_until(
+    consumer: CoopConsumer, owned: int, second: SecondMember | None = None, timeout_s: float = 30.0
+) -> tuple[int, ...]:
+    """Polls until the member owns `owned` partitions and the second member the rest, then a little
+    longer. A phase must end with the group settled: cooperative-sticky's revoking round is followed
+    by a round that assigns the revoked partition to the other member (and an empty one to this);
+    leaving before it, the rounds merge and an `assigned` event is missing."""
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
         consumer.poll(0.1)
-        if len(consumer.owned) == owned:
+        if len(consumer.owned) == owned and (second is None or second.owned == PARTITIONS - owned):
             break
+    settle = time.monotonic() + SETTLE_S
+    while time.monotonic() < settle:
+        consumer.poll(0.1)
     return tuple(sorted(p for _, p in consumer.owned))
 
 
@@ -56,7 +71,7 @@ def on_broker(
     consumer.subscribe([topic])
     owned = [_poll_until(consumer, PARTITIONS)]
     second = SecondMember(bootstrap, group, topic, _program(protocol))
-    owned.append(_poll_until(consumer, PARTITIONS - 1))
+    owned.append(_poll_until(consumer, PARTITIONS - 1, second))
     second.leave()
     owned.append(_poll_until(consumer, PARTITIONS))
     second.join()

@@ -75,6 +75,7 @@ class SecondMember:
         }
         self._consumer = Consumer(conf)
         self._consumer.subscribe([topic])
+        self.owned = 0  # how many partitions it holds, as of its last poll
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -82,6 +83,7 @@ class SecondMember:
     def _run(self) -> None:
         while not self._stop.is_set():
             self._consumer.poll(0.1)
+            self.owned = len(self._consumer.assignment())
         self._consumer.close()
 
     def leave(self) -> None:

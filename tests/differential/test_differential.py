@@ -80,24 +80,7 @@ def test_a_kept_regression_program_keeps_the_rule(
     _judge(run_program(program, bootstrap, admin), bootstrap, admin, request)
 
 
-@pytest.mark.parametrize(
-    "protocol",
-    [
-        "eager-range",
-        pytest.param(
-            "cooperative-sticky",
-            marks=_xfail(
-                "finding 5: the real client gives assigned events with no partitions, the fake none"
-            ),
-        ),
-        pytest.param(
-            "consumer",
-            marks=_xfail(
-                "finding 5: the real client gives an assigned event with no partitions, the fake none"
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("protocol", ["eager-range", "cooperative-sticky", "consumer"])
 def test_the_shipped_fake_gives_the_events_the_real_client_gives(
     protocol: str, bootstrap: str, admin: ClusterAdmin, unique: Any
 ) -> None:
