@@ -35,6 +35,15 @@ SEEDS: dict[int, str] = {
     27: F1,
     21: N1,
 }
+# The faults (generate's second stream: processing that raises, SIGTERM, a poll overrun with a commit
+# the group refuses, a commit during a rebalance), each seed chosen for the faults it draws.
+FAULT_SEEDS: dict[int, str] = {
+    201: "",  # KIP-848, asyncio, marks: a poll overrun, a commit after it (refused), SIGTERM
+    203: "",  # cooperative-sticky, marks: a commit while the second member joins, SIGTERM
+    162: "",  # cooperative-sticky, asyncio, drop-in: processing raises
+    378: "",  # eager, drop-in: SIGTERM
+    231: "",  # cooperative-sticky, marks: a commit while the second member joins, processing raises
+}
 SHRINK_ATTEMPTS = 8
 
 
@@ -62,6 +71,13 @@ def _judge(verdict: Verdict, bootstrap: str, admin: ClusterAdmin, request: pytes
 
 @pytest.mark.parametrize("seed", [pytest.param(s, marks=_xfail(f)) for s, f in SEEDS.items()])
 def test_a_generated_program_commits_what_confluent_would_and_nothing_unfinished(
+    seed: int, bootstrap: str, admin: ClusterAdmin, request: pytest.FixtureRequest
+) -> None:
+    _judge(run_program(generate(seed, faults=False), bootstrap, admin), bootstrap, admin, request)
+
+
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=_xfail(f)) for s, f in FAULT_SEEDS.items()])
+def test_a_generated_program_with_faults_commits_what_confluent_would_and_nothing_unfinished(
     seed: int, bootstrap: str, admin: ClusterAdmin, request: pytest.FixtureRequest
 ) -> None:
     _judge(run_program(generate(seed), bootstrap, admin), bootstrap, admin, request)
