@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from kafka_coop.admin import ClusterAdmin
-from tests.differential.parity import differences, on_broker, on_fake
+from tests.differential.parity import (
+    BatchShape,
+    batch_on_broker,
+    batch_on_fake,
+    differences,
+    on_broker,
+    on_fake,
+)
 from tests.differential.program import PARTITIONS, Program, generate
 from tests.differential.regressions import REGRESSIONS
 from tests.differential.runner import Verdict, run_program, shrink
@@ -105,3 +112,15 @@ def test_the_shipped_fake_gives_the_events_the_real_client_gives(
     real, owned = on_broker(protocol, bootstrap, topic, unique("parity"))
     found = differences(real, on_fake(protocol, topic, owned))
     assert not found, "kafka_coop.testing departs from the real client:\n" + "\n".join(found)
+
+
+def test_the_real_client_serves_a_rebalance_in_the_middle_of_a_consume_batch_and_the_fake_does_too(
+    bootstrap: str, admin: ClusterAdmin, unique: Any
+) -> None:
+    """One consume(n) while a second member joins: the revoke callback runs inside the call, the batch
+    holds records of the kept partition from before and after it, none of the revoked one."""
+    topic = unique("midbatch")
+    admin.ensure_topic(topic, PARTITIONS)
+    real = batch_on_broker(bootstrap, topic, unique("midbatch"))
+    assert real == BatchShape(callback_inside=True, kept_before=True, kept_after=True, revoked_in_batch=False)
+    assert batch_on_fake(topic) == real
