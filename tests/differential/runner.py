@@ -57,6 +57,7 @@ class Verdict:
     violations: list[str]
     confluent_violations: list[str]
     seconds: float
+    errors: list[str] = field(default_factory=list)  # "impl step: error" a step caught (a refused commit)
 
     @property
     def kinds(self) -> set[str]:
@@ -265,8 +266,18 @@ def run_program(program: Program, bootstrap: str, admin: ClusterAdmin) -> Verdic
     started = time.monotonic()
     oracle = run_once(program, "confluent", bootstrap, admin)
     coop = run_once(program, "coop", bootstrap, admin)
+    errors = [
+        f"{run.impl} {obs.step[0]}: {obs.report['error']}"
+        for run in (oracle, coop)
+        for obs in run.observations
+        if obs.report.get("error")
+    ]
     return Verdict(
-        program, check(program, coop, oracle), check(program, oracle, None), time.monotonic() - started
+        program,
+        check(program, coop, oracle),
+        check(program, oracle, None),
+        time.monotonic() - started,
+        errors,
     )
 
 
