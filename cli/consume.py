@@ -51,6 +51,7 @@ _KIND_STYLE = {
     "started": "dim",
     "closed": "dim",
     "warning": "bold yellow",
+    "reconfigured": "bold cyan",
 }
 
 
