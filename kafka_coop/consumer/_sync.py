@@ -106,6 +106,9 @@ class CoopConsumer:
         control: ControlChoice = False,
     ) -> None:
         self._handle_signals = handle_signals
+        # With control on, poll/consume go through one indirection, so that a service holding on to
+        # `c.poll` (a local for speed) still reaches the client a reconfiguration rebuilt.
+        self._routed = control is not False
         self._poll_stopped = False
         self._holding = False
         self._subscription: tuple[list[str], Any, Any, Any] | None = None
@@ -175,11 +178,27 @@ class CoopConsumer:
         if self._poll_stopped:
             return
         if self._holding:
-            self.__dict__["poll"] = self._held_poll
-            self.__dict__["consume"] = self._held_consume
+            self._set_calls(self._held_poll, self._held_consume)
         else:
-            self.__dict__["poll"] = self._core_poll
-            self.__dict__["consume"] = self._core_consume
+            self._set_calls(self._core_poll, self._core_consume)
+
+    def _set_calls(self, poll: Callable[..., Any], consume: Callable[..., Any]) -> None:
+        if not self._routed:
+            self.__dict__["poll"] = poll
+            self.__dict__["consume"] = consume
+            return
+        self._poll_target, self._consume_target = poll, consume
+        if "_via" not in self.__dict__:
+            self.__dict__["_via"] = True
+
+            def via_poll(timeout: float = -1) -> Message | None:
+                return self._poll_target(timeout)  # type: ignore[no-any-return]
+
+            def via_consume(num_messages: int = 1, timeout: float = -1) -> list[Message]:
+                return self._consume_target(num_messages, timeout)  # type: ignore[no-any-return]
+
+            self.__dict__["poll"] = via_poll
+            self.__dict__["consume"] = via_consume
 
     # --- the per-call path (instance attributes set in __init__ take the calls; these say the types) ---
     def poll(self, timeout: float = -1) -> Message | None:
@@ -483,6 +502,7 @@ class CoopConsumer:
 
         self.__dict__["poll"] = poll
         self.__dict__["consume"] = consume
+        self._poll_target, self._consume_target = poll, consume  # a routed poll held by the service
 
     def _require_open(self) -> None:
         if self._core.closed:
@@ -519,8 +539,7 @@ class CoopConsumer:
     def _control_arm(self) -> None:
         """From the control feed's thread: the next poll/consume acts on the queued records first."""
         if not self._poll_stopped:
-            self.__dict__["poll"] = self._armed_poll
-            self.__dict__["consume"] = self._armed_consume
+            self._set_calls(self._armed_poll, self._armed_consume)
 
     def _control_run(self) -> None:
         control = self._control

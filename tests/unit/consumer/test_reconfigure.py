@@ -232,3 +232,15 @@ def test_closing_while_closed_for_a_cutover_ends_the_member_cleanly() -> None:
     m.consumer.poll(0)
     m.consumer.close()
     assert kinds(m.sink)[-1] == "closed" and m.control.closed
+
+
+def test_a_service_that_holds_on_to_poll_still_reaches_the_rebuilt_client() -> None:
+    m = Member()
+    poll = m.consumer.poll  # a local for speed, as cli/consume.py and many services do
+    m.control.send(record(1))
+    poll(0)
+    assert len(m.group.clients) == 2
+    m.group.produce(T, 0, b"d")
+    got = [poll(0) for _ in range(8)]
+    assert any(msg is not None and msg.error() is None for msg in got), "records come from the new client"
+    assert m.group.clients[0].closed
