@@ -84,6 +84,10 @@ class CoopConsumer:
     (the next `poll`/`consume` raises `ShutdownSignal`, which the block swallows after closing: final
     commit, leave, `revoked`/`closed`), unless the application installed handlers of its own or passed
     `handle_signals=False` (docs/consumer.md "Stopping").
+
+    Live reconfiguration: with `control=True` (or `ControlOptions`) the member follows the control topic
+    and, at its next `poll`/`consume`, rebuilds its client on the settings a rollout step gives, keeping
+    its group.instance.id (docs/consumer.md "Live reconfiguration"); `last_control` is its last answer.
     """
 
     def __init__(
