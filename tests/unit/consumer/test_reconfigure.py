@@ -6,12 +6,13 @@ client rebuilds, commits and events read from kafka_coop.testing's FakeGroup.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
 import pytest
 
-from kafka_coop.consumer import CoopConsumer
+from kafka_coop.consumer import CoopAIOConsumer, CoopConsumer
 from kafka_coop.control import ControlOptions, ControlRecord
 from kafka_coop.events import now_ms
 from kafka_coop.sinks import MemorySink
@@ -244,3 +245,23 @@ def test_a_service_that_holds_on_to_poll_still_reaches_the_rebuilt_client() -> N
     got = [poll(0) for _ in range(8)]
     assert any(msg is not None and msg.error() is None for msg in got), "records come from the new client"
     assert m.group.clients[0].closed
+
+
+def test_an_asyncio_member_rebuilds_its_client_inside_its_next_consume() -> None:
+    async def walk() -> tuple[FakeGroup, Any, list[str]]:
+        group, sink, control = FakeGroup(), MemorySink(), FakeControl(ControlOptions(rejoin_s=1.0))
+        settings = conf_for("cooperative", instance_id="svc-0")
+        async with CoopAIOConsumer(settings, events=sink, client=group.client, control=control) as consumer:
+            await consumer.subscribe([T])
+            group.produce(T, 0, b"a", b"b")
+            group.assign(parts(0))
+            await consumer.consume(1, 0)
+            control.send(record(1))
+            await consumer.consume(1, 0)
+            outcome = consumer.last_control
+        return group, outcome, kinds(sink)
+
+    group, outcome, seen = asyncio.run(walk())
+    assert len(group.clients) == 2 and group.clients[1].conf["group.protocol"] == "consumer"
+    assert outcome is not None and outcome.outcome == "applied"
+    assert "reconfigured" in seen and seen[-1] == "closed"
