@@ -50,7 +50,7 @@ from kafka_coop.consumer._listener import (
 )
 from kafka_coop.consumer._reconfigure import ControlChoice, LiveControl, live_control
 from kafka_coop.consumer._setup import (
-    Prepared,
+    DriverSetup,
     check_duplicate_id,
     check_topics,
     manifest,
@@ -60,7 +60,7 @@ from kafka_coop.consumer._setup import (
 from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
 from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
 from kafka_coop.errors import ConsumerFailed, InvalidInput
-from kafka_coop.events import RebalanceEvent, TopicPartition
+from kafka_coop.events import PartitionKey, RebalanceEvent
 from kafka_coop.identity import DuplicatePolicy
 from kafka_coop.manifest import ControlOutcome, Manifest
 from kafka_coop.settings import ConsumerSettings
@@ -283,6 +283,7 @@ class CoopAIOConsumer:
         self._log = prepared.log
         self._handler = prepared.handler
         self._duplicate_check = duplicate_check
+        self._manifests = manifests
         self._bridge = bridge = Bridge(loop)
         self._owns_executor = executor is None
         self._executor = executor or concurrent.futures.ThreadPoolExecutor(
@@ -396,7 +397,7 @@ class CoopAIOConsumer:
         self, message: Message | None = None, offsets: list[ClientPartition] | None = None
     ) -> None:
         """`store_offsets`, kept by kafka-coop (no pool worker): see `CoopConsumer.store_offsets`."""
-        self._core.store_offsets(message, offsets)
+        self._core.store_offsets(message, offsets, confluent=True)
 
     async def commit(
         self,
@@ -503,7 +504,7 @@ class CoopAIOConsumer:
         )
 
     @property
-    def owned(self) -> tuple[TopicPartition, ...]:
+    def owned(self) -> tuple[PartitionKey, ...]:
         return self._handler.owned
 
     @property
@@ -531,7 +532,9 @@ class CoopAIOConsumer:
         names = check_topics(topics)
         loop = asyncio.get_running_loop()
         if self._duplicate_check != "off" and self.settings.instance_id:
-            await loop.run_in_executor(None, check_duplicate_id, self._prepared, self._duplicate_check)
+            await loop.run_in_executor(
+                None, check_duplicate_id, self._prepared, self._duplicate_check, self._manifests
+            )
         self._subscription = (names, on_assign, on_revoke, on_lost)
         await self._call(self._subscribe_client, names, on_assign, on_revoke, on_lost)
         core = self._core
@@ -556,6 +559,7 @@ class CoopAIOConsumer:
             names, on_assign=self._on_assign, on_revoke=core.on_revoke, on_lost=core.on_lost
         )
         core.subscribed = True
+        core.topics.update(names)
         core.guard.restart(self._handler.rebalances)
 
     def _restart_watch(self, names: list[str]) -> None:
@@ -725,7 +729,7 @@ class CoopAIOConsumer:
     def control_core(self) -> Core:
         return self._core
 
-    def control_build(self, settings: ConsumerSettings) -> tuple[Prepared, Core]:
+    def control_build(self, settings: ConsumerSettings) -> tuple[DriverSetup, Core]:
         old = self._prepared
         prepared = prepare(
             settings,
@@ -752,7 +756,7 @@ class CoopAIOConsumer:
             self._consumer.pause(client_partitions(self._core.keys()))
         self._core.close(batch_done=True)
 
-    def control_install(self, prepared: Prepared, core: Core) -> None:
+    def control_install(self, prepared: DriverSetup, core: Core) -> None:
         prepared.stamp.protocol = prepared.protocol
         self._prepared = prepared
         self.settings = prepared.settings

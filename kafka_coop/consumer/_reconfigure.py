@@ -45,7 +45,7 @@ from kafka_coop.settings import ConsumerSettings
 
 if TYPE_CHECKING:
     from kafka_coop.consumer._core import Core
-    from kafka_coop.consumer._setup import Prepared
+    from kafka_coop.consumer._setup import DriverSetup
 
 _monotonic = time.monotonic
 DRAIN_STEP_S = 0.05
@@ -57,7 +57,7 @@ class Member(Protocol):
     @property
     def control_core(self) -> Core: ...
 
-    def control_build(self, settings: ConsumerSettings) -> tuple[Prepared, Core]:
+    def control_build(self, settings: ConsumerSettings) -> tuple[DriverSetup, Core]:
         """A new client on `settings`, not subscribed (raises what librdkafka or the settings refuse)."""
         ...
 
@@ -65,7 +65,7 @@ class Member(Protocol):
         """Commit what is done and close the current client, as close does, without ending the member."""
         ...
 
-    def control_install(self, prepared: Prepared, core: Core) -> None:
+    def control_install(self, prepared: DriverSetup, core: Core) -> None:
         """Make `core` the member's client and subscribe it to the member's topics."""
         ...
 
@@ -95,7 +95,7 @@ class LiveControl:
         options: ControlOptions,
         feed: Any,
         *,
-        prepared: Prepared,
+        prepared: DriverSetup,
         arm: Callable[[], None],
         log: logging.Logger,
     ) -> None:
@@ -364,7 +364,7 @@ ControlChoice = bool | ControlOptions | ControlFeed
 
 
 def live_control(
-    choice: ControlChoice, prepared: Prepared, arm: Callable[[], None], log: logging.Logger
+    choice: ControlChoice, prepared: DriverSetup, arm: Callable[[], None], log: logging.Logger
 ) -> LiveControl | None:
     """The member's LiveControl for `control=`, or None when it is off (the default)."""
     if choice is False:

@@ -23,7 +23,7 @@ from kafka_coop.consumer._listener import (
 )
 from kafka_coop.consumer._reconfigure import ControlChoice, LiveControl, live_control
 from kafka_coop.consumer._setup import (
-    Prepared,
+    DriverSetup,
     check_duplicate_id,
     check_topics,
     manifest,
@@ -33,7 +33,7 @@ from kafka_coop.consumer._setup import (
 from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
 from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
 from kafka_coop.errors import ConsumerFailed
-from kafka_coop.events import RebalanceEvent, TopicPartition
+from kafka_coop.events import PartitionKey, RebalanceEvent
 from kafka_coop.identity import DuplicatePolicy
 from kafka_coop.manifest import ControlOutcome, Manifest
 from kafka_coop.settings import ConsumerSettings
@@ -157,7 +157,7 @@ class CoopConsumer:
         self._consumer = core.inner
         if duplicate_check != "off" and self.settings.instance_id:
             try:
-                check_duplicate_id(prepared, duplicate_check)
+                check_duplicate_id(prepared, duplicate_check, manifests)
             except BaseException:
                 self._consumer.close()
                 raise
@@ -223,7 +223,7 @@ class CoopConsumer:
     ) -> None:
         """`Consumer.store_offsets`, kept by kafka-coop: a message is marked done; `offsets` say every
         record below each offset is done. Needs `enable.auto.offset.store=false`, as librdkafka does."""
-        self._core.store_offsets(message, offsets)
+        self._core.store_offsets(message, offsets, confluent=True)
 
     @overload
     def commit(self, *, asynchronous: Literal[True] = ...) -> None: ...
@@ -308,7 +308,7 @@ class CoopConsumer:
         )
 
     @property
-    def owned(self) -> tuple[TopicPartition, ...]:
+    def owned(self) -> tuple[PartitionKey, ...]:
         return self._handler.owned
 
     @property
@@ -366,6 +366,7 @@ class CoopConsumer:
             names, on_assign=self._on_assign, on_revoke=core.on_revoke, on_lost=core.on_lost
         )
         core.subscribed = True
+        core.topics.update(names)
         core.guard.restart(self._handler.rebalances)
         if started:
             core.emit(self._handler.lifecycle("started", self._member_id()))
@@ -578,7 +579,7 @@ class CoopConsumer:
     def control_core(self) -> Core:
         return self._core
 
-    def control_build(self, settings: ConsumerSettings) -> tuple[Prepared, Core]:
+    def control_build(self, settings: ConsumerSettings) -> tuple[DriverSetup, Core]:
         old = self._prepared
         prepared = prepare(
             settings,
@@ -605,7 +606,7 @@ class CoopConsumer:
             self._consumer.pause(client_partitions(self._core.keys()))
         self._core.close(batch_done=True)  # at a call: the batch the application held is done
 
-    def control_install(self, prepared: Prepared, core: Core) -> None:
+    def control_install(self, prepared: DriverSetup, core: Core) -> None:
         prepared.stamp.protocol = prepared.protocol  # the member's events go on, on the new protocol
         self._prepared = prepared
         self.settings = prepared.settings
