@@ -45,6 +45,7 @@ from kafka_coop.rollout._walk import (
     StepEvent,
     Walk,
     WalkMember,
+    check_phases,
     execute,
     in_place,
     refuse_missing_hook,
@@ -366,6 +367,7 @@ def start_walk(
             f"The plan is for group {plan.group!r}, not {runner.group!r}.",
             hint="Give the plan written for this group (upgrade-plan GROUP ... -o json).",
         )
+    check_phases(plan)
     members = runner.members()  # an unreachable cluster is exit 3 here, before any step
     entries = read_journal(journal_path) if journal_path.exists() else []
     if rollback:
@@ -441,6 +443,7 @@ def resume_walk(
             f"Journal {str(journal_path)!r} holds no walk.", hint="Start one with `kafka-coop rollout run`."
         )
     check_journal(entries, journal_path, group=runner.group, plan_id=_plan_id(plan))
+    check_phases(plan)
     header, rest = walks[-1]
     members = runner.members()
     if header.mode == "rollback":

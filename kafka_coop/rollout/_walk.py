@@ -223,6 +223,24 @@ def _running(member: WalkMember) -> MemberConfig | None:
         return None
 
 
+def check_phases(plan: Plan) -> None:
+    """Every phase of the plan is a phase of its migration (a plan edited by hand may name one that is
+    not): one sentence before any step."""
+    if plan.migration is None:
+        return
+    from kafka_coop.rollout._spec import load_migration
+
+    spec = load_migration(plan.migration)
+    known = {p.n for p in spec.phases}
+    for phase in plan.phases:
+        if phase.n not in known:
+            raise InvalidInput(
+                f"The plan names phase {phase.n}, which migration {plan.migration} does not have "
+                f"(it has {', '.join(str(n) for n in sorted(known))}).",
+                hint="Write the plan again (upgrade-plan ... -o json) instead of editing it.",
+            )
+
+
 def refuse_missing_hook(walk: Walk, *, hook: str | None) -> None:
     """A walk that changes a member only a restart can change, with no --restart: refused up front."""
     if hook is not None:
