@@ -19,7 +19,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kafka_coop.errors import InvalidInput
-from kafka_coop.rollout._spec import MemberConfig
 from kafka_coop.rollout._walk import StepEvent, Walk, WalkMode
 
 JOURNAL_VERSION = 1
@@ -50,7 +49,9 @@ class JournalEntry(BaseModel):
     to: str | None = None
     steps: int | None = None
     reached: int | None = None  # rollback: the forward step it walks back from
-    before: dict[str, MemberConfig] | None = None  # forward: what each member ran when it began
+    # the `walk` line's walk itself, every step: resume and rollback take the steps from here, not
+    # from the group as it is now (a member restarting in that instant shows no family yet)
+    walk: Walk | None = None
 
 
 def read_journal(path: Path) -> list[JournalEntry]:
@@ -165,5 +166,5 @@ def walk_entry(
         to=to,
         steps=len(walk.steps),
         reached=reached,
-        before=walk.before if walk.mode == "forward" else None,
+        walk=walk,
     )

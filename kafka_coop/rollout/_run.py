@@ -371,7 +371,7 @@ def start_walk(
     members = runner.members()  # an unreachable cluster is exit 3 here, before any step
     entries = read_journal(journal_path) if journal_path.exists() else []
     if rollback:
-        walk, reached = _rollback_of(plan, entries, journal_path, members, runner.group)
+        walk, reached = _rollback_of(plan, entries, journal_path, runner.group)
     else:
         if entries:
             raise InvalidInput(
@@ -383,16 +383,19 @@ def start_walk(
     journal = JournalFile(journal_path)
     try:
         journal.append(walk_entry(walk, at_ms=now_ms(), plan_file=plan_file, to=plan.to, reached=reached))
-        return walk, _execute(runner, walk, journal, start=1, begun=False, on_progress=on_progress)
+        return walk, _execute(runner, walk, journal, start=1, begun=None, on_progress=on_progress)
     finally:
         journal.close()
 
 
-def _rollback_of(
-    plan: Plan, entries: Sequence[JournalEntry], path: Path, members: Sequence[WalkMember], group: str
-) -> tuple[Walk, int]:
+def _rollback_of(plan: Plan, entries: Sequence[JournalEntry], path: Path, group: str) -> tuple[Walk, int]:
     """The way back, and the forward step it starts from: the last one the journal says was begun."""
     walks = walks_of(entries)
+    if walks and walks[-1][0].mode == "rollback":
+        raise InvalidInput(
+            f"Journal {str(path)!r} already holds a rollback.",
+            hint="Continue it with `kafka-coop rollout resume`.",
+        )
     forwards = [(w, rest) for w, rest in walks if w.mode == "forward"]
     if not forwards:
         raise InvalidInput(
@@ -400,25 +403,20 @@ def _rollback_of(
             hint="Give the --journal of the walk to roll back.",
         )
     header, rest = forwards[-1]
-    forward = _forward_walk(plan, header, path, members, group)
+    forward = _forward_walk(plan, header, path, group)
     reached = max((s for s, _ in step_events(rest)), default=0)
-    return rollback_walk(forward, reached, plan, header.before or {}), reached
+    return rollback_walk(forward, reached, plan), reached
 
 
-def _forward_walk(
-    plan: Plan, header: JournalEntry, path: Path, members: Sequence[WalkMember], group: str
-) -> Walk:
-    """The forward walk as it was planned: the plan's steps over the members (the same plan and the same
-    names give the same steps; the members' progress does not change them past the first phase)."""
+def _forward_walk(plan: Plan, header: JournalEntry, path: Path, group: str) -> Walk:
+    """The walk a journal's `walk` line holds, once the plan and the group are those it was made of."""
     check_journal([header], path, group=group, plan_id=_plan_id(plan))
-    walk = walk_steps(plan, [m.model_copy(update={"group_protocol": None}) for m in members])
-    if header.steps is not None and len(walk.steps) != header.steps:
+    if header.walk is None:
         raise InvalidInput(
-            f"Journal {str(path)!r} walked {header.steps} steps, and the group's members now make "
-            f"{len(walk.steps)}: a member joined or left since.",
-            hint="Bring the group back to the members it had, then run again.",
+            f"Journal {str(path)!r} does not hold its walk's steps.",
+            hint="Give the journal `rollout run` wrote, unedited.",
         )
-    return walk
+    return header.walk
 
 
 def _plan_id(plan: Plan) -> str:
@@ -445,14 +443,8 @@ def resume_walk(
     check_journal(entries, journal_path, group=runner.group, plan_id=_plan_id(plan))
     check_phases(plan)
     header, rest = walks[-1]
-    members = runner.members()
-    if header.mode == "rollback":
-        forwards = [(w, r) for w, r in walks if w.mode == "forward"]
-        first = forwards[-1][0]
-        forward = _forward_walk(plan, first, journal_path, members, runner.group)
-        walk = rollback_walk(forward, header.reached or 0, plan, first.before or {})
-    else:
-        walk = _forward_walk(plan, header, journal_path, members, runner.group)
+    walk = _forward_walk(plan, header, journal_path, runner.group)
+    runner.members()  # an unreachable cluster is exit 3 here, before any step
     if any(e.kind == "done" for e in rest):
         raise InvalidInput(
             f"The walk in {str(journal_path)!r} is finished: there is nothing to resume.",
@@ -473,7 +465,7 @@ def _execute(
     journal: JournalFile,
     *,
     start: int,
-    begun: bool,
+    begun: StepEvent | None,
     on_progress: Callable[[Progress], None] | None,
 ) -> int:
     runner.walk = walk

@@ -363,15 +363,25 @@ def finished_steps(events: Sequence[tuple[int, StepEvent]]) -> dict[int, StepEve
     return last
 
 
-def resume_point(walk: Walk, events: Sequence[tuple[int, StepEvent]]) -> tuple[int, bool]:
-    """(the first step not finished, whether it was begun): a begun step is re-checked before it is
-    redone. A walk whose every step passed its gate returns (len + 1, False)."""
+def resume_point(walk: Walk, events: Sequence[tuple[int, StepEvent]]) -> tuple[int, StepEvent | None]:
+    """(the first step not finished, its last event if it was begun): a begun step is re-checked before
+    it is redone. A walk whose every step passed its gate returns (len + 1, None)."""
     last = finished_steps(events)
     for step in walk.steps:
         state = last.get(step.n)
         if state not in ("gate-passed", "rechecked"):
-            return step.n, state is not None
-    return len(walk.steps) + 1, False
+            return step.n, state
+    return len(walk.steps) + 1, None
+
+
+def _rechecked(step: Step, begun: StepEvent, effects: WalkEffects) -> GateReport | None:
+    """The gate's passing report when a begun step needs no redo: after its apply finished the gate
+    alone judges (it waits, and sees the change in place); a step only started is judged by one look
+    first (the apply may never have run), then by its gate."""
+    if begun == "started" and not effects.already_applied(step):
+        return None
+    report = effects.gate(step)
+    return None if report.failed() else report
 
 
 class WalkEffects(Protocol):
@@ -421,13 +431,13 @@ def execute(
     record: Record,
     *,
     start: int = 1,
-    begun: bool = False,
+    begun: StepEvent | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     resume_command: str = "kafka-coop rollout resume",
 ) -> int:
     """Take the steps of `walk` from `start`; returns the number of steps taken. A step `begun` before
-    (a killed run) is first re-checked: if its change is in place and its gate passes it is finished,
-    else it is redone. Stops with StepFailed at the first apply or gate that fails, with WalkStopped
+    (a killed run; its last event) is first re-checked: if its gate passes it is finished, else it is
+    redone. Stops with StepFailed at the first apply or gate that fails, with WalkStopped
     between steps once Ctrl-C was asked."""
     total = len(walk.steps)
 
@@ -464,11 +474,11 @@ def execute(
                 step=step.n,
             )
         t0 = effects.now_ms()
-        if begun and step.n == start and effects.already_applied(step):
-            report = effects.gate(step)
-            if not report.failed():
-                record(step.n, "rechecked", report.summary())
-                progress(step, "rechecked", t0=t0, gate=report.summary())
+        if begun is not None and step.n == start:
+            passed = _rechecked(step, begun, effects)
+            if passed is not None:
+                record(step.n, "rechecked", passed.summary())
+                progress(step, "rechecked", t0=t0, gate=passed.summary())
                 taken += 1
                 continue
         record(step.n, "started", None)

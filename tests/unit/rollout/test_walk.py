@@ -207,36 +207,59 @@ def test_ctrl_c_stops_between_steps_and_says_where() -> None:
     assert stopped.value.exit_code == 130 and kept[-1] == (2, "gate-passed")
 
 
-def _resume(events: Sequence[tuple[int, str]]) -> tuple[int, bool]:
+def _resume(events: Sequence[tuple[int, str]]) -> tuple[int, str | None]:
     return resume_point(walk_steps(_java_plan(), _members()), events)  # type: ignore[arg-type]
 
 
 def test_resume_starts_after_the_last_step_whose_gate_passed() -> None:
-    assert _resume([(1, "started"), (1, "applied"), (1, "gate-passed")]) == (2, False)
-    assert _resume([]) == (1, False)
-    assert _resume([(s, "gate-passed") for s in range(1, 7)]) == (7, False)
+    assert _resume([(1, "started"), (1, "applied"), (1, "gate-passed")]) == (2, None)
+    assert _resume([]) == (1, None)
+    assert _resume([(s, "gate-passed") for s in range(1, 7)]) == (7, None)
 
 
 def test_a_step_begun_but_not_finished_is_resumed_as_begun() -> None:
-    assert _resume([(1, "gate-passed"), (2, "started")]) == (2, True)
-    assert _resume([(1, "gate-passed"), (2, "applied")]) == (2, True)
-    assert _resume([(1, "gate-passed"), (2, "gate-failed")]) == (2, True)
+    assert _resume([(1, "gate-passed"), (2, "started")]) == (2, "started")
+    assert _resume([(1, "gate-passed"), (2, "applied")]) == (2, "applied")
+    assert _resume([(1, "gate-passed"), (2, "gate-failed")]) == (2, "gate-failed")
 
 
-def test_a_begun_step_in_place_is_rechecked_by_its_gate_not_redone() -> None:
+def test_a_step_applied_before_the_kill_is_rechecked_by_its_gate_not_redone() -> None:
     walk, fakes = walk_steps(_java_plan(), _members()), Fakes()
-    fakes.in_place = {1, 2}
     kept, record = _journal()
-    execute(walk, fakes, record, start=2, begun=True)  # type: ignore[arg-type]
+    execute(walk, fakes, record, start=2, begun="applied")  # type: ignore[arg-type]
     assert fakes.applied == [3, 4, 5, 6] and fakes.gated == [2, 3, 4, 5, 6]
     assert kept[0] == (2, "rechecked")
 
 
-def test_a_begun_step_not_in_place_is_redone() -> None:
+def test_a_step_only_started_is_rechecked_when_one_look_finds_it_in_place() -> None:
+    walk, fakes = walk_steps(_java_plan(), _members()), Fakes()
+    fakes.in_place = {1, 2}
+    kept, record = _journal()
+    execute(walk, fakes, record, start=2, begun="started")  # type: ignore[arg-type]
+    assert fakes.applied == [3, 4, 5, 6] and kept[0] == (2, "rechecked")
+
+
+def test_a_step_only_started_and_not_in_place_is_redone_without_waiting_for_its_gate() -> None:
     walk, fakes = walk_steps(_java_plan(), _members()), Fakes()
     fakes.in_place = {1}
     kept, record = _journal()
-    execute(walk, fakes, record, start=2, begun=True)  # type: ignore[arg-type]
+    execute(walk, fakes, record, start=2, begun="started")  # type: ignore[arg-type]
+    assert fakes.applied == [2, 3, 4, 5, 6] and fakes.gated == [2, 3, 4, 5, 6]
+    assert kept[0] == (2, "started")
+
+
+def test_a_begun_step_whose_gate_fails_on_the_recheck_is_redone() -> None:
+    walk, fakes = walk_steps(_java_plan(), _members()), Fakes(fail_gate_at=None)
+    calls: list[int] = []
+    gate = fakes.gate
+
+    def gate_failing_once(step: Step) -> GateReport:
+        calls.append(step.n)
+        return _report(False) if len(calls) == 1 else gate(step)
+
+    fakes.gate = gate_failing_once  # type: ignore[method-assign]
+    kept, record = _journal()
+    execute(walk, fakes, record, start=2, begun="gate-failed")  # type: ignore[arg-type]
     assert fakes.applied == [2, 3, 4, 5, 6] and kept[0] == (2, "started")
 
 
