@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result
+from bench.harness.frame import BenchArgs, BenchResult, Figure, Series, main_for, new_result
 
 NAME = "analytics-scale"
 TITLE = "Analytics at scale: kafka-coop report, Spark engine, local[2]"

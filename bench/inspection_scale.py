@@ -7,7 +7,7 @@ Targets (issues 5 and 18): `describe` and `verify-group` on the big group each f
 included, as a deploy pipeline sees it). The group: N Java kafka-clients members (cooperative-sticky,
 dynamic, manifests published) in a few JVMs on an N-partition topic with committed offsets on every
 partition (records are produced and consumed first, so the lag reads cover N partitions). The other
-999 groups are real groups (`bench/harness/static_groups.py`): one static librdkafka member each that
+999 groups are real groups (`bench/_inspection_scale_groups.py`): one static librdkafka member each that
 joined through a real rebalance (range / roundrobin / cooperative-sticky in turn), committed an offset on
 each partition it owns and closed without leaving, so each group stays Stable with a member, its
 metadata and its offsets; `describe --all` lists 1,000 groups.
@@ -49,7 +49,8 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from bench._common import (
+from bench.harness.brokers import renice_process
+from bench.harness.frame import (
     BenchArgs,
     BenchResult,
     Figure,
@@ -60,7 +61,6 @@ from bench._common import (
     proc_cpu_s,
     sandbox,
 )
-from bench.harness.brokers import renice_process
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
 NAME = "inspection-scale"
@@ -322,7 +322,7 @@ def produce_and_commit(bootstrap: str, partitions: int, per_partition: int) -> f
 
 
 def run(args: BenchArgs) -> BenchResult:
-    from bench.harness.static_groups import create_static_groups
+    from bench._inspection_scale_groups import create_static_groups
     from kafka_coop.admin import ClusterAdmin
     from kafka_coop.errors import ClusterUnavailable
     from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG

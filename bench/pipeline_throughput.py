@@ -53,7 +53,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result, sandbox
+from bench.harness.frame import BenchArgs, BenchResult, Figure, Series, main_for, new_result, sandbox
 from bench.harness.pipeline_feed import fleet_records, produce
 from kafka_coop.analytics import KIND_FIELDS, OUTPUT_FIELDS, TS_FROM_END
 

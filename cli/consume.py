@@ -32,7 +32,7 @@ from ._context import (
     refuse_conflict,
     same_bootstrap,
 )
-from ._edges import LIBRDKAFKA_NAMES_HINT, stdout_reader_gone
+from ._exit_codes import LIBRDKAFKA_NAMES_HINT, stdout_reader_gone
 
 if TYPE_CHECKING:
     from rich.text import Text

@@ -18,7 +18,7 @@ from confluent_kafka import ConsumerGroupState, ConsumerGroupType, KafkaError, K
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop._vocab import SeenMemberType
+from kafka_coop._vocab import SeenGroupProtocol
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
 from kafka_coop.events import TopicPartition
 
@@ -45,7 +45,6 @@ GroupState = Literal[
     "dead",
     "unknown",
 ]
-GroupType = SeenMemberType
 
 _STATES: dict[Any, GroupState] = {
     ConsumerGroupState.STABLE: "stable",
@@ -54,7 +53,10 @@ _STATES: dict[Any, GroupState] = {
     ConsumerGroupState.EMPTY: "empty",
     ConsumerGroupState.DEAD: "dead",
 }
-_TYPES: dict[Any, GroupType] = {ConsumerGroupType.CLASSIC: "classic", ConsumerGroupType.CONSUMER: "consumer"}
+_TYPES: dict[Any, SeenGroupProtocol] = {
+    ConsumerGroupType.CLASSIC: "classic",
+    ConsumerGroupType.CONSUMER: "consumer",
+}
 
 _AUTH_ERRORS = frozenset({KafkaError.GROUP_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED})
 _TOPIC_AUTH_ERRORS = frozenset({KafkaError.TOPIC_AUTHORIZATION_FAILED})
@@ -102,7 +104,7 @@ class GroupDescription(BaseModel):
 
     group_id: str
     state: GroupState
-    type: GroupType
+    type: SeenGroupProtocol
     assignor: str
     coordinator: int | None
     members: tuple[MemberDescription, ...]
@@ -140,7 +142,7 @@ class ListedGroup(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     group_id: str
-    type: GroupType
+    type: SeenGroupProtocol
     state: GroupState
     is_simple: bool
     # what ListGroups v5 says beside (kafka-python; None where not read): the group's kind as Kafka's

@@ -72,6 +72,19 @@ MANIFEST_TOPIC_ACLS: Final = (
 log = logging.getLogger("kafka_coop.manifest")
 
 
+class ControlOutcome(BaseModel):
+    """What a member did with one control record (kafka_coop.control), carried on its manifest so the
+    runner reads every member's answer where it already reads what the member is."""
+
+    model_config = ConfigDict(frozen=True)
+
+    plan_id: str
+    step: int
+    outcome: Literal["applied", "refused", "closed-for-cutover"]
+    reason: str | None = None
+    seconds: float | None = None  # applied: close, rebuild and the first assignment after it
+
+
 class Manifest(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -88,6 +101,7 @@ class Manifest(BaseModel):
     remote_assignor: str | None
     started_ms: int
     heartbeat_ms: int
+    control: ControlOutcome | None = None  # the last control record this member answered
 
     @property
     def key(self) -> str:

@@ -56,7 +56,7 @@ except ImportError:  # pragma: no cover - the wheel (pure Python): the Python pa
     FastPoll = FastCallState = None  # type: ignore[assignment,misc]
 from kafka_coop.consumer._handler import client_partitions
 from kafka_coop.consumer._offsets import Key, Ledger, commit_offset, first_offsets
-from kafka_coop.consumer._setup import LIBRDKAFKA_LOGGER, Prepared
+from kafka_coop.consumer._setup import LIBRDKAFKA_LOGGER, DriverSetup
 from kafka_coop.consumer._steps import (
     Assign,
     CallHook,
@@ -129,7 +129,7 @@ class Core:
 
     def __init__(
         self,
-        prepared: Prepared,
+        prepared: DriverSetup,
         factory: ClientFactory,
         *,
         run_hook: RunHook = call_directly,

@@ -42,7 +42,7 @@ WRAPPED_CALLBACKS = ("logger", "error_cb", "on_commit")
 
 
 @dataclass
-class Prepared:
+class DriverSetup:
     """Everything a driver needs before it creates its client."""
 
     settings: ConsumerSettings
@@ -81,7 +81,7 @@ def prepare(
     default_log: logging.Logger,
     callbacks: Mapping[str, Any] | None = None,
     transactional: bool = False,
-) -> Prepared:
+) -> DriverSetup:
     callbacks_given = check_callbacks(callbacks or {})
     if isinstance(conf, ConsumerSettings):
         settings = conf
@@ -110,7 +110,7 @@ def prepare(
             hint="Leave enable.auto.commit out (or false) when the producer's transactions commit offsets.",
         )
     interval_ms = _interval_ms(rendered.get(INTERVAL_KEY))
-    return Prepared(
+    return DriverSetup(
         settings=settings,
         log=log,
         protocol=protocol,
@@ -180,7 +180,7 @@ def check_callbacks(callbacks: Mapping[str, Any]) -> dict[str, Any]:
     return dict(callbacks)
 
 
-def manifest(prepared: Prepared, member_id: str) -> Manifest | None:
+def manifest(prepared: DriverSetup, member_id: str) -> Manifest | None:
     """This member's manifest record, or None before it has a member id."""
     if not member_id:
         return None
@@ -205,7 +205,7 @@ def manifest(prepared: Prepared, member_id: str) -> Manifest | None:
     )
 
 
-def check_duplicate_id(prepared: Prepared, policy: DuplicatePolicy) -> None:
+def check_duplicate_id(prepared: DriverSetup, policy: DuplicatePolicy) -> None:
     """Warn (or raise, per `policy`) when a live member of the group already holds this instance id."""
     from kafka_coop.admin import ClusterAdmin
 
@@ -225,7 +225,7 @@ def admin_conf(rendered: Mapping[str, str]) -> dict[str, str]:
 
 
 def publisher(
-    prepared: Prepared, manifests: bool | str, build: Callable[[], Manifest | None]
+    prepared: DriverSetup, manifests: bool | str, build: Callable[[], Manifest | None]
 ) -> ManifestPublisher | None:
     """The manifest publisher `manifests=` asks for (True: the default topic; a name: that topic)."""
     if not manifests:

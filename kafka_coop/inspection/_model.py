@@ -15,7 +15,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
 
-from kafka_coop._vocab import SeenFamily, SeenMemberType, SeenProtocol
+from kafka_coop._vocab import SeenFamily, SeenGroupProtocol, SeenProtocol
 from kafka_coop.events import TopicPartition
 from kafka_coop.manifest import Manifest
 from kafka_coop.protocol import ConsumerProtocolSubscription
@@ -44,7 +44,7 @@ class MemberSnapshot(BaseModel):
     client_id: str
     host: str
     assignment: tuple[TopicPartition, ...]
-    member_type: Fact[SeenMemberType]
+    member_type: Fact[SeenGroupProtocol]
     client_family: Fact[SeenFamily]
     rebalance_protocol: Fact[SeenProtocol]
     assignors: Fact[tuple[str, ...]]
@@ -140,7 +140,7 @@ class GroupSnapshot(BaseModel):
     group_id: str
     taken_ms: int
     exists: bool
-    type: SeenMemberType  # the group type, in the same words
+    type: SeenGroupProtocol  # the group type, in the same words
     state: str
     protocol_type: str | None
     assignor: str
