@@ -43,7 +43,7 @@ from ._context import (
     output_option,
     pass_terminal,
 )
-from ._edges import Signalled
+from ._exit_codes import Signalled
 
 if TYPE_CHECKING:
     from kafka_coop.inspection import GroupSnapshot

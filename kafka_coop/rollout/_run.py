@@ -8,7 +8,6 @@ gate, and the journal file. Loaded on first use by the package face, like `_veri
 
 from __future__ import annotations
 
-import importlib
 import json
 import shlex
 import subprocess
@@ -16,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.errors import GateFailed, InvalidInput, KafkaCoopError
@@ -25,7 +24,6 @@ from kafka_coop.inspection import GroupSnapshot, take_snapshot
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.rollout._checks import Check, worst
 from kafka_coop.rollout._commands import RemoveStaticSpec, argv
-from kafka_coop.rollout._contract import Plan
 from kafka_coop.rollout._gate import GateReport
 from kafka_coop.rollout._journal import (
     JournalEntry,
@@ -36,6 +34,7 @@ from kafka_coop.rollout._journal import (
     walk_entry,
     walks_of,
 )
+from kafka_coop.rollout._plan_model import Plan
 from kafka_coop.rollout._spec import load_migration
 from kafka_coop.rollout._verify import run_gate
 from kafka_coop.rollout._walk import (
@@ -53,6 +52,9 @@ from kafka_coop.rollout._walk import (
     rollback_walk,
     walk_steps,
 )
+
+if TYPE_CHECKING:
+    from kafka_coop.control import ControlKind
 
 PLACEHOLDERS = ("{member}", "{instance_id}", "{phase}", "{settings}")
 HOOK_OUTPUT_TAIL = 1500
@@ -140,16 +142,33 @@ class RestartHook:
             )
 
 
-class ControlTopic:
-    """Changes kafka-coop members live: a control record per step, then their outcomes (manifests)."""
+# A rollback walk numbers its steps from 1 again under the same plan id; members apply a control record
+# only above the last step they applied for that plan, so the records of a rollback count from here.
+ROLLBACK_STEP_BASE = 100_000
 
-    def __init__(self, conf: Mapping[str, str], *, timeout_s: float) -> None:
+
+def control_step(walk: Walk, step: Step, part: int = 0) -> int:
+    """The control record's `step`: strictly increasing over a plan's walks (a cutover writes two)."""
+    base = ROLLBACK_STEP_BASE if walk.mode == "rollback" else 0
+    return (base + step.n) * 2 + part
+
+
+def live_settings(change: MemberChange) -> dict[str, str]:
+    """What a control record carries for a change: the reconfigurable keys it sets, and REMOVE for
+    those it removes (a group.instance.id a plan asks for is not one: a live member keeps its own)."""
+    from kafka_coop.control import RECONFIGURABLE_KEYS, REMOVE
+
+    values = {k: v for k, v in change.settings.items() if k in RECONFIGURABLE_KEYS}
+    return {**values, **{k: REMOVE for k in change.remove if k in RECONFIGURABLE_KEYS}}
+
+
+class ControlTopic:
+    """Changes kafka-coop members live: a control record per step, then their answers (manifests)."""
+
+    def __init__(self, conf: Mapping[str, str], *, timeout_s: float, manifests_topic: str) -> None:
         self.conf = dict(conf)
         self.timeout_s = timeout_s
-        try:
-            self.control: Any = importlib.import_module("kafka_coop.control")
-        except ModuleNotFoundError:
-            self.control = None
+        self.manifests_topic = manifests_topic
 
     def apply(
         self,
@@ -162,50 +181,63 @@ class ControlTopic:
     ) -> None:
         """One reconfigure record for a rolling step; for a cutover, every member closes, static ones are
         removed (`between`), and all rejoin on the new settings."""
-        control = self.control
-        if control is None:
-            raise InvalidInput(
-                "This kafka-coop has no live reconfiguration (kafka_coop.control), so kafka-coop members "
-                "can only be restarted.",
-                hint="Give --restart 'CMD' and --restart-all, or upgrade kafka-coop.",
-            )
         names = [c.member for c in changes]
-        settings = {k: v for k, v in changes[0].settings.items() if k in control.RECONFIGURABLE_KEYS}
-        base = {
-            "plan_id": walk.plan_id,
-            "group": walk.group,
-            "phase": str(step.phase),
-            "members": None if cutover else names,
-            "settings": settings,
-        }
+        settings = live_settings(changes[0])
         if cutover:
-            self._publish(base, step.n * 3, "cutover-close", {})
-            self._outcomes(walk, step.n * 3, names, "closed-for-cutover")
+            self._publish(walk, step, 0, "cutover-close", None, {})
+            self._outcomes(walk, control_step(walk, step, 0), names, "closed-for-cutover")
             between()
-            self._publish(base, step.n * 3 + 1, "cutover-rejoin", settings)
-            self._outcomes(walk, step.n * 3 + 1, names, "applied")
+            self._publish(walk, step, 1, "cutover-rejoin", None, settings)
+            self._outcomes(walk, control_step(walk, step, 1), names, "applied")
         else:
-            self._publish(base, step.n * 3, "reconfigure", settings)
-            self._outcomes(walk, step.n * 3, names, "applied")
+            self._publish(walk, step, 0, "reconfigure", names, settings)
+            self._outcomes(walk, control_step(walk, step, 0), names, "applied")
 
-    def _publish(self, base: dict[str, Any], n: int, kind: str, settings: dict[str, str]) -> None:
-        record = self.control.ControlRecord(
-            **{**base, "step": n, "kind": kind, "settings": settings, "issued_at_ms": now_ms()}
+    def _publish(
+        self,
+        walk: Walk,
+        step: Step,
+        part: int,
+        kind: ControlKind,
+        members: list[str] | None,
+        settings: dict[str, str],
+    ) -> None:
+        from kafka_coop.control import ControlRecord, publish_control
+
+        record = ControlRecord(
+            plan_id=walk.plan_id,
+            group=walk.group,
+            step=control_step(walk, step, part),
+            phase=str(step.phase),
+            kind=kind,
+            members=members,
+            settings=settings,
+            issued_at_ms=now_ms(),
         )
-        self.control.publish_control(self.conf, record)
+        publish_control(self.conf, record)
 
     def _outcomes(self, walk: Walk, n: int, names: Sequence[str], want: str) -> None:
-        got = self.control.read_outcomes(self.conf, walk.group, walk.plan_id, n, timeout_s=self.timeout_s)
+        from kafka_coop.control import read_outcomes
+
+        got = read_outcomes(
+            self.conf,
+            walk.group,
+            walk.plan_id,
+            n,
+            timeout_s=self.timeout_s,
+            expect=names,
+            topic=self.manifests_topic,
+        )
         refused = {k: o for k, o in got.items() if o.outcome == "refused"}
         if refused:
-            who, outcome = next(iter(refused.items()))
+            who, outcome = sorted(refused.items())[0]
             raise GateFailed(f"Member {who} refused the change: {outcome.reason or 'no reason given'}")
         missing = [name for name in names if name not in got or got[name].outcome != want]
         if missing:
             raise GateFailed(
                 f"{', '.join(missing)} did not report {want} within {self.timeout_s:g} s",
                 hint="A kafka-coop member follows the control topic only when it opts in "
-                "(docs/rollout-run.md).",
+                "(CoopConsumer(control=True)); docs/rollout-run.md.",
             )
 
 
@@ -230,7 +262,11 @@ class Runner:
         self.group = group
         self.conf = dict(conf)
         self.hook = RestartHook(hook, timeout_s=apply_timeout_s) if hook is not None else None
-        self.control = ControlTopic({"bootstrap.servers": admin.bootstrap, **conf}, timeout_s=apply_timeout_s)
+        self.control = ControlTopic(
+            {"bootstrap.servers": admin.bootstrap, **conf},
+            timeout_s=apply_timeout_s,
+            manifests_topic=manifests_topic or DEFAULT_MANIFEST_TOPIC,
+        )
         self.command_config = command_config
         self.gate_timeout_s = gate_timeout_s
         self.manifests_topic = manifests_topic

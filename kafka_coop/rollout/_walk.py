@@ -19,8 +19,8 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop.errors import GateFailed, InvalidInput, KafkaCoopError
-from kafka_coop.rollout._contract import FamilyConfig, Plan, PlanPhase
 from kafka_coop.rollout._gate import GateReport
+from kafka_coop.rollout._plan_model import FamilyConfig, Plan, PlanPhase
 from kafka_coop.rollout._spec import MemberConfig
 from kafka_coop.settings import SECRET_KEYS
 
