@@ -117,6 +117,8 @@ class RestartHook:
                     stdout=subprocess.PIPE,
                     stderr=subprocess.STDOUT,
                     text=True,
+                    # a Ctrl-C at the terminal is the runner's (stop after this step), not the hook's
+                    start_new_session=True,
                 ),
             )
             for c in changes

@@ -320,3 +320,55 @@ def test_bad_input_is_one_sentence_exit_2_and_no_step(
     assert not nowhere.exists()
     for result in (wrong_group, unknown, another_plan, unreachable):
         assert len([line for line in result.stderr.splitlines() if line.startswith("Error:")]) == 1
+
+
+def test_ctrl_c_stops_the_walk_after_the_step_in_hand_with_exit_130(
+    fleet: tuple[str, str, SteadyProducer, Deployment, str],
+    processes: MemberProcesses,
+    bootstrap: str,
+    tmp_path: Path,
+) -> None:
+    group, topic, producer, deployment, hook = fleet
+    journal = tmp_path / "walk.jsonl"
+    runner = subprocess.Popen(
+        _run(bootstrap, group, journal, "--restart", hook),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(
+            lambda: journal.exists() and any(e.event == "started" for e in read_journal(journal)),
+            timeout_s=60,
+            what="step 1 started",
+        )
+        runner.send_signal(signal.SIGINT)
+        _, stderr = runner.communicate(timeout=120)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    assert runner.returncode == 130, stderr
+    assert "Stopped before step 2 of 4" in stderr and "rollout resume" in stderr
+    entries = read_journal(journal)
+    assert [e.event for e in entries if e.kind == "step"] == ["started", "applied", "gate-passed"]
+    assert entries[-1].kind == "stopped"
+    assert [name for name, _ in deployment.restarts] == ["j0"], "the step in hand finished, no other began"
+    _nothing_lost(processes, topic, producer)
+
+
+def test_watch_shows_the_members_and_no_unowned_partition_of_a_settled_group(
+    fleet: tuple[str, str, SteadyProducer, Deployment, str],
+    bootstrap: str,
+    run_cli: Callable[..., CliResult],
+) -> None:
+    group = fleet[0]
+    result = run_cli(
+        "watch", group, "--bootstrap-server", bootstrap, "-o", "json", "--count", "2", "--interval", "0.5"
+    )
+    assert result.code == 0, result.stderr
+    looks = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(looks) == 2 and {look["v"] for look in looks} == {1}
+    last = looks[-1]
+    assert [(m["name"], m["family"]) for m in last["members"]] == [("j0", "java"), ("j1", "java")]
+    assert sum(m["partitions"] for m in last["members"]) == PARTITIONS
+    assert last["state"] == "stable" and last["unowned"] == []
