@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -23,7 +22,6 @@ from kafka_coop.events import now_ms
 from kafka_coop.inspection import GroupSnapshot, take_snapshot
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.rollout._checks import Check, worst
-from kafka_coop.rollout._commands import RemoveStaticSpec, argv
 from kafka_coop.rollout._gate import GateReport
 from kafka_coop.rollout._journal import (
     JournalEntry,
@@ -172,28 +170,21 @@ class ControlTopic:
         self.timeout_s = timeout_s
         self.manifests_topic = manifests_topic
 
-    def apply(
-        self,
-        walk: Walk,
-        step: Step,
-        changes: Sequence[MemberChange],
-        *,
-        cutover: bool,
-        between: Callable[[], None],
-    ) -> None:
-        """One reconfigure record for a rolling step; for a cutover, every member closes, static ones are
-        removed (`between`), and all rejoin on the new settings."""
+    def reconfigure(self, walk: Walk, step: Step, changes: Sequence[MemberChange]) -> None:
+        """A rolling step: one record addressed to its member, then its answer."""
         names = [c.member for c in changes]
-        settings = live_settings(changes[0])
-        if cutover:
-            self._publish(walk, step, 0, "cutover-close", None, {})
-            self._outcomes(walk, control_step(walk, step, 0), names, "closed-for-cutover")
-            between()
-            self._publish(walk, step, 1, "cutover-rejoin", None, settings)
-            self._outcomes(walk, control_step(walk, step, 1), names, "applied")
-        else:
-            self._publish(walk, step, 0, "reconfigure", names, settings)
-            self._outcomes(walk, control_step(walk, step, 0), names, "applied")
+        self._publish(walk, step, 0, "reconfigure", names, live_settings(changes[0]))
+        self._outcomes(walk, control_step(walk, step, 0), names, "applied")
+
+    def close(self, walk: Walk, step: Step, changes: Sequence[MemberChange]) -> None:
+        """A cutover's first half: every kafka-coop member of the group closes its client and waits."""
+        self._publish(walk, step, 0, "cutover-close", None, {})
+        self._outcomes(walk, control_step(walk, step, 0), [c.member for c in changes], "closed-for-cutover")
+
+    def rejoin(self, walk: Walk, step: Step, changes: Sequence[MemberChange]) -> None:
+        """A cutover's second half: every closed member rejoins on the new settings."""
+        self._publish(walk, step, 1, "cutover-rejoin", None, live_settings(changes[0]))
+        self._outcomes(walk, control_step(walk, step, 1), [c.member for c in changes], "applied")
 
     def _publish(
         self,
@@ -303,36 +294,42 @@ class Runner:
     # ---- WalkEffects ----
 
     def apply(self, step: Step) -> None:
-        assert self.walk is not None
+        """Rolling: the member's own way. Cutover: the kafka-coop members close (and their static ids
+        are removed, so the group empties at once), the others are restarted by the hook, then the
+        closed ones rejoin: no member on the old settings meets one on the new."""
+        walk = self.walk
+        assert walk is not None
         hooked = [c for c in step.changes if c.via == "hook"]
         live = [c for c in step.changes if c.via == "live"]
+        if step.kind == "cutover" and live:
+            self.control.close(walk, step, live)
+            self._remove_static([c.instance_id for c in live if c.instance_id])
         if hooked:
-            if self.hook is None:  # refused before step 1 (refuse_missing_hook); kept for safety
+            if self.hook is None:  # refused before step 1 (refuse_missing_hook)
                 raise InvalidInput("No --restart hook was given.")
             self.hook.apply(step, hooked)
         if live:
-            self.control.apply(
-                self.walk, step, live, cutover=step.kind == "cutover", between=self._remove_static
-            )
+            if step.kind == "cutover":
+                self.control.rejoin(walk, step, live)
+            else:
+                self.control.reconfigure(walk, step, live)
 
-    def _remove_static(self) -> None:
-        """Static members leave now (the admin call, `remove-members`), not after their session."""
-        spec = RemoveStaticSpec(
-            group=self.group,
-            bootstrap=self.admin.bootstrap,
-            command_config=str(self.command_config) if self.command_config else None,
-        )
-        proc = subprocess.run(
-            [sys.executable, "-m", "kafka_coop.cli", *argv(spec)[1:]],
-            capture_output=True,
-            text=True,
-            timeout=self.gate_timeout_s + 30,
-            check=False,
-        )
-        if proc.returncode not in (0,):
+    def _remove_static(self, instance_ids: Sequence[str]) -> None:
+        """Closed static members leave now (LeaveGroup by group.instance.id), not after their session."""
+        from kafka_coop.membership import LeaveGroupClient
+
+        if not instance_ids:
+            return
+        client = LeaveGroupClient(self.admin.bootstrap, self.conf, min(self.gate_timeout_s, 30.0))
+        try:
+            outcomes = client.remove(self.group, instance_ids)
+        finally:
+            client.close()
+        bad = [o for o in outcomes if o.error not in (None, "UNKNOWN_MEMBER_ID")]
+        if bad:
             raise GateFailed(
-                f"remove-members --all-static failed (exit {proc.returncode})",
-                hint=(proc.stdout + proc.stderr).strip()[-HOOK_OUTPUT_TAIL:],
+                f"Removing the closed static members of {self.group} failed: "
+                f"{bad[0].instance_id}: {bad[0].error}"
             )
 
     def already_applied(self, step: Step) -> bool:

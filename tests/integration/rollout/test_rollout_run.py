@@ -153,7 +153,7 @@ def _finished(journal: Path) -> list[int]:
     return [e.step for e in read_journal(journal) if e.event in ("gate-passed", "rechecked")]
 
 
-def test_a_java_fleet_is_walked_eager_to_cooperative_through_the_restart_hook_losing_nothing(
+def test_a_java_fleet_is_walked_eager_to_cooperative_through_the_restart_hook_and_watched_losing_nothing(
     fleet: tuple[str, str, SteadyProducer, Deployment, str],
     processes: MemberProcesses,
     admin: ClusterAdmin,
@@ -182,7 +182,22 @@ def test_a_java_fleet_is_walked_eager_to_cooperative_through_the_restart_hook_lo
     ]
     assert admin.describe_group(group).assignor == "cooperative-sticky"
     assert _finished(journal) == [1, 2, 3, 4]
+    _watch_shows_a_settled_group(run_cli, bootstrap, group)
     _nothing_lost(processes, topic, producer)
+
+
+def _watch_shows_a_settled_group(run_cli: Callable[..., CliResult], bootstrap: str, group: str) -> None:
+    """`kafka-coop watch -o json`: one versioned record per look, every partition owned."""
+    result = run_cli(
+        "watch", group, "--bootstrap-server", bootstrap, "-o", "json", "--count", "2", "--interval", "0.5"
+    )
+    assert result.code == 0, result.stderr
+    looks = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(looks) == 2 and {look["v"] for look in looks} == {1}
+    last = looks[-1]
+    assert [(m["name"], m["family"]) for m in last["members"]] == [("j0", "java"), ("j1", "java")]
+    assert sum(m["partitions"] for m in last["members"]) == PARTITIONS
+    assert last["state"] == "stable" and last["unowned"] == []
 
 
 def test_a_runner_killed_mid_walk_is_resumed_without_repeating_or_skipping_a_step(
@@ -354,21 +369,3 @@ def test_ctrl_c_stops_the_walk_after_the_step_in_hand_with_exit_130(
     assert entries[-1].kind == "stopped"
     assert [name for name, _ in deployment.restarts] == ["j0"], "the step in hand finished, no other began"
     _nothing_lost(processes, topic, producer)
-
-
-def test_watch_shows_the_members_and_no_unowned_partition_of_a_settled_group(
-    fleet: tuple[str, str, SteadyProducer, Deployment, str],
-    bootstrap: str,
-    run_cli: Callable[..., CliResult],
-) -> None:
-    group = fleet[0]
-    result = run_cli(
-        "watch", group, "--bootstrap-server", bootstrap, "-o", "json", "--count", "2", "--interval", "0.5"
-    )
-    assert result.code == 0, result.stderr
-    looks = [json.loads(line) for line in result.stdout.splitlines()]
-    assert len(looks) == 2 and {look["v"] for look in looks} == {1}
-    last = looks[-1]
-    assert [(m["name"], m["family"]) for m in last["members"]] == [("j0", "java"), ("j1", "java")]
-    assert sum(m["partitions"] for m in last["members"]) == PARTITIONS
-    assert last["state"] == "stable" and last["unowned"] == []
