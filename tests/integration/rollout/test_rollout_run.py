@@ -13,83 +13,21 @@ import os
 import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kafka_coop._vocab import JAVA_ASSIGNOR_CLASSES
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.rollout import read_journal
 from kafka_coop.sandbox import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained, free_port
 from tests.conftest import CliResult
 from tests.integration.members import wait_declared, wait_for
+from tests.integration.rollout.hook import HOOK, Deployment
 
 PARTITIONS = 4
 RATE = 50.0
-ASSIGNOR_OF_CLASS = {v: k for k, v in JAVA_ASSIGNOR_CLASSES.items()}
-
-HOOK = """\
-import json, os, sys, time
-from pathlib import Path
-
-requests, member, phase, settings = sys.argv[1:5]
-name = f"{member}-{time.time_ns()}"
-tmp = Path(requests) / (name + ".tmp")
-tmp.write_text(json.dumps({"member": member, "phase": phase, "settings": json.loads(settings)}))
-os.rename(tmp, Path(requests) / (name + ".req"))
-done = Path(requests) / (name + ".done")
-deadline = time.monotonic() + 120
-while not done.exists():
-    if time.monotonic() > deadline:
-        sys.exit(124)
-    time.sleep(0.05)
-print(f"restarted {member} for phase {phase}")
-sys.exit(int(done.read_text() or 0))
-"""
-
-
-class Deployment:
-    """Answers the hook's requests: restarts the named member process on the settings it was given."""
-
-    def __init__(self, processes: MemberProcesses, requests: Path) -> None:
-        self.processes = processes
-        self.requests = requests
-        self.restarts: list[tuple[str, tuple[str, ...]]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-
-    def __enter__(self) -> Deployment:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join(10)
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            for request in sorted(self.requests.glob("*.req")):
-                asked = json.loads(request.read_text())
-                code = self._restart(asked["member"], asked["settings"])
-                request.with_suffix(".done").write_text(str(code))
-                request.unlink()
-            time.sleep(0.05)
-
-    def _restart(self, name: str, settings: dict[str, Any]) -> int:
-        member = self.processes[name]
-        classes = settings.get("partition.assignment.strategy")
-        if not classes:
-            return 3
-        assignors = tuple(ASSIGNOR_OF_CLASS[c.strip()] for c in classes.split(","))
-        member.stop()
-        member.spec = member.spec.replace(assignors=assignors)
-        member.start()
-        self.restarts.append((name, assignors))
-        return 0
 
 
 @pytest.fixture
