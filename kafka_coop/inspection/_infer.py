@@ -19,7 +19,7 @@ from kafka_coop._vocab import (
     SeenGroupProtocol,
     SeenProtocol,
 )
-from kafka_coop.events import TopicPartition
+from kafka_coop.events import PartitionKey
 from kafka_coop.families import WireTraits, catalog, recognise
 from kafka_coop.inspection._model import BrokerFacts, Fact, MemberSnapshot
 from kafka_coop.manifest import Manifest
@@ -74,13 +74,13 @@ class MemberInput(BaseModel):
     client_id: str
     host: str
     instance_id: str | None
-    assignment: tuple[TopicPartition, ...]
+    assignment: tuple[PartitionKey, ...]
     subscription: bytes | None = None
     assignment_bytes: bytes | None = None
     # the coordinator's view of the member (ConsumerGroupDescribe), where it gave one
     broker_type: SeenGroupProtocol | None = None
     member_epoch: int | None = None
-    target_assignment: tuple[TopicPartition, ...] | None = None
+    target_assignment: tuple[PartitionKey, ...] | None = None
     subscribed_regex: str | None = None
 
 

@@ -17,6 +17,7 @@ from typing import Annotated, Final
 from pydantic import BaseModel, ConfigDict, Field
 
 from kafka_coop._vocab import SeenGroupProtocol
+from kafka_coop.events import PartitionKey
 from kafka_coop.protocol._buffer import INT16_MAX, INT32_MAX, INT32_MIN, INT32_SIZE
 from kafka_coop.protocol._compact import (
     INT8_MAX,
@@ -64,7 +65,7 @@ class MemberAssignment(_Wire):
     topic_partitions: tuple[AssignedTopic, ...] = ()
 
     @property
-    def partitions(self) -> tuple[tuple[str, int], ...]:
+    def partitions(self) -> tuple[PartitionKey, ...]:
         """(topic, partition) pairs, sorted: the wire's grouping by topic is not information."""
         return tuple(sorted((t.topic_name, p) for t in self.topic_partitions for p in t.partitions))
 

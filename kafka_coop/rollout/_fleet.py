@@ -142,7 +142,7 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
                 member_type=m.member_type.value,
                 protocol=m.rebalance_protocol.value,
                 assignors=m.assignors.value if declared else None,
-                wire_assignors=None if declared else wire_assignors(m, snap.assignor),
+                wire_assignors=None if declared else wire_assignors(m, snap.selected_assignor),
                 static=m.instance_id is not None,
                 assignment_user_data=None if m.assignment_user_data is None else m.assignment_user_data > 0,
                 evidence=f"family {m.client_family.source}, protocol {m.rebalance_protocol.source}",
@@ -156,11 +156,11 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
     broker = snap.broker
     version = broker.kafka_version.value if broker.kafka_version.source != "unknown" else None
     return FleetDescription(
-        group=snap.group_id,
+        group=snap.group,
         source="live",
-        group_type=snap.type,
+        group_type=snap.group_type,
         state=snap.state,
-        selected_assignor=snap.assignor or None,
+        selected_assignor=snap.selected_assignor or None,
         members=tuple(members),
         broker=BrokerInfo(
             version=version,

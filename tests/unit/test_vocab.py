@@ -161,3 +161,24 @@ def test_no_field_spells_out_a_set_that_has_a_name() -> None:
                 if members is not None and members in named:
                     spelled.append(f"{path.relative_to(ROOT)}:{node.lineno} is {named[members][0]}")
     assert spelled == []
+
+
+# Where another name is the outside world's: ConsumerSettings mirrors librdkafka's `group.id`, and the
+# protocol package decodes Kafka's own schemas field by field.
+OUTSIDE_NAMES = ("kafka_coop/settings/", "kafka_coop/protocol/")
+ONE_FIELD_NAME = {"group_id": "group", "type": "group_type", "assignor": "selected_assignor"}
+
+
+def test_a_model_names_the_group_its_type_and_its_assignor_one_way() -> None:
+    """`group`, `group_type` and `selected_assignor` in every model, whatever a JSON alias says."""
+    drifted = [
+        f"{path.relative_to(ROOT)}:{stmt.lineno} {node.name}.{stmt.target.id}"
+        for path in SOURCES
+        if not str(path.relative_to(ROOT)).startswith(OUTSIDE_NAMES)
+        for node in ast.walk(_tree(path))
+        if isinstance(node, ast.ClassDef)
+        for stmt in node.body
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+        if stmt.target.id in ONE_FIELD_NAME
+    ]
+    assert drifted == []
