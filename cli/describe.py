@@ -142,7 +142,7 @@ def render_snapshot(term: Terminal, snap: GroupSnapshot) -> None:
 class DescribeOutput(GroupSnapshot):
     """What `describe GROUP --output json` prints: one look at the group (schema `describe`)."""
 
-    v: Literal[1] = 1
+    v: Literal[2] = 2
 
 
 class ListedGroupRow(ListedGroup):

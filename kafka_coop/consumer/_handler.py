@@ -4,7 +4,7 @@ It never calls the client: each of librdkafka's callbacks is a generator of step
 driver executes. Interface (all rebalance state lives here, drivers hold none):
 
 - `assign(partitions)`, `revoke(partitions)`, `lose(partitions)`: the three librdkafka callbacks,
-  given the `confluent_kafka.PartitionKey` list librdkafka passed;
+  given the `confluent_kafka.TopicPartition` list librdkafka passed;
 - `fail(error)`: a fatal client error: `lost` event, empty `owned`, `on_lost`;
 - `commit_done(keys)`: the commit `close()` makes before leaving the group;
 - `legacy_assign(partitions)` / `legacy_unassign()`: what a confluent-style `on_assign`/`on_revoke`
@@ -49,6 +49,7 @@ from kafka_coop.consumer._fatal import (
     is_fatal,
 )
 from kafka_coop.consumer._listener import Hooks, LegacyCallbacks, Partitions
+from kafka_coop.consumer._refusal import Refusal
 from kafka_coop.consumer._steps import (
     Assign,
     CallHook,
@@ -115,6 +116,8 @@ class RebalanceHandler:
         self.evicted = False
         self.rebalances = 0  # callbacks (and fatal errors) served so far: the group's answers
         self.eviction_window_s = eviction_window_s
+        # Reads which broker rule refused an online upgrade (set by `prepare`, which has the connection).
+        self.explain_refusal: Callable[[], Refusal | None] | None = None
         self._stamp = stamp
         self._log = log
         self._ownership = Ownership(protocol)
@@ -132,6 +135,10 @@ class RebalanceHandler:
     @property
     def owned(self) -> tuple[PartitionKey, ...]:
         return self._ownership.owned
+
+    def owns(self, key: PartitionKey) -> bool:
+        """Whether the group gave this member `key` (one set lookup: the store path asks per record)."""
+        return self._ownership.holds(key)
 
     @property
     def member_id(self) -> str:
@@ -151,6 +158,7 @@ class RebalanceHandler:
         eviction = self._eviction
         if eviction is not None and _monotonic() - eviction.at > self.eviction_window_s:
             eviction = None
+        refused = code == KafkaError.GROUP_ID_NOT_FOUND and self.protocol == "consumer"
         return fatal_error(
             code,
             detail,
@@ -158,6 +166,7 @@ class RebalanceHandler:
             instance_id=self._stamp.instance_id,
             protocol=self.protocol,
             evicted=eviction,
+            refusal=self.explain_refusal() if refused and self.explain_refusal is not None else None,
         )
 
     def fatal_from_log(self, text: str) -> ConsumerFailed:
@@ -256,7 +265,7 @@ class RebalanceHandler:
         released = keys_of(partitions)
         self._ownership.apply("revoked", released)
         self._given -= set(released)
-        yield Release(tuple(released))
+        yield Release(tuple(released), retire=self.protocol == "eager")
         yield from self._reconcile()
         yield from self._emit(
             "revoked", keys, started, committed=committed, error=_join(errors), commit_ms=commit_ms

@@ -90,6 +90,10 @@ class Ledger:
         # The last record of each partition done in hand-out order (the sequential loop's fast path:
         # no `Progress` bookkeeping, only this store), for the offset after the highest record done.
         self.last_done: dict[PartitionKey, Any] = {}
+        # Partitions an eager rebalance revoked, kept until the assignment that ends it: one assigned
+        # again takes its records back (a mark of one handed out before still counts, as confluent
+        # accepts a store for a partition assigned again; one not marked is still unfinished).
+        self.retired: dict[PartitionKey, tuple[Progress | None, Any]] = {}
 
     def fold(self) -> None:
         """Take in what was handed out and what was marked (a mark is always for a record handed out
@@ -200,12 +204,26 @@ class Ledger:
             return progress.below, epoch if progress.below == offset else None, progress.metadata
         return offset, epoch, None
 
-    def release(self, keys: Iterable[PartitionKey]) -> None:
-        """The partitions left: forget them (marks still queued for them are dropped when folded)."""
+    def release(self, keys: Iterable[PartitionKey], *, retire: bool = False) -> None:
+        """The partitions left: forget them (marks still queued for them are dropped when folded), or,
+        `retire` (an eager revoke), keep them aside until the next assignment (`assigned`)."""
         self.fold()
         for key in keys:
-            self.parts.pop(key, None)
-            self.last_done.pop(key, None)
+            progress, last = self.parts.pop(key, None), self.last_done.pop(key, None)
+            if retire and (progress is not None or last is not None):
+                self.retired[key] = (progress, last)
+
+    def assigned(self, keys: Iterable[PartitionKey]) -> None:
+        """An assignment: the retired partitions among `keys` take their records back; the others
+        retired are forgotten (another member may own them now)."""
+        retired, self.retired = self.retired, {}
+        for key in keys:
+            if key in retired and key not in self.parts and key not in self.last_done:
+                progress, last = retired[key]
+                if progress is not None:
+                    self.parts[key] = progress
+                if last is not None:
+                    self.last_done[key] = last
 
 
 def first_offsets(messages: Iterable[Any]) -> dict[PartitionKey, int]:

@@ -23,7 +23,7 @@ T = TypeVar("T")
 class Assign:
     """`incremental_assign(partitions)` (cooperative, consumer) or `assign(partitions)` (eager)."""
 
-    partitions: list[Any]  # confluent_kafka.PartitionKey
+    partitions: list[Any]  # confluent_kafka.TopicPartition
     incremental: bool
 
 
@@ -38,7 +38,7 @@ class Unassign:
 @dataclass(frozen=True, slots=True)
 class Commit:
     """Commit, synchronously and with explicit offsets, what is done of `keys` (the driver's committer
-    decides the offsets); returns the committed `confluent_kafka.PartitionKey`s, per-partition errors
+    decides the offsets); returns the committed `confluent_kafka.TopicPartition`s, per-partition errors
     included, or raises the client's KafkaException."""
 
     keys: tuple[PartitionKey, ...]
@@ -49,6 +49,8 @@ class Release:
     """The partitions left this member (revoked, lost, fenced): forget their offsets, marks and seeks."""
 
     keys: tuple[PartitionKey, ...]
+    # An eager revoke: the partitions may be assigned again by the assignment that ends the rebalance.
+    retire: bool = False
 
 
 @dataclass(frozen=True, slots=True)

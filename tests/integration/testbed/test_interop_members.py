@@ -1,4 +1,4 @@
-"""The other client families' members (interop/) run in the fleet like the Java and Python ones.
+"""The other client families' members (testbed/interop/) run in the fleet like the Java and Python ones.
 
 Each is a real program on its registry package; these tests hold them to the Java member's contract:
 they join, write RebalanceEvent lines, hand partitions over when one leaves, close cleanly on SIGTERM,

@@ -158,8 +158,6 @@ def sandbox_status(tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliRe
 
 
 def prepare_spark(tmp: Path, mp: pytest.MonkeyPatch, cli: Callable[..., CliResult]) -> str:
-    import kafka_coop.analytics
-
     cache = tmp / DIR
     made = SparkPrepared(
         decoder_jar=cache / "decoder.jar",
@@ -168,7 +166,7 @@ def prepare_spark(tmp: Path, mp: pytest.MonkeyPatch, cli: Callable[..., CliResul
         class_archive=cache / "driver.jsa",
         class_archive_made=False,
     )
-    mp.setattr(kafka_coop.analytics, "prepare_spark", lambda **_: made)
+    mp.setattr("kafka_coop.cli.prepare_spark.prepare", lambda **_: made)
     result = cli("prepare-spark")
     assert result.code == 0, result.stderr
     return result.stdout
