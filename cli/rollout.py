@@ -15,24 +15,31 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
+from rich.live import Live
 from rich.text import Text
 
 from kafka_coop.errors import InvalidInput
+from kafka_coop.inspection import GroupSnapshot
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.rollout import (
     TARGETS,
     Direction,
+    GateCommand,
     Plan,
     Progress,
+    Runner,
     Target,
     all_migrations,
     default_journal,
     load_plan,
     make_plan,
     read_journal,
+    resume_walk,
+    start_walk,
+    unowned_now,
 )
 
 from ._context import (
@@ -44,10 +51,7 @@ from ._context import (
     pass_terminal,
 )
 from ._exit_codes import Signalled
-
-if TYPE_CHECKING:
-    from kafka_coop.inspection import GroupSnapshot
-    from kafka_coop.rollout import Runner
+from .plan import _fleet
 
 ALL_TARGETS: tuple[str, ...] = (*TARGETS["upgrade"], *TARGETS["downgrade"])
 HOOK_HELP = (
@@ -68,9 +72,6 @@ def _live_plan(
     term: Terminal, group: str, to: str, bootstrap: str, command_config: Path | None, manifests_topic: str
 ) -> Plan:
     """The plan `upgrade-plan GROUP --to TO` prints for the live group now."""
-    from kafka_coop.rollout import GateCommand
-
-    from .plan import _fleet
 
     fleet = _fleet(term, group, bootstrap, command_config, None, manifests_topic, 15.0)
     gate = GateCommand(bootstrap=bootstrap, command_config=str(command_config) if command_config else None)
@@ -137,11 +138,10 @@ class View:
         snap = self.snap
         if snap is None:
             return "group: not seen yet"
-        from kafka_coop.rollout import unowned_now
 
         unowned = unowned_now(snap)
         return (
-            f"group {snap.state}, {len(snap.members)} members, assignor {snap.assignor or '-'}, "
+            f"group {snap.state}, {len(snap.members)} members, assignor {snap.selected_assignor or '-'}, "
             f"unowned now {len(unowned)}"
         )
 
@@ -178,7 +178,6 @@ class View:
         if self.json or not self.term.out.is_terminal:
             yield
             return
-        from rich.live import Live
 
         with Live(self._panel(), console=self.term.out, refresh_per_second=4, transient=False) as live:
             self.live = live
@@ -200,7 +199,6 @@ def _runner(
     manifests_topic: str,
     stop: StopBetweenSteps,
 ) -> Runner:
-    from kafka_coop.rollout import Runner
 
     admin, conf = admin_for(bootstrap, command_config)
     return Runner(
@@ -301,7 +299,6 @@ def run(
     """Walk GROUP's plan to --to: apply each phase's settings to one member (all, for a cutover), wait for
     the gate, go on. Exit 0 done, 1 a gate or an apply failed (the walk stops there), 2 bad input, 3 the
     cluster, 130 stopped by Ctrl-C between steps; `rollout resume` continues."""
-    from kafka_coop.rollout import start_walk
 
     journal = journal or default_journal(group)
     kept = _kept_plan(journal)
@@ -367,7 +364,6 @@ def resume(
 ) -> None:
     """Continue GROUP's walk from its journal: a finished step is not taken again, a begun one is re-checked
     by its gate before it is redone. Exit codes as `rollout run`."""
-    from kafka_coop.rollout import resume_walk
 
     journal = journal or default_journal(group)
     entries = read_journal(journal)
