@@ -48,8 +48,8 @@ class FleetMember(BaseModel):
     evidence: str = ""
     version: str | None = None  # the library's version: fleet file, or declared in a manifest
     version_source: str = ""
-    metadata_error: str | None = None  # its protocol bytes do not decode as the consumer protocol
-    pattern: str | None = None  # the regex it subscribes with, when known (fleet file, coordinator)
+    subscription_error: str | None = None  # its protocol bytes do not decode as the consumer protocol
+    subscribed_regex: str | None = None  # the regex it subscribes with, when known (fleet file, coordinator)
     topics: tuple[str, ...] = ()  # the topics it consumes today, when known
     restart_s: float | None = None  # how long a restart takes (fleet file)
 
@@ -179,8 +179,8 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
                 evidence=f"family {m.client_family.source}, protocol {m.rebalance_protocol.source}",
                 version=m.client_version.value if m.client_version.source != "unknown" else None,
                 version_source=_origin(m.client_version) if m.client_version.source != "unknown" else "",
-                metadata_error=m.subscription_error,
-                pattern=m.subscribed_regex,
+                subscription_error=m.subscription_error,
+                subscribed_regex=m.subscribed_regex,
                 topics=tuple(m.subscription.topics) if m.subscription is not None else (),
             )
         )
@@ -317,7 +317,7 @@ def _member_from_file(entry: _FileMember) -> FleetMember:
         evidence="fleet file",
         version=entry.version,
         version_source="fleet file" if entry.version is not None else "",
-        pattern=entry.pattern,
+        subscribed_regex=entry.pattern,
         topics=entry.topics,
         restart_s=entry.restart_s,
     )

@@ -98,7 +98,7 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
         group_version_signal=group_version_origin(broker.group_version),
         protocol_type=fleet.protocol_type,
         static_count=sum(m.count for m in fleet.members if m.static),
-        malformed={m.label: m.metadata_error for m in fleet.members if m.metadata_error},
+        malformed={m.label: m.subscription_error for m in fleet.members if m.subscription_error},
         clients=tuple(
             ClientFact(
                 label=m.label,
@@ -110,7 +110,7 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
             )
             for m in fleet.members
         ),
-        patterns={m.label: (m.pattern, m.topics) for m in fleet.members if m.pattern},
+        patterns={m.label: (m.subscribed_regex, m.topics) for m in fleet.members if m.subscribed_regex},
         restart_s=restart_s if restart_s is not None else (max(given) if given else None),
         session=SessionFacts(
             session_ms=broker.consumer_session_ms,
