@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import get_args
@@ -100,7 +101,9 @@ def _literal_members(node: ast.expr) -> frozenset[object] | None:
     return frozenset(item.value for item in items if isinstance(item, ast.Constant))
 
 
+@functools.cache
 def _module_ast(path: Path) -> ast.Module:
+    """Parsed once per run: every test below reads the same trees (nothing mutates them)."""
     return ast.parse(path.read_text(encoding="utf-8"))
 
 
