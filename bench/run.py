@@ -32,6 +32,7 @@ BENCHMARKS: tuple[str, ...] = (
     "restart_floor",
     "partition_add",
     "static_cutover",
+    "rollout_live",
     "chaos",
     "close_soak",
 )

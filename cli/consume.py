@@ -54,6 +54,7 @@ _KIND_STYLE = {
     "started": "dim",
     "closed": "dim",
     "warning": "bold yellow",
+    "reconfigured": "bold cyan",
 }
 
 
@@ -160,6 +161,12 @@ class _Stop:
     show_default=True,
     help="Address the metrics endpoint listens on.",
 )
+@click.option(
+    "--control",
+    is_flag=True,
+    help="Follow the control topic (_kafka_coop_control) for this group: `rollout run` may reconfigure this "
+    "member live (docs/consumer.md, live reconfiguration).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Do not print events (they still go to --events).")
 @pass_terminal
 def consume(
@@ -180,6 +187,7 @@ def consume(
     duplicate_check: str,
     metrics_port: int | None,
     metrics_addr: str,
+    control: bool,
     quiet: bool,
 ) -> None:
     """Join GROUP on TOPICS as a CoopConsumer member, like kafka-console-consumer with rebalance events."""
@@ -242,7 +250,13 @@ def consume(
             term.err.print(_render_event(event), highlight=False)
 
     stop = _Stop()
-    consumer = CoopConsumer(settings, events=on_event, manifests=manifests, duplicate_check=duplicate_check)  # type: ignore[arg-type]
+    consumer = CoopConsumer(
+        settings,
+        events=on_event,
+        manifests=manifests,
+        duplicate_check=duplicate_check,  # type: ignore[arg-type]
+        control=control,
+    )
     client = settings.render().get("client.id", "rdkafka")
     try:
         consumer.subscribe(list(topics))

@@ -3,7 +3,9 @@
 Kinds: `assigned`, `revoked`, `lost` are the three rebalance kinds whose meaning never changes;
 `started` and `closed` are lifecycle markers (a member that vanishes without `closed` was killed);
 `warning` says, in `error`, why the member cannot be assigned what it subscribed to (a missing or
-unauthorized topic), repeated while it lasts; it changes no ownership.
+unauthorized topic), repeated while it lasts; it changes no ownership. `reconfigured`: the member rebuilt
+its client in-process on a control record (kafka_coop.control), after its first assignment on the new
+settings, or back on its old ones when they failed (`error` says why); it changes no ownership.
 `partitions` is always the delta of this callback; `owned` is the member's assignment after it.
 `process` names one consumer instance for its whole life (host, pid and a random tag), so instances that
 share a client id, or a dynamic member whose member id changes on each rejoin, stay one member apiece.
@@ -24,7 +26,7 @@ from kafka_coop._vocab import RebalanceProtocol
 
 EVENT_VERSION: Final = 1
 
-EventKind = Literal["assigned", "revoked", "lost", "started", "closed", "warning"]
+EventKind = Literal["assigned", "revoked", "lost", "started", "closed", "warning", "reconfigured"]
 
 # Integers are 64-bit and callback times finite: what every reader (Python, Spark, Java) can hold.
 Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]

@@ -172,6 +172,8 @@ class ManifestPublisher:
         manifest = self._build()
         if manifest is None:
             return
+        if self._last_key is not None and self._last_key != manifest.key:
+            self._produce(self._last_key, None)  # a dynamic member rejoined under a new member id
         self._last_key = manifest.key
         self._produce(manifest.key, manifest.model_dump_json().encode())
 

@@ -42,7 +42,13 @@ rules the consumers depend on (librdkafka 2.16 / confluent-kafka 2.16):
   reset is fenced: FENCED_INSTANCE_ID, fatal); `commit()` without offsets commits what is stored; with
   nothing new, a synchronous one raises `_NO_OFFSET` and an asynchronous one returns and `on_commit`
   gets `_NO_OFFSET` (and the assignment) inside a later call;
-- a fatal error drops the assignment without a callback and logs facility FATAL.
+- a fatal error drops the assignment without a callback and logs facility FATAL;
+- a member that rebuilds its client in-process (live reconfiguration) gets, when the new client
+  subscribes, what the old one held: the group's rebalance for a rejoining static member
+  (`FakeGroup.refuse_rejoin` makes that join fail as a refused KIP-848 conversion does: fatal).
+
+`FakeControl` is the control topic a test drives: `CoopConsumer(conf, client=group.client,
+control=FakeControl())`, then `control.send(record)`; the member acts on it inside its next call.
 
 It is a model, not a broker: kafka-coop's own tests run the same behaviours on a real one.
 """
@@ -55,9 +61,18 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
+from kafka_coop.control import ControlOptions, ControlRecord
 from kafka_coop.events import PartitionKey
 
-__all__ = ["FakeConsumer", "FakeGroup", "FakeMessage", "PartitionResult", "WouldHang", "kafka_error"]
+__all__ = [
+    "FakeConsumer",
+    "FakeControl",
+    "FakeGroup",
+    "FakeMessage",
+    "PartitionResult",
+    "WouldHang",
+    "kafka_error",
+]
 
 OFFSET_INVALID = -1001
 OFFSET_BEGINNING = -2
@@ -167,6 +182,7 @@ class FakeConsumer:
         self.app_pos: dict[PartitionKey, tuple[int, int | None]] = {}
         self.group_assignment: set[PartitionKey] = set()  # what the group gave (rkcg_group_assignment)
         self.stored: dict[PartitionKey, int] = {}
+        self.held_at_close: list[PartitionKey] = []
         self.member_id = "member-1"
         self.fatal: int | None = None
         self.terminating = False
@@ -218,6 +234,12 @@ class FakeConsumer:
             raise TypeError("expected list of topic unicode strings")
         self.calls.append("subscribe")
         self.callbacks = callbacks
+        rejoin, self.group.rejoining = self.group.rejoining, None
+        if rejoin is not None and self.group.refused_rejoin is not None:
+            code, self.group.refused_rejoin = self.group.refused_rejoin, None
+            self.pending.append(lambda: self.raise_fatal(code, "ConsumerGroupHeartbeat"))
+        elif rejoin is not None:
+            self.pending.append(_QueuedRebalance(self, "assign", rejoin))
 
     def unsubscribe(self) -> None:
         """The group's assignment is revoked (served by the next call) and the member joins no more. A
@@ -567,6 +589,7 @@ class FakeConsumer:
             )
         while self.pending:  # close serves what was queued before it (log lines, commit callbacks)
             self.pending.pop(0)()
+        self.held_at_close = sorted(self.group_assignment)
         if self.fatal is None and self.callbacks:
             # eager revokes the app's assignment (none after a pending assign it turned into an unassign);
             # cooperative and KIP-848 revoke the group's, pending partitions included
@@ -590,11 +613,23 @@ class FakeGroup:
         self.commits: list[tuple[str, dict[PartitionKey, int], str]] = []  # (why, offsets, member id) sent
         self.leader_epoch = leader_epoch
         self.consumer: FakeConsumer | None = None
+        self.clients: list[FakeConsumer] = []  # every client made, the first one first
+        self.rejoining: list[PartitionKey] | None = None  # what a rebuilt client is given when it subscribes
+        self.refused_rejoin: int | None = None
 
     def client(self, conf: Mapping[str, Any]) -> FakeConsumer:
-        """What `CoopConsumer(..., client=group.client)` calls with the client conf."""
+        """What `CoopConsumer(..., client=group.client)` calls with the client conf. A second client of a
+        member (a live rebuild) is given, when it subscribes, what the one before it held."""
+        previous = self.consumer
+        if previous is not None:
+            self.rejoining = previous.held_at_close if previous.closed else sorted(previous.group_assignment)
         self.consumer = FakeConsumer(conf, self)
+        self.clients.append(self.consumer)
         return self.consumer
+
+    def refuse_rejoin(self, code: int = KafkaError.GROUP_ID_NOT_FOUND) -> None:
+        """The next rebuilt client's join fails fatally (a refused KIP-848 conversion: GROUP_ID_NOT_FOUND)."""
+        self.refused_rejoin = code
 
     def _member(self) -> FakeConsumer:
         if self.consumer is None:
@@ -697,3 +732,24 @@ class FakeGroup:
             member.member_id = member_id
 
         member.pending.append(join)
+
+
+class FakeControl:
+    """The control topic, driven by a test: `send(record)` hands the record to the member as its
+    follower would; the member judges and acts on it inside its next `poll`/`consume`."""
+
+    def __init__(self, options: ControlOptions | None = None) -> None:
+        self.options = options or ControlOptions()
+        self._deliver: Callable[[ControlRecord], None] | None = None
+        self.closed = False
+
+    def start(self, deliver: Callable[[ControlRecord], None]) -> None:
+        self._deliver = deliver
+
+    def close(self) -> None:
+        self.closed = True
+
+    def send(self, record: ControlRecord) -> None:
+        if self._deliver is None:
+            raise RuntimeError("The consumer follows no control yet: subscribe it first.")
+        self._deliver(record)

@@ -48,7 +48,7 @@ from kafka_coop.events import PartitionKey
 STATE_FORMAT: Final = 2  # bump when the pickled state changes shape (the checkpoint records it)
 
 # Codes, as the decoder (java/EventDecoder.java) and `_columnar.KINDS` / `PROTOCOLS` number them.
-KIND_NAMES: Final = ("assigned", "revoked", "lost", "started", "closed", "warning")
+KIND_NAMES: Final = ("assigned", "revoked", "lost", "started", "closed", "warning", "reconfigured")
 PROTOCOL_NAMES: Final = ("eager", "cooperative", "consumer")
 ASSIGNED, REVOKED, LOST = 0, 1, 2
 

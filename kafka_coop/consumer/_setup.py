@@ -74,6 +74,7 @@ class DriverSetup:
     freeze_limit_s: float
     max_poll_s: float  # max.poll.interval.ms: past it since the last call, librdkafka evicted this member
     transactional: bool  # the application's producer transactions own the commit
+    stamp: EventStamp  # the member's event identity and sequence (kept across a live rebuild)
 
     def client_conf(self) -> dict[str, Any]:
         """The client's conf: rendered settings, with the client storing and committing nothing, and the
@@ -95,7 +96,9 @@ def prepare(
     default_log: logging.Logger,
     callbacks: Mapping[str, Any] | None = None,
     transactional: bool = False,
+    stamp: EventStamp | None = None,
 ) -> DriverSetup:
+    """`stamp`: a rebuilt client's member goes on with its predecessor's (one `process`, one `seq`)."""
     callbacks_given = check_callbacks(callbacks or {})
     if isinstance(conf, ConsumerSettings):
         settings = conf
@@ -114,7 +117,7 @@ def prepare(
     sink = as_sink(events)
     rendered = settings.render()
     client_id = rendered.get("client.id", "rdkafka")
-    stamp = EventStamp(settings.group_id, client_id, settings.instance_id, protocol)
+    stamp = stamp or EventStamp(settings.group_id, client_id, settings.instance_id, protocol)
     handler = RebalanceHandler(protocol=protocol, stamp=stamp, hooks=hooks, log=log)
     if protocol == "consumer":
         handler.explain_refusal = partial(
@@ -144,6 +147,7 @@ def prepare(
         freeze_limit_s=freeze_limit_s(protocol, settings.session_timeout_ms, settings.max_poll_interval_ms),
         max_poll_s=(settings.max_poll_interval_ms or 0) / 1000.0 or LIBRDKAFKA_MAX_POLL_S,
         transactional=transactional,
+        stamp=stamp,
     )
 
 

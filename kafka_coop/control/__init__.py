@@ -18,17 +18,23 @@ from kafka_coop.control._record import (
     RECONFIGURABLE_KEYS,
     REMOVE,
     ControlKind,
+    ControlOptions,
     ControlRecord,
+    Judgement,
     apply_settings,
+    judge,
+    member_conf,
     parse_control,
 )
 from kafka_coop.manifest import ControlOutcome
 
 if TYPE_CHECKING:
-    from kafka_coop.control._kafka import publish_control, read_outcomes
+    from kafka_coop.control._kafka import ControlFeed, ControlFollower, publish_control, read_outcomes
 
 # name -> the module that defines it, imported on first use (it needs confluent_kafka)
 _LAZY: dict[str, str] = {
+    "ControlFeed": "kafka_coop.control._kafka",
+    "ControlFollower": "kafka_coop.control._kafka",
     "publish_control": "kafka_coop.control._kafka",
     "read_outcomes": "kafka_coop.control._kafka",
 }
@@ -42,10 +48,16 @@ __all__ = [
     "CONTROL_TOPIC_PARTITIONS",
     "RECONFIGURABLE_KEYS",
     "REMOVE",
+    "ControlFeed",
+    "ControlFollower",
     "ControlKind",
+    "ControlOptions",
     "ControlOutcome",
     "ControlRecord",
+    "Judgement",
     "apply_settings",
+    "judge",
+    "member_conf",
     "parse_control",
     "publish_control",
     "read_outcomes",

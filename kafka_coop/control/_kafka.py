@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Protocol
 
-from kafka_coop.control._record import CONTROL_TOPIC, ControlRecord
+from kafka_coop.control._record import CONTROL_TOPIC, ControlRecord, parse_control
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, ControlOutcome, Manifest, parse_manifest
 
@@ -172,3 +173,140 @@ def read_outcomes(
 
 def _left(deadline: float) -> float:
     return max(0.001, deadline - time.monotonic())
+
+
+# A member that finds no control topic (or no READ on it) looks again this often, like the manifests.
+CONTROL_RECHECK_S = 60.0
+
+
+class ControlFeed(Protocol):
+    """Where a member's control records come from: the topic (`ControlFollower`), or a test's hand
+    (`kafka_coop.testing.FakeControl`). `start` may be called again (a rebuilt client): once counts."""
+
+    def start(self, deliver: Callable[[ControlRecord], None]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class ControlFollower:
+    """A background reader of the control topic for one group: it never joins a group or commits (the
+    partitions are assigned, read from the start), never blocks the member's poll, and hands each
+    well-formed record of its group to `deliver` on its own thread. A malformed record is logged once
+    (its offset is read once); the member's own rules judge the rest."""
+
+    def __init__(
+        self, conf: Mapping[str, Any], group: str, *, topic: str = CONTROL_TOPIC, log: logging.Logger
+    ) -> None:
+        self._conf = dict(conf)
+        self.group = group
+        self.topic = topic
+        self._log = log
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._deliver: Callable[[ControlRecord], None] | None = None
+        self._warned = False
+        self._others: set[str] = set()
+        self.ready = threading.Event()  # set once the topic's partitions are assigned
+
+    def start(self, deliver: Callable[[ControlRecord], None]) -> None:
+        self._deliver = deliver
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="kafka-coop-control", daemon=True)
+            self._thread.start()
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+
+    def _run(self) -> None:
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+        consumer = Consumer(
+            {
+                **self._conf,
+                "group.id": f"kafka-coop-control-{self.group}",  # never joins or commits: assigned
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "allow.auto.create.topics": False,
+                "logger": _quiet_logger(),
+            }
+        )
+        try:
+            partitions = self._wait_for_topic(consumer)
+            if partitions is None:
+                return
+            consumer.assign([TopicPartition(self.topic, p, OFFSET_BEGINNING) for p in partitions])
+            self.ready.set()
+            while not self._stop.is_set():
+                msg = consumer.poll(0.2)
+                if msg is None:
+                    continue
+                err = msg.error()
+                if err is not None:
+                    self._warn(err)
+                    continue
+                self._take(msg.key(), msg.value(), msg.offset())
+        except Exception as exc:  # never break the member: it goes on without live control
+            self._log.warning(
+                "The control topic reader stopped (%s); this member follows no control records.", exc
+            )
+        finally:
+            consumer.close()
+
+    def _wait_for_topic(self, consumer: Any) -> list[int] | None:
+        while not self._stop.is_set():
+            try:
+                meta = consumer.list_topics(timeout=5.0)  # all topics: asking for one may auto-create it
+                info = meta.topics.get(self.topic)
+                error = "not in metadata" if info is None else info.error
+            except Exception as exc:
+                info, error = None, exc
+            if error is None and info is not None:
+                if self._warned:
+                    self._log.info(
+                        "The control topic %s is readable now; this member follows it.", self.topic
+                    )
+                self._warned = False
+                return sorted(info.partitions)
+            self._warn(error)
+            self._stop.wait(CONTROL_RECHECK_S)
+        return None
+
+    def _warn(self, error: object) -> None:
+        if not self._warned:
+            self._warned = True
+            self._log.warning(
+                "This member cannot read the control topic %s (%s), so it cannot be reconfigured live; "
+                "consumption continues, and the topic is looked for again every %g s.",
+                self.topic,
+                error,
+                CONTROL_RECHECK_S,
+            )
+
+    def _take(self, key: bytes | None, value: bytes | None, offset: int | None) -> None:
+        if key is not None and key != self.group.encode():
+            return  # another group's instruction
+        if value is None:
+            return  # a tombstone: the runner cleared the group's instruction
+        record = parse_control(value)
+        if record is None:
+            self._log.warning(
+                "Control record at offset %s for group %s is malformed (not a version-1 control record); "
+                "it changes nothing.",
+                offset,
+                self.group,
+            )
+            return
+        if record.group != self.group:
+            if record.group not in self._others:
+                self._others.add(record.group)
+                self._log.warning(
+                    "Control record at offset %s is keyed %s but names group %s; it changes nothing.",
+                    offset,
+                    self.group,
+                    record.group,
+                )
+            return
+        if self._deliver is not None:
+            self._deliver(record)

@@ -8,6 +8,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kafka_coop._vocab import CLASSIC_ONLY_KEYS
 from kafka_coop.manifest import TopicAcl
 
 CONTROL_VERSION: Final = 1
@@ -113,3 +114,92 @@ def apply_settings(conf: Mapping[str, object], settings: Mapping[str, str]) -> d
         else:
             updated[key] = value
     return updated
+
+
+def member_conf(conf: Mapping[str, str], settings: Mapping[str, str]) -> dict[str, str]:
+    """The conf a member rebuilds its client with: `settings` applied (`apply_settings`), and the keys the
+    new protocol refuses dropped unless the record set them itself: the classic-only keys under
+    group.protocol=consumer (a classic member's conf always names its strategy), group.remote.assignor
+    under classic. librdkafka would refuse either, so a record that means "switch protocol" need not
+    list what every member happens to carry."""
+    updated = {k: str(v) for k, v in apply_settings(conf, settings).items()}
+    if updated.get("group.protocol", "classic").strip().lower() == "consumer":
+        drop: tuple[str, ...] = CLASSIC_ONLY_KEYS
+    else:
+        drop = ("group.remote.assignor",)
+    for key in drop:
+        if key not in settings:
+            updated.pop(key, None)
+    return updated
+
+
+class ControlOptions(BaseModel):
+    """How a member follows the control topic (`CoopConsumer(conf, control=ControlOptions(...))`;
+    `control=True` takes these defaults)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    topic: str = CONTROL_TOPIC
+    # Explicit marks: how long a reconfiguration waits for the records in flight to be marked done
+    # before it commits what is finished and closes the client (the rest is fetched again: never lost).
+    drain_s: float = Field(default=10.0, ge=0)
+    # How long the rebuilt client may take to its first assignment before the member goes back to its
+    # old settings and answers `refused` (a refused KIP-848 conversion fails the client at once).
+    rejoin_s: float = Field(default=60.0, gt=0)
+    # How long a member closed for a cutover waits for its `cutover-rejoin` before it rejoins on its old
+    # settings and answers `refused`: a runner that died never leaves the fleet down longer than this.
+    cutover_wait_s: float = Field(default=120.0, gt=0)
+
+
+Verdict = Literal["apply", "refuse", "ignore"]
+
+
+class Judgement(BaseModel):
+    """What a member does with one record: apply it, refuse it (answered on its manifest), or ignore it
+    (stale, replayed, not for it: logged once, answered nowhere)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    verdict: Verdict
+    reason: str | None = None
+
+
+def judge(
+    record: ControlRecord,
+    *,
+    group: str,
+    instance_id: str | None,
+    client_id: str | None,
+    answered: Mapping[str, int],
+    waiting: tuple[str, int] | None,
+) -> Judgement:
+    """The rules, in order. `answered`: plan id -> the last step this member answered (applied or
+    refused); `waiting`: the (plan id, step) of the cutover-close this member is closed for, if any."""
+    if record.group != group:
+        return Judgement(verdict="ignore", reason=f"the record is for group {record.group!r}")
+    if not record.addresses(instance_id, client_id):
+        return Judgement(verdict="ignore", reason="the record is not addressed to this member")
+    last = answered.get(record.plan_id)
+    if last is not None and record.step <= last:
+        return Judgement(
+            verdict="ignore",
+            reason=f"stale or replayed: step {record.step} of plan {record.plan_id!r}, answered {last}",
+        )
+    if waiting is not None:
+        plan, step = waiting
+        if record.kind != "cutover-rejoin" or record.plan_id != plan or record.step != step + 1:
+            return Judgement(
+                verdict="ignore",
+                reason=f"closed for the cutover of plan {plan!r}: only its rejoin, step {step + 1}, counts",
+            )
+    elif record.kind == "cutover-rejoin":
+        return Judgement(
+            verdict="ignore", reason="a cutover-rejoin, but this member is not closed for a cutover"
+        )
+    refused = record.refused_keys()
+    if refused:
+        allowed = ", ".join(sorted(RECONFIGURABLE_KEYS))
+        return Judgement(
+            verdict="refuse", reason=f"{', '.join(refused)} may not change live (only {allowed})"
+        )
+    return Judgement(verdict="apply")

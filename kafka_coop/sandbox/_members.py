@@ -74,6 +74,7 @@ class MemberSpec(BaseModel):
     process_ms: int = 0
     record_log: bool = False
     manifests: bool = True  # publish to _kafka_coop_manifests when that topic exists
+    control: bool = False  # python members: follow the control topic (live reconfiguration)
     # None = the member's name, "default" = the library's own default client id (what a service that
     # never sets one sends, and what inference reads on the wire); a Python member takes any other
     # value as its client.id, e.g. "rdkafka" for instances of a service that sets none.
@@ -239,6 +240,8 @@ class MemberProcess:
             cmd += ["--records", str(self.records_path)]
         if not spec.manifests:
             cmd += ["--no-manifests"]
+        if spec.control:
+            cmd += ["--control"]
         if spec.process_ms:
             cmd += ["--process-ms", str(spec.process_ms)]
         if spec.close != "default":

@@ -18,7 +18,10 @@ from kafka_coop.control import (
     ControlKind,
     ControlOutcome,
     ControlRecord,
+    Judgement,
     apply_settings,
+    judge,
+    member_conf,
     parse_control,
 )
 from kafka_coop.manifest import Manifest, parse_manifest
@@ -185,3 +188,62 @@ def test_the_control_topic_is_compacted_so_one_instruction_per_group_survives() 
 
 def test_the_kinds_are_the_three_the_runner_writes() -> None:
     assert set(get_args(ControlKind)) == {"reconfigure", "cutover-close", "cutover-rejoin"}
+
+
+def verdict(
+    rec: ControlRecord, *, answered: dict[str, int] | None = None, waiting: tuple[str, int] | None = None
+) -> Judgement:
+    return judge(
+        rec, group="orders", instance_id="svc-0", client_id="c0", answered=answered or {}, waiting=waiting
+    )
+
+
+def test_a_new_step_of_a_plan_addressed_to_the_member_is_applied() -> None:
+    assert verdict(record(step=3), answered={"p1": 2}).verdict == "apply"
+
+
+def test_a_step_at_or_below_the_last_answered_is_stale() -> None:
+    assert verdict(record(step=3), answered={"p1": 3}).verdict == "ignore"
+    assert verdict(record(step=2), answered={"p1": 3}).verdict == "ignore"
+    assert verdict(record(step=1), answered={"other-plan": 3}).verdict == "apply"
+
+
+def test_another_groups_record_is_ignored() -> None:
+    assert verdict(record(group="payments")).verdict == "ignore"
+
+
+def test_while_closed_for_a_cutover_only_its_rejoin_of_the_next_step_counts() -> None:
+    closed = ("p1", 3)
+    assert verdict(record(step=4, kind="cutover-rejoin"), waiting=closed).verdict == "apply"
+    assert verdict(record(step=5, kind="cutover-rejoin"), waiting=closed).verdict == "ignore"
+    assert verdict(record(step=4, kind="reconfigure"), waiting=closed).verdict == "ignore"
+    assert verdict(record(step=4, kind="cutover-rejoin", plan_id="p2"), waiting=closed).verdict == "ignore"
+
+
+def test_a_rejoin_without_a_close_before_it_is_ignored() -> None:
+    assert verdict(record(kind="cutover-rejoin")).verdict == "ignore"
+
+
+def test_a_forbidden_key_is_refused_with_its_name() -> None:
+    judged = verdict(record(settings={"group.id": "other"}))
+    assert judged.verdict == "refuse" and judged.reason is not None and judged.reason.startswith("group.id")
+
+
+def test_switching_to_the_consumer_protocol_drops_the_classic_keys_the_record_did_not_set() -> None:
+    conf = {"group.id": "g", "partition.assignment.strategy": "range", "heartbeat.interval.ms": "3000"}
+    assert member_conf(conf, {"group.protocol": "consumer"}) == {
+        "group.id": "g",
+        "group.protocol": "consumer",
+    }
+
+
+def test_switching_back_to_classic_drops_the_remote_assignor() -> None:
+    conf = {"group.id": "g", "group.protocol": "consumer", "group.remote.assignor": "uniform"}
+    updated = member_conf(
+        conf, {"group.protocol": "classic", "partition.assignment.strategy": "cooperative-sticky"}
+    )
+    assert updated == {
+        "group.id": "g",
+        "group.protocol": "classic",
+        "partition.assignment.strategy": "cooperative-sticky",
+    }
