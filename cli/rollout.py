@@ -15,14 +15,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.live import Live
 from rich.text import Text
 
 from kafka_coop.errors import InvalidInput
-from kafka_coop.inspection import GroupSnapshot
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.rollout import (
     TARGETS,
@@ -30,15 +28,12 @@ from kafka_coop.rollout import (
     GateCommand,
     Plan,
     Progress,
-    Runner,
     Target,
     all_migrations,
     default_journal,
     load_plan,
     make_plan,
     read_journal,
-    resume_walk,
-    start_walk,
     unowned_now,
 )
 
@@ -52,6 +47,10 @@ from ._context import (
 )
 from ._exit_codes import Signalled
 from .plan import _fleet
+
+if TYPE_CHECKING:
+    from kafka_coop.inspection import GroupSnapshot
+    from kafka_coop.rollout import Runner
 
 ALL_TARGETS: tuple[str, ...] = (*TARGETS["upgrade"], *TARGETS["downgrade"])
 HOOK_HELP = (
@@ -72,7 +71,6 @@ def _live_plan(
     term: Terminal, group: str, to: str, bootstrap: str, command_config: Path | None, manifests_topic: str
 ) -> Plan:
     """The plan `upgrade-plan GROUP --to TO` prints for the live group now."""
-
     fleet = _fleet(term, group, bootstrap, command_config, None, manifests_topic, 15.0)
     gate = GateCommand(bootstrap=bootstrap, command_config=str(command_config) if command_config else None)
     target: Target = to  # type: ignore[assignment]  # click.Choice narrowed it
@@ -138,7 +136,6 @@ class View:
         snap = self.snap
         if snap is None:
             return "group: not seen yet"
-
         unowned = unowned_now(snap)
         return (
             f"group {snap.state}, {len(snap.members)} members, assignor {snap.selected_assignor or '-'}, "
@@ -178,6 +175,7 @@ class View:
         if self.json or not self.term.out.is_terminal:
             yield
             return
+        from rich.live import Live
 
         with Live(self._panel(), console=self.term.out, refresh_per_second=4, transient=False) as live:
             self.live = live
@@ -199,6 +197,7 @@ def _runner(
     manifests_topic: str,
     stop: StopBetweenSteps,
 ) -> Runner:
+    from kafka_coop.rollout import Runner  # loads the clients: not at `rollout --help`
 
     admin, conf = admin_for(bootstrap, command_config)
     return Runner(
@@ -299,6 +298,7 @@ def run(
     """Walk GROUP's plan to --to: apply each phase's settings to one member (all, for a cutover), wait for
     the gate, go on. Exit 0 done, 1 a gate or an apply failed (the walk stops there), 2 bad input, 3 the
     cluster, 130 stopped by Ctrl-C between steps; `rollout resume` continues."""
+    from kafka_coop.rollout import start_walk  # loads the clients: not at `rollout --help`
 
     journal = journal or default_journal(group)
     kept = _kept_plan(journal)
@@ -364,6 +364,7 @@ def resume(
 ) -> None:
     """Continue GROUP's walk from its journal: a finished step is not taken again, a begun one is re-checked
     by its gate before it is redone. Exit codes as `rollout run`."""
+    from kafka_coop.rollout import resume_walk  # loads the clients: not at `rollout --help`
 
     journal = journal or default_journal(group)
     entries = read_journal(journal)

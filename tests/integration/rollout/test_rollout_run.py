@@ -146,7 +146,7 @@ def _watch_shows_a_settled_group(run_cli: Callable[..., CliResult], bootstrap: s
     last = looks[-1]
     assert [(m["name"], m["family"]) for m in last["members"]] == [("j0", "java"), ("j1", "java")]
     assert sum(m["partitions"] for m in last["members"]) == PARTITIONS
-    assert last["state"] == "stable" and last["unowned"] == []
+    assert last["state"] == "stable" and last["group_type"] == "classic" and last["unowned"] == []
 
 
 def test_a_runner_killed_mid_walk_is_resumed_without_repeating_or_skipping_a_step(
