@@ -110,6 +110,7 @@ def run_gate(
             previous=previous,
             history=seen[:-1],
             two_looks=True,
+            alive_since_ms=seen[0].taken_ms if wait and seen else None,
         )
 
     try:
