@@ -243,9 +243,11 @@ class Core:
             if state.slow or clock() - state.tick > GAP_S:
                 return slow(msg, hand_out)
             if msg is not None:
-                handed(msg)
-                if len(handed_out) > FOLD_RECORDS:
+                # Fold before registering it: the records folded are then all marked (in the
+                # sequential loop), none left over for the slower bookkeeping.
+                if len(handed_out) >= FOLD_RECORDS:
                     fold()
+                handed(msg)
             return msg  # type: ignore[no-any-return]
 
         return poll_marked
@@ -296,9 +298,9 @@ class Core:
                 raise
             if state.slow or clock() - state.tick > GAP_S:
                 return slow(messages, hand_out)
-            handed(messages)
-            if len(handed_out) > FOLD_BATCHES:
+            if len(handed_out) >= FOLD_BATCHES:  # (before registering it: see poll_marked)
                 fold()
+            handed(messages)
             return messages  # type: ignore[no-any-return]
 
         return consume_marked
