@@ -56,8 +56,8 @@ try:
 except ImportError:  # pragma: no cover - the wheel (pure Python): the Python path below
     FastPoll = FastCallState = None  # type: ignore[assignment,misc]
 from kafka_coop.consumer._handler import client_partitions
-from kafka_coop.consumer._offsets import Key, Ledger, commit_offset, first_offsets
-from kafka_coop.consumer._setup import LIBRDKAFKA_LOGGER, Prepared
+from kafka_coop.consumer._offsets import Ledger, commit_offset, first_offsets
+from kafka_coop.consumer._setup import LIBRDKAFKA_LOGGER, DriverSetup
 from kafka_coop.consumer._steps import (
     Assign,
     CallHook,
@@ -75,6 +75,7 @@ from kafka_coop.consumer._steps import (
 )
 from kafka_coop.errors import ConsumerFailed
 from kafka_coop.events import CommittedOffset, RebalanceEvent
+from kafka_coop.events import PartitionKey as Key
 
 # How long close serves an incremental rebalance under way before it commits again (see close()).
 CLOSE_REBALANCE_WAIT_S = 5.0
@@ -130,7 +131,7 @@ class Core:
 
     def __init__(
         self,
-        prepared: Prepared,
+        prepared: DriverSetup,
         factory: ClientFactory,
         *,
         run_hook: RunHook = call_directly,
