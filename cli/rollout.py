@@ -196,6 +196,7 @@ def _runner(
     apply_timeout: float,
     manifests_topic: str,
     stop: StopBetweenSteps,
+    unprotected_control: bool,
 ) -> Runner:
     from kafka_coop.rollout import Runner  # loads the clients: not at `rollout --help`
 
@@ -211,6 +212,7 @@ def _runner(
         manifests_topic=manifests_topic or None,
         stop_requested=stop,
         on_look=view.look,
+        unprotected_control=unprotected_control,
     )
 
 
@@ -254,6 +256,12 @@ def _common(f: Any) -> Any:
                 show_default=True,
                 help="'' to read none.",
             ),
+            click.option(
+                "--unprotected-control",
+                is_flag=True,
+                help="Walk kafka-coop members through a control topic that others than this principal may "
+                "write, or on a cluster without an authorizer: for a sandbox or a dev cluster only.",
+            ),
             output_option(("table", "json")),
         ]
     ):
@@ -293,6 +301,7 @@ def run(
     gate_timeout: float,
     apply_timeout: float,
     manifests_topic: str,
+    unprotected_control: bool,
     output: str,
 ) -> None:
     """Walk GROUP's plan to --to: apply each phase's settings to one member (all, for a cutover), wait for
@@ -317,7 +326,17 @@ def run(
     stop = StopBetweenSteps(term)
     view = View(term, output)
     runner = _runner(
-        term, view, group, bootstrap, command_config, hook, gate_timeout, apply_timeout, manifests_topic, stop
+        term,
+        view,
+        group,
+        bootstrap,
+        command_config,
+        hook,
+        gate_timeout,
+        apply_timeout,
+        manifests_topic,
+        stop,
+        unprotected_control,
     )
     if plan is None:
         plan = _live_plan(term, group, to, bootstrap, command_config, manifests_topic)
@@ -360,6 +379,7 @@ def resume(
     gate_timeout: float,
     apply_timeout: float,
     manifests_topic: str,
+    unprotected_control: bool,
     output: str,
 ) -> None:
     """Continue GROUP's walk from its journal: a finished step is not taken again, a begun one is re-checked
@@ -379,7 +399,17 @@ def resume(
     stop = StopBetweenSteps(term)
     view = View(term, output)
     runner = _runner(
-        term, view, group, bootstrap, command_config, hook, gate_timeout, apply_timeout, manifests_topic, stop
+        term,
+        view,
+        group,
+        bootstrap,
+        command_config,
+        hook,
+        gate_timeout,
+        apply_timeout,
+        manifests_topic,
+        stop,
+        unprotected_control,
     )
     with stop.installed(), view.shown():
         walk, taken = resume_walk(runner, plan, journal, entries, hook=hook, on_progress=view.progress)

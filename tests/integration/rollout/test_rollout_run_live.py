@@ -36,11 +36,26 @@ def _walk(
 ) -> list[dict[str, object]]:
     result = run_cli(
         "rollout", "run", group, "--to", to, "--bootstrap-server", bootstrap, "--journal", str(journal),
-        "--gate-timeout", "90", "--apply-timeout", "90", "-o", "json", *more,
+        "--gate-timeout", "90", "--apply-timeout", "90", "--unprotected-control", "-o", "json", *more,
     )  # fmt: skip
     assert result.code == 0, result.stdout + result.stderr
     assert [e.kind for e in read_journal(journal)][-1] == "done"
     return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def _refused_without_an_authorizer(
+    run_cli: Callable[..., CliResult], bootstrap: str, group: str, journal: Path
+) -> None:
+    """The sandbox has no authorizer: anyone may write its control topic, so a live walk needs
+    --unprotected-control, and without it is bad input before any step."""
+    refused = run_cli(
+        "rollout", "run", group, "--to", "cooperative", "--bootstrap-server", bootstrap,
+        "--journal", str(journal), "-o", "json",
+    )  # fmt: skip
+    assert refused.code == 2, refused.stdout + refused.stderr
+    error = json.loads(refused.stdout)["error"]
+    assert "no authorizer" in error["message"] and "--unprotected-control" in error["hint"], error
+    assert not journal.exists()
 
 
 def _control_topic(admin: ClusterAdmin) -> None:
@@ -80,6 +95,7 @@ def test_six_kafka_coop_members_are_walked_with_no_restart_by_cutovers_and_live_
             for i in range(MEMBERS)
         )
         processes.wait_stable(group, joined=members)
+        _refused_without_an_authorizer(run_cli, bootstrap, group, tmp_path / "refused.jsonl")
 
         up = _walk(run_cli, bootstrap, group, "cooperative", tmp_path / "up.jsonl")
         assert _passed(up) == [names], "one coordinated cutover of every member"
