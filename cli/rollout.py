@@ -26,6 +26,7 @@ from kafka_coop.rollout import (
     TARGETS,
     Direction,
     GateCommand,
+    PauseTally,
     Plan,
     Progress,
     Target,
@@ -118,9 +119,12 @@ class View:
         self.snap: GroupSnapshot | None = None
         self.last: Progress | None = None
         self.live: Any = None
+        self.pause = PauseTally()
 
     def look(self, snap: GroupSnapshot) -> None:
+        """Every look of the runner's and of its gates' (while they wait): the group, and the pause."""
         self.snap = snap
+        self.pause = self.pause.look(snap)
         self._refresh()
 
     def progress(self, record: Progress) -> None:
@@ -153,7 +157,7 @@ class View:
             (f"[{r.mode} step {r.step}/{r.steps} phase {r.phase}] ", "dim"),
             (r.event, style),
             f" {members}{took}{detail}  ",
-            (self._group(), "dim"),
+            (f"{self._group()}, pause so far {self.pause.wall_ms / 1000:.1f} s", "dim"),
         )
 
     def _panel(self) -> Text:
@@ -164,7 +168,14 @@ class View:
             else "starting"
         )
         took = f" ({r.seconds:.1f} s in this step)" if r is not None and r.seconds is not None else ""
-        return Text.assemble((head, "bold"), took, "\n", self._group())
+        return Text.assemble((head, "bold"), took, "\n", self._group(), "\n", self._pause())
+
+    def _pause(self) -> str:
+        p = self.pause
+        return (
+            f"pause so far {p.wall_ms / 1000:.1f} s with a partition unowned "
+            f"({p.partition_ms / 1000:.1f} partition-s), as the looks saw it"
+        )
 
     def _refresh(self) -> None:
         if self.live is not None:

@@ -406,6 +406,7 @@ class Runner:
                 wait=True,
                 timeout_s=max(1.0, deadline - time.monotonic()),
                 manifests_topic=self.manifests_topic,
+                on_look=self.on_look,
             )
             if report.failed():
                 return report
