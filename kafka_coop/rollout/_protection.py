@@ -69,7 +69,11 @@ def unprotected_reason(
             "reconfigure the fleet."
         )
     if not grants:
-        return f"No ACL applies to the control topic {topic}: its members cannot read it."
+        # a broker without an authorizer may answer so too (KRaft's describe_acls lists none)
+        return (
+            f"No ACL applies to the control topic {topic}: without an authorizer any client may write it "
+            "and reconfigure the fleet, with one its members cannot read it."
+        )
     who = writers(grants)
     if "User:*" in who:
         return f"Every principal (User:*) may write the control topic {topic} and reconfigure the fleet."
