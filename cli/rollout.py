@@ -324,6 +324,10 @@ def run(
     kept = _kept_plan(journal)
     if plan_file is None and (rollback or journal.exists()) and kept.exists():
         plan_file = kept
+    elif plan_file is None and rollback and journal.exists():
+        # a walk of a --plan FILE is rolled back on that plan (its journal names it)
+        header = next((e for e in read_journal(journal) if e.kind == "walk"), None)
+        plan_file = Path(header.plan_file) if header is not None and header.plan_file else None
     if rollback and not journal.exists():
         raise InvalidInput(
             f"Journal {str(journal)!r} does not exist: there is no walk to roll back.",

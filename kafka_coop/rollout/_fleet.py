@@ -52,6 +52,7 @@ class FleetMember(BaseModel):
     pattern: str | None = None  # the regex it subscribes with, when known (fleet file, coordinator)
     topics: tuple[str, ...] = ()  # the topics it consumes today, when known
     restart_s: float | None = None  # how long a restart takes (fleet file)
+    kafka_coop: bool = False  # its manifest names kafka-coop: `rollout run` changes it live
 
     @property
     def label(self) -> str:
@@ -151,6 +152,7 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
                 metadata_error=m.subscription_error,
                 pattern=m.subscribed_regex,
                 topics=tuple(m.subscription.topics) if m.subscription is not None else (),
+                kafka_coop=m.manifest is not None and "kafka-coop" in m.manifest.libraries,
             )
         )
     broker = snap.broker
