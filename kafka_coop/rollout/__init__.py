@@ -23,7 +23,6 @@ from kafka_coop._vocab import Direction
 from kafka_coop.rollout._checks import Check, worst
 from kafka_coop.rollout._commands import GateSpec, PlanSpec, RemoveStaticSpec, argv, consume_flags, render
 from kafka_coop.rollout._fleet import (
-    BrokerInfo,
     FleetDescription,
     FleetMember,
     fleet_from_snapshot,
@@ -93,7 +92,6 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 __all__ = [
     "PLAN_HINT",
     "TARGETS",
-    "BrokerInfo",
     "Check",
     "Direction",
     "FamilyConfig",

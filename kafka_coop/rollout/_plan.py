@@ -225,7 +225,7 @@ def _alternatives(
                 )
             )
     librdkafka = fleet.families().get("librdkafka", 0)
-    version_ok = fleet.broker.version is None or version_at_least(fleet.broker.version, (4, 0)) is not False
+    version_ok = fleet.broker_version is None or version_at_least(fleet.broker_version, (4, 0)) is not False
     kip848_since = catalog()["librdkafka"].kip848.since
     clients_ok = not any(
         m.family == "librdkafka" and older_than(m.version, kip848_since) for m in fleet.members
@@ -305,7 +305,7 @@ def _phases(
                 expect=phase.expect,
                 pause=phase.pause,
                 pause_note=pause_note(phase, protocol_before, fleet.size, static)
-                + _assignment_interval_note(phase.expect.rebalance_protocol, fleet.broker.version),
+                + _assignment_interval_note(phase.expect.rebalance_protocol, fleet.broker_version),
                 pause_budget_ms=pause_budget_ms,
                 rollback=phase.rollback,
                 notes=phase.notes,
@@ -516,8 +516,8 @@ def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
             )
     out += [n for n in known_defect_notes(fleet, to_consumer=spec.to == "consumer") if n not in fatal]
     out += [
-        f"Kafka {fleet.broker.version or 'of unknown version'}: {d.sentence()}"
-        for d in broker_defects().affecting(fleet.broker.version, spec.name)
+        f"Kafka {fleet.broker_version or 'of unknown version'}: {d.sentence()}"
+        for d in broker_defects().affecting(fleet.broker_version, spec.name)
     ]
     manifests = _manifest_note(fleet, spec)
     if manifests:

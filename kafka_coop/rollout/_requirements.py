@@ -11,7 +11,12 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop.rollout._checks import Check
-from kafka_coop.rollout._fleet import FleetDescription
+from kafka_coop.rollout._fleet import (
+    MIGRATION_POLICIES,
+    FleetDescription,
+    group_version_level,
+    group_version_origin,
+)
 from kafka_coop.rollout._kip848 import (
     REFUSALS,
     ClientFact,
@@ -75,10 +80,10 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
     given = [m.restart_s for m in fleet.members if m.restart_s is not None]
     return RequirementFacts(
         group=fleet.group,
-        kafka_version=broker.version or "unknown",
-        version_signal=broker.version_source,
+        kafka_version=fleet.broker_version or "unknown",
+        version_signal=broker.kafka_version.signal,
         rebalance_protocols=broker.rebalance_protocols,
-        migration_policy=broker.migration_policy,
+        migration_policy=broker.migration_policy if broker.migration_policy in MIGRATION_POLICIES else None,
         group_max_size=broker.group_max_size,
         group_consumer_max_size=broker.group_consumer_max_size,
         member_count=fleet.size,
@@ -93,11 +98,11 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
             and (live or m.protocol != "eager")
         ),
         not_kafka_coop=tuple(m.label for m in fleet.members if not m.kafka_coop),
-        group_version=broker.group_version,
-        group_version_signal=broker.group_version_source,
+        group_version=group_version_level(broker.group_version),
+        group_version_signal=group_version_origin(broker.group_version),
         protocol_type=fleet.protocol_type,
         static_count=sum(m.count for m in fleet.members if m.static),
-        malformed={m.label: m.metadata_error for m in fleet.members if m.metadata_error},
+        malformed={m.label: m.subscription_error for m in fleet.members if m.subscription_error},
         clients=tuple(
             ClientFact(
                 label=m.label,
@@ -109,7 +114,7 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
             )
             for m in fleet.members
         ),
-        patterns={m.label: (m.pattern, m.topics) for m in fleet.members if m.pattern},
+        patterns={m.label: (m.subscribed_regex, m.topics) for m in fleet.members if m.subscribed_regex},
         restart_s=restart_s if restart_s is not None else (max(given) if given else None),
         session=SessionFacts(
             session_ms=broker.consumer_session_ms,
