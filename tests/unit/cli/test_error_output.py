@@ -148,3 +148,10 @@ def test_a_json_lines_command_prints_its_error_object_on_one_line_under_its_own_
     body = json.loads(line)
     jsonschema.validate(body, _published())
     assert body["error"]["command"] == f"rollout {sub}"
+
+
+def test_watch_under_json_prints_a_usage_error_on_one_line(invoke_cli: Callable[..., CliResult]) -> None:
+    result = invoke_cli("watch", "g", "--bootstrap-server", "localhost", "-o", "json")
+    assert result.code == 2
+    [line] = result.stdout.splitlines()
+    assert json.loads(line)["error"]["command"] == "watch"
