@@ -69,7 +69,7 @@ from kafka_coop.rollout._walk import (
     rollback_walk,
     walk_steps,
 )
-from kafka_coop.rollout._watch import WatchRecord, unowned_now, watch_record
+from kafka_coop.rollout._watch import PauseTally, WatchRecord, unowned_now, watch_record
 from kafka_coop.rollout._wording import config_lines
 
 if TYPE_CHECKING:
@@ -106,6 +106,7 @@ __all__ = [
     "JournalEntry",
     "MemberConfig",
     "MigrationSpec",
+    "PauseTally",
     "Plan",
     "PlanPhase",
     "PlanSpec",

@@ -52,6 +52,7 @@ class FleetMember(BaseModel):
     subscribed_regex: str | None = None  # the regex it subscribes with, when known (fleet file, coordinator)
     topics: tuple[str, ...] = ()  # the topics it consumes today, when known
     restart_s: float | None = None  # how long a restart takes (fleet file)
+    kafka_coop: bool = False  # its manifest names kafka-coop: `rollout run` changes it live
 
     @property
     def label(self) -> str:
@@ -182,6 +183,7 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
                 subscription_error=m.subscription_error,
                 subscribed_regex=m.subscribed_regex,
                 topics=tuple(m.subscription.topics) if m.subscription is not None else (),
+                kafka_coop=m.manifest is not None and "kafka-coop" in m.manifest.libraries,
             )
         )
     return FleetDescription(

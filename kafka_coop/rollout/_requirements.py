@@ -6,6 +6,8 @@ the plan's preconditions and its phase-0 gate judge the same facts the same way.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop.rollout._checks import Check
@@ -61,6 +63,7 @@ class RequirementFacts(BaseModel):
     patterns: dict[str, tuple[str, tuple[str, ...]]] = {}  # member -> (regex, topics it consumes)
     restart_s: float | None = None
     session: SessionFacts = SessionFacts()
+    not_kafka_coop: tuple[str, ...] = ()  # members `rollout run` cannot change live
 
 
 def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None) -> RequirementFacts:
@@ -94,6 +97,7 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
             and fleet.group_type == "classic"
             and (live or m.protocol != "eager")
         ),
+        not_kafka_coop=tuple(m.label for m in fleet.members if not m.kafka_coop),
         group_version=group_version_level(broker.group_version),
         group_version_signal=group_version_origin(broker.group_version),
         protocol_type=fleet.protocol_type,
@@ -156,6 +160,8 @@ def requirement_checks(req: Requirements, facts: RequirementFacts) -> list[Check
                 facts.carrying_user_data, facts.user_data_unseen, facts.selected_assignor, facts.group
             )
         )
+    if req.kafka_coop_members:
+        checks.append(kafka_coop_members_check(facts.not_kafka_coop))
     if req.online_upgrade:
         refusals = [c for c in checks if c.name in REFUSALS]
         outcome = refusal_outcomes(facts.clients)
@@ -176,3 +182,23 @@ def requirement_checks(req: Requirements, facts: RequirementFacts) -> list[Check
         checks.append(session_check(facts.group, facts.restart_s, facts.static_count, facts.session))
         checks.append(regex_check(facts.patterns))
     return checks
+
+
+def kafka_coop_members_check(not_kafka_coop: Sequence[str]) -> Check:
+    """A coordinated cutover changes every member live: each must be a kafka-coop member (its manifest
+    says so) that `rollout run` reaches through the control topic."""
+    if not not_kafka_coop:
+        return Check(
+            name="kafka-coop-members",
+            status="pass",
+            reason="every member is a kafka-coop member: rollout run changes them all live",
+        )
+    return Check(
+        name="kafka-coop-members",
+        status="fail",
+        reason=f"{', '.join(not_kafka_coop[:5])}{' …' if len(not_kafka_coop) > 5 else ''} "
+        f"{'is not a kafka-coop member' if len(not_kafka_coop) == 1 else 'are not kafka-coop members'}"
+        " (no manifest names kafka-coop), and this cutover changes every member live",
+        members=tuple(not_kafka_coop),
+        hint="Run every member on CoopConsumer(control=True) with the manifest topic, or take another path.",
+    )

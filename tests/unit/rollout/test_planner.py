@@ -220,6 +220,33 @@ def test_the_requirements_are_judged_on_the_assignor_the_group_selected() -> Non
     )
 
 
+def test_a_kafka_coop_cooperative_fleet_with_user_data_gets_the_coordinated_cutover_to_consumer() -> None:
+    fleet = fleet_of(
+        rdk("cooperative", assignment_user_data=True, kafka_coop=True, static=True),
+        selected="cooperative-sticky",
+    )
+    p = plan(fleet, "upgrade", "consumer")
+    assert (p.status, p.migration) == ("ready", "cooperative-to-consumer-cutover")
+    assert [ph.action for ph in p.phases] == ["stop-all", "start-all"]
+    assert "the whole group pauses" in p.summary.lower() and "no restart" in p.summary
+
+
+def test_the_coordinated_cutover_to_consumer_is_not_offered_when_a_member_is_not_kafka_coop() -> None:
+    fleet = fleet_of(
+        rdk("cooperative", assignment_user_data=True, kafka_coop=True),
+        rdk("cooperative", count=1, assignment_user_data=True),
+        selected="cooperative-sticky",
+    )
+    p = plan(fleet, "upgrade", "consumer")
+    assert p.migration == "classic-to-consumer" and p.status == "blocked"
+    assert [b.name for b in p.blockers] == ["no-custom-user-data"]
+
+
+def test_an_online_path_the_broker_accepts_stays_first_for_a_kafka_coop_fleet() -> None:
+    fleet = fleet_of(rdk("eager", kafka_coop=True))
+    assert plan(fleet, "upgrade", "consumer").migration == "classic-to-consumer"
+
+
 def test_a_fleet_files_broker_section_fills_the_broker_record_inspection_fills_declared() -> None:
     text = (
         "group: g\nbroker: {version: '4.1', version_source: ops, group_version: 1, migration_policy: upgrade,"
