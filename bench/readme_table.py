@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bench._common import REPO_ROOT, RESULTS_DIR, BenchResult, Figure, target_text
+from bench.harness.frame import REPO_ROOT, RESULTS_DIR, BenchResult, Figure, target_text
 
 START = "<!-- bench:start -->"
 END = "<!-- bench:end -->"

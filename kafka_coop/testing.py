@@ -55,9 +55,10 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
+from kafka_coop.events import PartitionKey
+
 __all__ = ["FakeConsumer", "FakeGroup", "FakeMessage", "PartitionResult", "WouldHang", "kafka_error"]
 
-Key = tuple[str, int]
 OFFSET_INVALID = -1001
 OFFSET_BEGINNING = -2
 OFFSET_END = -1
@@ -132,8 +133,8 @@ class _QueuedRebalance:
         self,
         member: FakeConsumer,
         kind: str,
-        keys: list[Key] | None,
-        offsets: Mapping[Key, int] | None = None,
+        keys: list[PartitionKey] | None,
+        offsets: Mapping[PartitionKey, int] | None = None,
     ) -> None:
         """`keys` None: the group's whole assignment when it is served (nothing to serve if empty)."""
         self.member, self.kind, self.keys, self.offsets = member, kind, keys, offsets
@@ -156,12 +157,16 @@ class FakeConsumer:
             self.protocol = "cooperative"
         else:
             self.protocol = "eager"
-        self.assigned: dict[Key, int] = {}  # partition -> next offset to fetch (OFFSET_INVALID: committed)
-        self.started: set[Key] = set()  # partitions whose fetcher has started (after a served assign)
-        self.paused: set[Key] = set()
-        self.app_pos: dict[Key, tuple[int, int | None]] = {}
-        self.group_assignment: set[Key] = set()  # what the group gave (rkcg_group_assignment)
-        self.stored: dict[Key, int] = {}
+        self.assigned: dict[
+            PartitionKey, int
+        ] = {}  # partition -> next offset to fetch (OFFSET_INVALID: committed)
+        self.started: set[PartitionKey] = (
+            set()
+        )  # partitions whose fetcher has started (after a served assign)
+        self.paused: set[PartitionKey] = set()
+        self.app_pos: dict[PartitionKey, tuple[int, int | None]] = {}
+        self.group_assignment: set[PartitionKey] = set()  # what the group gave (rkcg_group_assignment)
+        self.stored: dict[PartitionKey, int] = {}
         self.member_id = "member-1"
         self.fatal: int | None = None
         self.terminating = False
@@ -169,7 +174,7 @@ class FakeConsumer:
         self.closed = False
         self.calls: list[str] = []
         self.commit_errors: list[KafkaException] = []
-        self.partition_commit_errors: dict[Key, int] = {}
+        self.partition_commit_errors: dict[PartitionKey, int] = {}
         self.callbacks: dict[str, Callable[..., Any]] = {}
         self.pending: list[Callable[[], Any]] = []
         self.callback_raised: list[BaseException] = []
@@ -179,16 +184,17 @@ class FakeConsumer:
         # is undone when the reset's now outdated reply comes back, which restarts the reset
         # (rdkafka_partition.c, "outdated offset response"; librdkafka issue 2256). Set it to see it.
         self.seek_undone_by_offset_reset = False
-        self._resetting: set[Key] = set()  # ListOffsets in flight (with the race on): one call long
-        self._reset_asked: set[Key] = set()
+        self._resetting: set[PartitionKey] = set()  # ListOffsets in flight (with the race on): one call long
+        self._reset_asked: set[PartitionKey] = set()
         self.on_poll: list[Callable[[], Any]] = []  # run inside the next poll/consume, before it returns
         self.mid_batch: list[tuple[int, Callable[[], Any]]] = []  # (after that many records, the op)
-        self._versions: dict[Key, int] = {}  # bumped by every (un)assign: older fetched records are outdated
+        # Bumped by every (un)assign: older fetched records are outdated.
+        self._versions: dict[PartitionKey, int] = {}
         self._assign_calls = 0
         self._rr = 0
 
     @property
-    def committed_offsets(self) -> dict[Key, int]:
+    def committed_offsets(self) -> dict[PartitionKey, int]:
         """The group's committed offsets (what commits from this client reached)."""
         return self.group.committed_offsets
 
@@ -223,7 +229,9 @@ class FakeConsumer:
         if not (queued and self.protocol == "eager"):  # the group's assignment, pending partitions included
             self.pending.append(_QueuedRebalance(self, "revoke", None))
 
-    def rebalance(self, kind: str, keys: Iterable[Key], offsets: Mapping[Key, int] | None = None) -> None:
+    def rebalance(
+        self, kind: str, keys: Iterable[PartitionKey], offsets: Mapping[PartitionKey, int] | None = None
+    ) -> None:
         """librdkafka's rebalance_cb as confluent-kafka runs it, now (kind: assign, revoke, lost)."""
         partitions = [TopicPartition(t, p, (offsets or {}).get((t, p), OFFSET_INVALID)) for t, p in keys]
         given = {(tp.topic, tp.partition) for tp in partitions}
@@ -277,7 +285,7 @@ class FakeConsumer:
                 return msg
         return None
 
-    def _fetch(self, key: Key) -> FakeMessage | None:
+    def _fetch(self, key: PartitionKey) -> FakeMessage | None:
         records = self.group.records.get(key, {})
         position = self.assigned[key]
         if position == OFFSET_INVALID:
@@ -395,7 +403,7 @@ class FakeConsumer:
         if self.terminating and not self.assigned:
             self.terminated = True  # close: unassign done -> leave -> terminated
 
-    def _remove(self, keys: list[Key]) -> None:
+    def _remove(self, keys: list[PartitionKey]) -> None:
         """rd_kafka_assignment_serve_removals: stop fetching; with auto commit, commit what is stored."""
         removed = [k for k in keys if k in self.assigned]
         for key in removed:
@@ -513,7 +521,7 @@ class FakeConsumer:
             raise KafkaException(failed[-1].error)
         return None if asynchronous else result
 
-    def _send_commit(self, offsets: Mapping[Key, int], *, reason: str) -> list[Any] | None:
+    def _send_commit(self, offsets: Mapping[PartitionKey, int], *, reason: str) -> list[Any] | None:
         """An OffsetCommit: refused (fatal) for a static member whose member id was reset."""
         self.group.commits.append((reason, dict(offsets), self.member_id))
         if self.member_id == "" and self.conf.get("group.instance.id"):
@@ -577,9 +585,9 @@ class FakeGroup:
     """
 
     def __init__(self, *, leader_epoch: int = 0) -> None:
-        self.records: dict[Key, dict[int, bytes | None]] = {}
-        self.committed_offsets: dict[Key, int] = {}
-        self.commits: list[tuple[str, dict[Key, int], str]] = []  # (why, offsets, member id) sent
+        self.records: dict[PartitionKey, dict[int, bytes | None]] = {}
+        self.committed_offsets: dict[PartitionKey, int] = {}
+        self.commits: list[tuple[str, dict[PartitionKey, int], str]] = []  # (why, offsets, member id) sent
         self.leader_epoch = leader_epoch
         self.consumer: FakeConsumer | None = None
 
@@ -606,7 +614,7 @@ class FakeGroup:
             offset += 1
         return offsets
 
-    def committed(self) -> dict[Key, int]:
+    def committed(self) -> dict[PartitionKey, int]:
         """The group's committed offsets."""
         return dict(self.committed_offsets)
 
@@ -622,8 +630,8 @@ class FakeGroup:
 
     def assign(
         self,
-        partitions: Iterable[Key],
-        offsets: Mapping[Key, int] | None = None,
+        partitions: Iterable[PartitionKey],
+        offsets: Mapping[PartitionKey, int] | None = None,
         *,
         after_records: int | None = None,
     ) -> None:
@@ -631,17 +639,17 @@ class FakeGroup:
         member = self._member()
         self._queue(_QueuedRebalance(member, "assign", list(partitions), offsets), after_records)
 
-    def revoke(self, partitions: Iterable[Key], *, after_records: int | None = None) -> None:
+    def revoke(self, partitions: Iterable[PartitionKey], *, after_records: int | None = None) -> None:
         """The group takes partitions back (eager: everything, then `assign` the rest)."""
         member = self._member()
         self._queue(_QueuedRebalance(member, "revoke", list(partitions)), after_records)
 
-    def lose(self, partitions: Iterable[Key], *, after_records: int | None = None) -> None:
+    def lose(self, partitions: Iterable[PartitionKey], *, after_records: int | None = None) -> None:
         """The partitions were lost (session or poll limit ran out, fenced)."""
         member = self._member()
         self._queue(_QueuedRebalance(member, "lost", list(partitions)), after_records)
 
-    def rebalance_to(self, partitions: Iterable[Key], *, after_records: int | None = None) -> None:
+    def rebalance_to(self, partitions: Iterable[PartitionKey], *, after_records: int | None = None) -> None:
         """A rebalance that leaves the member owning `partitions`, in its protocol's sequence, as
         librdkafka 2.16 serves it (measured on a broker: tests/integration/consumer/
         test_fake_matches_client.py): eager revokes everything and assigns the new set; cooperative and

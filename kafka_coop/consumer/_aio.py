@@ -50,7 +50,7 @@ from kafka_coop.consumer._setup import check_duplicate_id, check_topics, manifes
 from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
 from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
 from kafka_coop.errors import ConsumerFailed, InvalidInput
-from kafka_coop.events import RebalanceEvent, TopicPartition
+from kafka_coop.events import PartitionKey, RebalanceEvent
 from kafka_coop.identity import DuplicatePolicy
 from kafka_coop.manifest import Manifest
 from kafka_coop.settings import ConsumerSettings
@@ -261,6 +261,7 @@ class CoopAIOConsumer:
         self._log = prepared.log
         self._handler = prepared.handler
         self._duplicate_check = duplicate_check
+        self._manifests = manifests
         self._bridge = bridge = Bridge(loop)
         self._owns_executor = executor is None
         self._executor = executor or concurrent.futures.ThreadPoolExecutor(
@@ -359,7 +360,7 @@ class CoopAIOConsumer:
         self, message: Message | None = None, offsets: list[ClientPartition] | None = None
     ) -> None:
         """`store_offsets`, kept by kafka-coop (no pool worker): see `CoopConsumer.store_offsets`."""
-        self._core.store_offsets(message, offsets)
+        self._core.store_offsets(message, offsets, confluent=True)
 
     async def commit(
         self,
@@ -466,7 +467,7 @@ class CoopAIOConsumer:
         )
 
     @property
-    def owned(self) -> tuple[TopicPartition, ...]:
+    def owned(self) -> tuple[PartitionKey, ...]:
         return self._handler.owned
 
     @property
@@ -494,7 +495,9 @@ class CoopAIOConsumer:
         names = check_topics(topics)
         loop = asyncio.get_running_loop()
         if self._duplicate_check != "off" and self.settings.instance_id:
-            await loop.run_in_executor(None, check_duplicate_id, self._prepared, self._duplicate_check)
+            await loop.run_in_executor(
+                None, check_duplicate_id, self._prepared, self._duplicate_check, self._manifests
+            )
         core = self._core
         self._handler.legacy = LegacyCallbacks(self, on_assign, on_revoke, on_lost)
         # Always pass all three: without on_lost, lost partitions arrive through on_revoke.
@@ -506,6 +509,7 @@ class CoopAIOConsumer:
             on_lost=core.on_lost,
         )
         core.subscribed = True
+        core.topics.update(names)
         core.guard.restart(self._handler.rebalances)
         core.emit(self._handler.lifecycle("started", await self._call(self._member_id)))
         if self._watch_topics:

@@ -9,10 +9,11 @@ run, and `publisher` the manifest publisher both start.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import confluent_kafka
 
@@ -21,12 +22,25 @@ from kafka_coop.consumer._client_callbacks import ClientLog
 from kafka_coop.consumer._freeze import LIBRDKAFKA_MAX_POLL_S, freeze_limit_s
 from kafka_coop.consumer._handler import RebalanceHandler
 from kafka_coop.consumer._listener import Hook, Hooks, RebalanceListener, StartOffsetsHook
+from kafka_coop.consumer._refusal import explain as explain_refusal
 from kafka_coop.errors import InvalidInput
 from kafka_coop.events import EventStamp, RebalanceEvent
 from kafka_coop.identity import DuplicatePolicy, check_duplicate
-from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, Manifest, ManifestPublisher, local_host, timestamp_ms
+from kafka_coop.manifest import (
+    DEFAULT_HEARTBEAT_S,
+    DEFAULT_MANIFEST_TOPIC,
+    Manifest,
+    ManifestPublisher,
+    local_host,
+    manifest_key,
+    read_manifest_keys,
+    timestamp_ms,
+)
 from kafka_coop.settings import CALLBACK_KEYS, ConsumerSettings
 from kafka_coop.sinks import EventSink, as_sink
+
+if TYPE_CHECKING:
+    from kafka_coop.admin import MemberDescription
 
 LIBRDKAFKA_LOGGER = "kafka_coop.librdkafka"
 # kafka-coop owns marks and commits: its client never stores an offset (so nothing is ever committed
@@ -42,7 +56,7 @@ WRAPPED_CALLBACKS = ("logger", "error_cb", "on_commit")
 
 
 @dataclass
-class Prepared:
+class DriverSetup:
     """Everything a driver needs before it creates its client."""
 
     settings: ConsumerSettings
@@ -81,7 +95,7 @@ def prepare(
     default_log: logging.Logger,
     callbacks: Mapping[str, Any] | None = None,
     transactional: bool = False,
-) -> Prepared:
+) -> DriverSetup:
     callbacks_given = check_callbacks(callbacks or {})
     if isinstance(conf, ConsumerSettings):
         settings = conf
@@ -102,6 +116,10 @@ def prepare(
     client_id = rendered.get("client.id", "rdkafka")
     stamp = EventStamp(settings.group_id, client_id, settings.instance_id, protocol)
     handler = RebalanceHandler(protocol=protocol, stamp=stamp, hooks=hooks, log=log)
+    if protocol == "consumer":
+        handler.explain_refusal = partial(
+            explain_refusal, rendered["bootstrap.servers"], admin_conf(rendered), settings.group_id
+        )
     auto_commit = _flag(rendered, AUTO_COMMIT_KEY, default=True)
     if transactional and AUTO_COMMIT_KEY in rendered and auto_commit:
         raise InvalidInput(
@@ -110,7 +128,7 @@ def prepare(
             hint="Leave enable.auto.commit out (or false) when the producer's transactions commit offsets.",
         )
     interval_ms = _interval_ms(rendered.get(INTERVAL_KEY))
-    return Prepared(
+    return DriverSetup(
         settings=settings,
         log=log,
         protocol=protocol,
@@ -180,7 +198,7 @@ def check_callbacks(callbacks: Mapping[str, Any]) -> dict[str, Any]:
     return dict(callbacks)
 
 
-def manifest(prepared: Prepared, member_id: str) -> Manifest | None:
+def manifest(prepared: DriverSetup, member_id: str) -> Manifest | None:
     """This member's manifest record, or None before it has a member id."""
     if not member_id:
         return None
@@ -205,17 +223,55 @@ def manifest(prepared: Prepared, member_id: str) -> Manifest | None:
     )
 
 
-def check_duplicate_id(prepared: Prepared, policy: DuplicatePolicy) -> None:
-    """Warn (or raise, per `policy`) when a live member of the group already holds this instance id."""
+def check_duplicate_id(prepared: DriverSetup, policy: DuplicatePolicy, manifests: bool | str = False) -> None:
+    """Warn (or raise, per `policy`) when a live member of the group already holds this instance id.
+
+    `warn` needs evidence that the listed holder runs: with manifests on, the holder's manifest, under
+    the listed member id, neither withdrawn (a close tombstones it) nor older than two of its heartbeats.
+    """
     from kafka_coop.admin import ClusterAdmin
 
     instance_id = prepared.settings.instance_id
     assert instance_id is not None
     admin = ClusterAdmin(prepared.rendered["bootstrap.servers"], admin_conf(prepared.rendered))
     live = admin.describe_group(prepared.settings.group_id)
-    message = check_duplicate(instance_id, live.instance_ids, prepared.protocol, policy)
+    running = ""
+    if policy == "warn" and manifests and instance_id in live.instance_ids:
+        running = _holder_running(prepared, live.members, instance_id, manifests)
+    message = check_duplicate(
+        instance_id, live.instance_ids, prepared.protocol, policy, holder_running=running
+    )
     if message:
         prepared.log.warning(message)
+
+
+# A running member republishes its manifest every DEFAULT_HEARTBEAT_S: two missed, and it is not running.
+_MANIFEST_STALE_MS = int(2 * DEFAULT_HEARTBEAT_S * 1000)
+
+
+def _holder_running(
+    prepared: DriverSetup, members: Sequence[MemberDescription], instance_id: str, topic: bool | str
+) -> str:
+    """What shows the listed holder of `instance_id` runs (its live manifest), or '' for no evidence."""
+    holders = {m.member_id for m in members if m.instance_id == instance_id}
+    latest, _error = read_manifest_keys(
+        prepared.rendered["bootstrap.servers"],
+        admin_conf(prepared.rendered),
+        topic=topic if isinstance(topic, str) else DEFAULT_MANIFEST_TOPIC,
+        timeout_s=5.0,
+    )
+    found = latest.get(manifest_key(prepared.settings.group_id, instance_id, ""))
+    if (
+        found is None
+        or found.member_id not in holders
+        or timestamp_ms() - found.heartbeat_ms > _MANIFEST_STALE_MS
+    ):
+        return ""
+    age = max(0, timestamp_ms() - found.heartbeat_ms) / 1000
+    return (
+        f"its manifest (host {found.host}, member id {found.member_id}) was republished {age:.0f} s ago "
+        "and never withdrawn"
+    )
 
 
 def admin_conf(rendered: Mapping[str, str]) -> dict[str, str]:
@@ -225,7 +281,7 @@ def admin_conf(rendered: Mapping[str, str]) -> dict[str, str]:
 
 
 def publisher(
-    prepared: Prepared, manifests: bool | str, build: Callable[[], Manifest | None]
+    prepared: DriverSetup, manifests: bool | str, build: Callable[[], Manifest | None]
 ) -> ManifestPublisher | None:
     """The manifest publisher `manifests=` asks for (True: the default topic; a name: that topic)."""
     if not manifests:

@@ -23,7 +23,7 @@ from kafka_coop.consumer._setup import check_duplicate_id, check_topics, manifes
 from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
 from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
 from kafka_coop.errors import ConsumerFailed
-from kafka_coop.events import RebalanceEvent, TopicPartition
+from kafka_coop.events import PartitionKey, RebalanceEvent
 from kafka_coop.identity import DuplicatePolicy
 from kafka_coop.manifest import Manifest
 from kafka_coop.settings import ConsumerSettings
@@ -128,7 +128,7 @@ class CoopConsumer:
         self._consumer = core.inner
         if duplicate_check != "off" and self.settings.instance_id:
             try:
-                check_duplicate_id(prepared, duplicate_check)
+                check_duplicate_id(prepared, duplicate_check, manifests)
             except BaseException:
                 self._consumer.close()
                 raise
@@ -159,7 +159,7 @@ class CoopConsumer:
     ) -> None:
         """`Consumer.store_offsets`, kept by kafka-coop: a message is marked done; `offsets` say every
         record below each offset is done. Needs `enable.auto.offset.store=false`, as librdkafka does."""
-        self._core.store_offsets(message, offsets)
+        self._core.store_offsets(message, offsets, confluent=True)
 
     @overload
     def commit(self, *, asynchronous: Literal[True] = ...) -> None: ...
@@ -244,7 +244,7 @@ class CoopConsumer:
         )
 
     @property
-    def owned(self) -> tuple[TopicPartition, ...]:
+    def owned(self) -> tuple[PartitionKey, ...]:
         return self._handler.owned
 
     @property
@@ -283,6 +283,7 @@ class CoopConsumer:
             names, on_assign=self._on_assign, on_revoke=core.on_revoke, on_lost=core.on_lost
         )
         core.subscribed = True
+        core.topics.update(names)
         core.guard.restart(self._handler.rebalances)
         core.emit(self._handler.lifecycle("started", self._member_id()))
         if self._watch_topics:

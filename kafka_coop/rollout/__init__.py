@@ -5,7 +5,7 @@
 - `_match`: the phase-matching engine: is a fleet in the state phase N leaves it in? The planner and
   the gate both ask it, so a plan and its own gates cannot disagree.
 - `_requirements`: a migration's broker/group prerequisites as checks, on facts built once.
-- `_gate`: verify-group's checks on a snapshot; `_plan`: the planner; `_contract`: the Plan it writes;
+- `_gate`: verify-group's checks on a snapshot; `_plan`: the planner; `_plan_model`: the Plan it writes;
   `_wording`: the config and pause wording of a phase; `_checks`: the Check every one of them returns.
 - `_verify`: the shell of a gate run (`run_gate`: looks on a live group, `--wait`), loaded on first use,
   so the planner and the gate import this face without loading a client.
@@ -16,20 +16,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kafka_coop._lazy import lazy_attributes
+from kafka_coop._vocab import Direction
 from kafka_coop.rollout._checks import Check, worst
 from kafka_coop.rollout._commands import GateSpec, PlanSpec, RemoveStaticSpec, argv, consume_flags, render
-from kafka_coop.rollout._contract import (
-    PLAN_HINT,
-    TARGETS,
-    Direction,
-    FamilyConfig,
-    FleetSummary,
-    GateCommand,
-    Plan,
-    PlanPhase,
-    Target,
-    load_plan,
-)
 from kafka_coop.rollout._fleet import (
     BrokerInfo,
     FleetDescription,
@@ -46,6 +35,17 @@ from kafka_coop.rollout._match import (
     phase_match,
 )
 from kafka_coop.rollout._plan import make_plan
+from kafka_coop.rollout._plan_model import (
+    PLAN_HINT,
+    TARGETS,
+    FamilyConfig,
+    FleetSummary,
+    GateCommand,
+    Plan,
+    PlanPhase,
+    Target,
+    load_plan,
+)
 from kafka_coop.rollout._spec import (
     MemberConfig,
     MigrationSpec,

@@ -21,17 +21,13 @@ from kafka_coop._vocab import (
     GroupProtocol,
     KnownFamily,
     SeenFamily,
-    SeenMemberType,
+    SeenGroupProtocol,
     SeenProtocol,
     plural,
 )
 from kafka_coop.errors import InvalidInput
 from kafka_coop.families import KnownDefect, catalog, cite
 from kafka_coop.inspection import Fact, GroupSnapshot, MemberSnapshot
-
-FleetFamily = SeenFamily
-MemberKind = SeenMemberType
-MemberProtocol = SeenProtocol
 
 
 class FleetMember(BaseModel):
@@ -40,9 +36,9 @@ class FleetMember(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = ""
-    family: FleetFamily
-    member_type: MemberKind = "classic"
-    protocol: MemberProtocol = "unknown"
+    family: SeenFamily
+    member_type: SeenGroupProtocol = "classic"
+    protocol: SeenProtocol = "unknown"
     assignors: tuple[str, ...] | None = None  # None: not visible (no manifest)
     # a live member without a manifest: the list the broker's view settles (`wire_assignors`), if any
     wire_assignors: tuple[str, ...] | None = None
@@ -85,7 +81,7 @@ class FleetDescription(BaseModel):
 
     group: str
     source: Literal["live", "file"] = "file"
-    group_type: MemberKind = "classic"
+    group_type: SeenGroupProtocol = "classic"
     state: str | None = None
     selected_assignor: str | None = None
     members: tuple[FleetMember, ...]
@@ -146,7 +142,7 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
                 member_type=m.member_type.value,
                 protocol=m.rebalance_protocol.value,
                 assignors=m.assignors.value if declared else None,
-                wire_assignors=None if declared else wire_assignors(m, snap.assignor),
+                wire_assignors=None if declared else wire_assignors(m, snap.selected_assignor),
                 static=m.instance_id is not None,
                 assignment_user_data=None if m.assignment_user_data is None else m.assignment_user_data > 0,
                 evidence=f"family {m.client_family.source}, protocol {m.rebalance_protocol.source}",
@@ -160,11 +156,11 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
     broker = snap.broker
     version = broker.kafka_version.value if broker.kafka_version.source != "unknown" else None
     return FleetDescription(
-        group=snap.group_id,
+        group=snap.group,
         source="live",
-        group_type=snap.type,
+        group_type=snap.group_type,
         state=snap.state,
-        selected_assignor=snap.assignor or None,
+        selected_assignor=snap.selected_assignor or None,
         members=tuple(members),
         broker=BrokerInfo(
             version=version,
@@ -275,7 +271,7 @@ class _FleetFile(BaseModel):
 def _member_from_file(entry: _FileMember) -> FleetMember:
     facts = catalog()[entry.family]
     if entry.group_protocol == "consumer":
-        protocol: MemberProtocol = "consumer"
+        protocol: SeenProtocol = "consumer"
     elif entry.assignors:
         protocols = {facts.assignors[a].protocol for a in entry.assignors}
         # one protocol, or a mixed list: Java's rule (common: eager); franz-go follows the selected one

@@ -33,7 +33,7 @@ from kafka_coop.rollout._spec import Requirements
 class RequirementFacts(BaseModel):
     """What a migration's broker/group prerequisites are judged on."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     group: str = ""
     kafka_version: str = "unknown"
@@ -43,7 +43,7 @@ class RequirementFacts(BaseModel):
     group_max_size: int | None = None
     group_consumer_max_size: int | None = None
     member_count: int = 0
-    assignor: str = ""
+    selected_assignor: str = ""
     carrying_user_data: tuple[str, ...] = ()  # members whose assignment carries userData
     user_data_unseen: tuple[str, ...] = ()  # members whose assignment bytes were not visible
     # the online upgrade's other rules (rollout/_kip848.py)
@@ -79,7 +79,7 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
         group_max_size=broker.group_max_size,
         group_consumer_max_size=broker.group_consumer_max_size,
         member_count=fleet.size,
-        assignor=fleet.selected_assignor or "",
+        selected_assignor=fleet.selected_assignor or "",
         carrying_user_data=tuple(m.label for m in fleet.members if m.assignment_user_data),
         user_data_unseen=tuple(
             m.label
@@ -147,7 +147,9 @@ def requirement_checks(req: Requirements, facts: RequirementFacts) -> list[Check
         checks.append(metadata_check(facts.malformed))
     if req.no_assignment_user_data:
         checks.append(
-            user_data_check(facts.carrying_user_data, facts.user_data_unseen, facts.assignor, facts.group)
+            user_data_check(
+                facts.carrying_user_data, facts.user_data_unseen, facts.selected_assignor, facts.group
+            )
         )
     if req.online_upgrade:
         refusals = [c for c in checks if c.name in REFUSALS]

@@ -70,7 +70,7 @@ def test_a_mixed_group_is_described_with_the_type_the_coordinator_gives_every_me
         return snap if len(snap.members) == 4 and settled else None
 
     snap = _until(described, f"{group} described stable with 4 members")
-    assert snap.type == "consumer"
+    assert snap.group_type == "consumer"
     assert snap.coordinator_view.api == "ConsumerGroupDescribe v1"
     types = {m.client_id: (m.member_type.value, m.member_type.source) for m in snap.members}
     assert types == {
@@ -157,7 +157,7 @@ def test_a_connect_group_is_described_for_what_it_is(
     """Reproduced first: librdkafka's describe refuses it (_INVALID_ARG) and describe said 'Could not
     reach the Kafka cluster', exit 3."""
     snap = _describe(run_cli, bootstrap, connect_group)
-    assert (snap.type, snap.protocol_type) == ("classic", "connect")
+    assert (snap.group_type, snap.protocol_type) == ("classic", "connect")
     (member,) = snap.members
     assert member.subscription is None and member.subscription_error is None
     table = run_cli("describe", connect_group, "--bootstrap-server", bootstrap)
@@ -214,7 +214,7 @@ def _share_group(bootstrap: str, group: str, topic: str) -> None:
         consumer.subscribe([topic])
         try:
             deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and group not in {g.group_id for g in client.list_groups()}:
+            while time.monotonic() < deadline and group not in {g.group for g in client.list_groups()}:
                 consumer.poll(0.5)
         finally:
             consumer.close()

@@ -81,7 +81,11 @@ def test_a_mixed_java_and_librdkafka_group_is_described_member_by_member(
     processes.add(spec.replace(name="jv", kind="java", instance_id="jv-static"))
     processes.wait_stable(group, members=2)
     snap = _describe(run_cli, bootstrap, group)
-    assert (snap.type, snap.state, snap.assignor) == ("classic", "stable", "cooperative-sticky")
+    assert (snap.group_type, snap.state, snap.selected_assignor) == (
+        "classic",
+        "stable",
+        "cooperative-sticky",
+    )
     members = {m.client_id: m for m in snap.members}
     assert members["py"].client_family.value == "librdkafka"
     # an app-set client id on a Java member: Java and franz-go send the same subscription shape
@@ -119,7 +123,7 @@ def test_a_group_mid_migration_to_kip848_shows_classic_and_consumer_members(
     while time.monotonic() < deadline and _by_client(snap)["k1"].manifest is None:
         time.sleep(0.5)  # a manifest is published right after the assignment callback: let it land
         snap = take_snapshot(admin, group)
-    assert snap.type == "consumer"
+    assert snap.group_type == "consumer"
     members = _by_client(snap)
     assert {n: members[n].member_type.value for n in ("c0", "c1", "k0", "k1")} == {
         "c0": "classic",
@@ -147,7 +151,7 @@ def test_a_pure_consumer_protocol_group_is_described_with_consumer_members(
     processes.add_many([spec, spec.replace(name="kj", kind="java")])
     processes.wait_stable(group, members=2)
     snap = take_snapshot(admin, group)
-    assert (snap.type, snap.assignor) == ("consumer", "uniform")
+    assert (snap.group_type, snap.selected_assignor) == ("consumer", "uniform")
     assert {m.member_type.value for m in snap.members} == {"consumer"}
     assert {m.rebalance_protocol.value for m in snap.members} == {"consumer"}
 

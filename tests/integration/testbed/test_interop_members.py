@@ -1,4 +1,4 @@
-"""The other client families' members (interop/) run in the fleet like the Java and Python ones.
+"""The other client families' members (testbed/interop/) run in the fleet like the Java and Python ones.
 
 Each is a real program on its registry package; these tests hold them to the Java member's contract:
 they join, write RebalanceEvent lines, hand partitions over when one leaves, close cleanly on SIGTERM,
@@ -141,7 +141,7 @@ def test_eight_members_of_seven_families_in_one_group_are_each_named_and_planned
     )
     members = processes.add_many(specs)
     live = processes.wait_stable(group, joined=members)
-    assert live.assignor == "roundrobin"
+    assert live.selected_assignor == "roundrobin"
     assert sorted(tp for m in live.members for tp in m.assignment) == [(topic, p) for p in range(12)]
     snap = _describe(run_cli, bootstrap, group)
     named = Counter(m.client_family.value for m in snap.members)

@@ -104,13 +104,13 @@ def _member(n: int) -> MemberSnapshot:
 
 def _snapshot() -> GroupSnapshot:
     return GroupSnapshot(
-        group_id="g1",
+        group="g1",
         taken_ms=0,
         exists=True,
-        type="classic",
+        group_type="classic",
         state="stable",
         protocol_type="consumer",
-        assignor="range",
+        selected_assignor="range",
         coordinator=1,
         members=(_member(0), _member(1)),
     )

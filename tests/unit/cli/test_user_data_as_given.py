@@ -62,13 +62,13 @@ def describe_group(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliR
     from kafka_coop.cli.describe import render_snapshot
 
     snap = GroupSnapshot(
-        group_id=GROUP,
+        group=GROUP,
         taken_ms=0,
         exists=True,
-        type="classic",
+        group_type="classic",
         state="stable",
         protocol_type="consumer",
-        assignor=ASSIGNOR,
+        selected_assignor=ASSIGNOR,
         coordinator=1,
         members=(_member(),),
     )
@@ -79,9 +79,14 @@ def describe_group(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliR
 def describe_all(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliResult]) -> str:
     from kafka_coop.cli.describe import render_groups
 
-    listed = ListedGroup(group_id=GROUP, type="classic", state="stable", is_simple=False)
+    listed = ListedGroup(group=GROUP, group_type="classic", state="stable", is_simple=False)
     live = GroupDescription(
-        group_id=GROUP, state="stable", type="classic", assignor=ASSIGNOR, coordinator=1, members=()
+        group=GROUP,
+        state="stable",
+        group_type="classic",
+        selected_assignor=ASSIGNOR,
+        coordinator=1,
+        members=(),
     )
     render_groups(Terminal(), [(listed, live)])
     return ""
@@ -172,8 +177,6 @@ def sandbox_status(tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliRe
 
 
 def prepare_spark(tmp: Path, mp: pytest.MonkeyPatch, cli: Callable[..., CliResult]) -> str:
-    import kafka_coop.analytics
-
     cache = tmp / DIR
     made = SparkPrepared(
         decoder_jar=cache / "decoder.jar",
@@ -182,7 +185,7 @@ def prepare_spark(tmp: Path, mp: pytest.MonkeyPatch, cli: Callable[..., CliResul
         class_archive=cache / "driver.jsa",
         class_archive_made=False,
     )
-    mp.setattr(kafka_coop.analytics, "prepare_spark", lambda **_: made)
+    mp.setattr("kafka_coop.cli.prepare_spark.prepare", lambda **_: made)
     result = cli("prepare-spark")
     assert result.code == 0, result.stderr
     return result.stdout

@@ -36,13 +36,13 @@ def _snap(
 ) -> GroupSnapshot:
     api = "ConsumerGroupDescribe v1" if group_epoch is not None else ""
     return GroupSnapshot(
-        group_id="g",
+        group="g",
         taken_ms=taken_ms,
         exists=True,
-        type="consumer" if api else "classic",
+        group_type="consumer" if api else "classic",
         state=state,
         protocol_type=None if api else "consumer",
-        assignor="uniform",
+        selected_assignor="uniform",
         coordinator=1,
         members=(_member("a", member_epoch),),
         coordinator_view=CoordinatorView(api=api, group_epoch=group_epoch, assignment_epoch=target_epoch),

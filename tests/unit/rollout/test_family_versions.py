@@ -187,13 +187,13 @@ def fleet_from_snapshot_of(snap: Any) -> FleetDescription:
     from kafka_coop.inspection import BrokerFacts, GroupSnapshot
 
     snapshot = GroupSnapshot(
-        group_id="g",
+        group="g",
         taken_ms=1,
         exists=True,
-        type="classic",
+        group_type="classic",
         state="stable",
         protocol_type="consumer",
-        assignor="range",
+        selected_assignor="range",
         coordinator=1,
         members=(snap,),
         broker=BrokerFacts(),

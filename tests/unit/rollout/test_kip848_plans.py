@@ -128,13 +128,13 @@ UNKNOWN_VERSION = Fact[str | None](value=None, source="unknown")
 def _live(client_version: Fact[str | None] = UNKNOWN_VERSION) -> GroupSnapshot:
     """A live group of one eager librdkafka member on a 4.1 broker that said its group.version."""
     return GroupSnapshot(
-        group_id="orders",
+        group="orders",
         taken_ms=0,
         exists=True,
-        type="classic",
+        group_type="classic",
         state="stable",
         protocol_type="consumer",
-        assignor="range",
+        selected_assignor="range",
         coordinator=1,
         members=(
             MemberSnapshot(

@@ -232,3 +232,13 @@ def test_stopping_static_members_warns_that_the_group_empties_only_after_their_s
     p = plan(fleet, "downgrade", "eager")
     assert p.phases[0].action == "stop-all"
     assert "session.timeout.ms" in p.phases[0].pause_note
+
+
+def test_the_requirements_are_judged_on_the_assignor_the_group_selected() -> None:
+    """The userData check names the assignor that writes it: the fleet's selected one reaches it."""
+    from kafka_coop.rollout._requirements import requirement_facts
+
+    assert (
+        requirement_facts(_fleet(java(), selected="cooperative-sticky")).selected_assignor
+        == "cooperative-sticky"
+    )

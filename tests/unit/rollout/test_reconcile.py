@@ -29,13 +29,13 @@ def _snap(
     taken_ms: int, *members: MemberSnapshot, epoch: int = 8, api: str = "ConsumerGroupDescribe v1"
 ) -> GroupSnapshot:
     return GroupSnapshot(
-        group_id="g",
+        group="g",
         taken_ms=taken_ms,
         exists=True,
-        type="consumer",
+        group_type="consumer",
         state="reconciling",
         protocol_type=None,
-        assignor="uniform",
+        selected_assignor="uniform",
         coordinator=1,
         members=members,
         coordinator_view=CoordinatorView(api=api, group_epoch=epoch, assignment_epoch=epoch),

@@ -1,0 +1,52 @@
+"""Live reconfiguration: the control topic the rollout runner writes and kafka-coop members follow.
+
+The record and its rules are pure (`_record`); publishing a record and reading the members' answers
+(their manifests' `control` field) talk to Kafka and load on first use. docs/consumer.md "Live
+reconfiguration" states the design.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kafka_coop._lazy import lazy_attributes
+from kafka_coop.control._record import (
+    CONTROL_TOPIC,
+    CONTROL_TOPIC_ACLS,
+    CONTROL_TOPIC_CONFIG,
+    CONTROL_TOPIC_PARTITIONS,
+    RECONFIGURABLE_KEYS,
+    REMOVE,
+    ControlKind,
+    ControlRecord,
+    apply_settings,
+    parse_control,
+)
+from kafka_coop.manifest import ControlOutcome
+
+if TYPE_CHECKING:
+    from kafka_coop.control._kafka import publish_control, read_outcomes
+
+# name -> the module that defines it, imported on first use (it needs confluent_kafka)
+_LAZY: dict[str, str] = {
+    "publish_control": "kafka_coop.control._kafka",
+    "read_outcomes": "kafka_coop.control._kafka",
+}
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
+
+__all__ = [
+    "CONTROL_TOPIC",
+    "CONTROL_TOPIC_ACLS",
+    "CONTROL_TOPIC_CONFIG",
+    "CONTROL_TOPIC_PARTITIONS",
+    "RECONFIGURABLE_KEYS",
+    "REMOVE",
+    "ControlKind",
+    "ControlOutcome",
+    "ControlRecord",
+    "apply_settings",
+    "parse_control",
+    "publish_control",
+    "read_outcomes",
+]
