@@ -30,12 +30,10 @@ class Ledger:
 
     def __init__(self, program: Program, impl: str) -> None:
         self.program = program
-        # Who may commit what is done without the app's commit call: auto-commit; and kafka-coop's
-        # explicit marks (mark_done, not a confluent API) on its revoke and close. An app that uses only
-        # confluent's API (store_offsets) with auto-commit off gets no commit it did not make itself.
-        self.auto_commits = program.auto_commit or (
-            impl == "coop" and program.marks and program.mark_style == "mark_done"
-        )
+        # Who may commit what is done without the app's commit call: auto-commit only. With it off,
+        # neither confluent nor kafka-coop commits on an interval, a revoke or a close (docs/consumer.md
+        # "The offset contract"), whichever way the app marks.
+        self.auto_commits = program.auto_commit
         self.handed: dict[int, dict[int, Any]] = {}  # partition -> offset -> the record
         self.done: dict[int, set[int]] = {}
         self.allowed: dict[int, int] = {}  # the app's own commits, and what auto-commit may commit
@@ -99,6 +97,7 @@ class Ledger:
             return {
                 "permit": permit,
                 "floor": dict(self.floor),
+                "allowed": dict(self.allowed),  # what the app's own commits entitled, when they ran
                 "hi": {p: max(h) + 1 for p, h in self.handed.items() if h},
                 "bound": {p: self.done_bound(p) for p in self.handed},
             }

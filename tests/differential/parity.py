@@ -185,18 +185,18 @@ def _trickle(bootstrap: str, topic: str, stop: threading.Event) -> None:
 
 def batch_on_fake(topic: str) -> BatchShape:
     """The same on `kafka_coop.testing`'s client: ten records in each partition, the revoke queued
-    behind five of them, and records produced from inside the callback (the trickle goes on)."""
+    behind five of them; which records came before the callback is read from the fake's fetch
+    positions when the callback runs (what it had fetched)."""
     group = FakeGroup()
     client = group.client(_cooperative_conf("unused:9092", "g"))
     gone: list[int] = []
-    produced_after: set[tuple[int, int]] = set()
+    fetched: dict[int, int] = {}  # partition -> the next offset to fetch, when the revoke ran
 
-    def on_revoke(_c: Any, partitions: list[TopicPartition]) -> None:
+    def on_revoke(c: Any, partitions: list[TopicPartition]) -> None:
         if gone:
             return  # close's revoke
         gone.extend(tp.partition for tp in partitions)
-        for p in range(PARTITIONS):
-            produced_after.update((p, o) for o in group.produce(topic, p, b"t"))
+        fetched.update({p: offset for (_, p), offset in c.assigned.items()})
 
     client.subscribe([topic], on_revoke=on_revoke)
     for p in range(PARTITIONS):
@@ -211,7 +211,7 @@ def batch_on_fake(topic: str) -> BatchShape:
     kept = [m for m in records if m.partition() not in gone]
     return BatchShape(
         callback_inside=True,
-        kept_before=any((m.partition(), m.offset()) not in produced_after for m in kept),
-        kept_after=any((m.partition(), m.offset()) in produced_after for m in kept),
+        kept_before=any(m.offset() < fetched[m.partition()] for m in kept),
+        kept_after=any(m.offset() >= fetched[m.partition()] for m in kept),
         revoked_in_batch=any(m.partition() in gone for m in records),
     )

@@ -252,7 +252,10 @@ def _regressions(program: Program, run: Run, oracle: Run) -> list[str]:
         if their_hi is None:
             continue
         their_gap = their_hi - theirs.committed.get(p, 0)
-        allowance = hi - mine.report["bound"][p_str] if program.marks else 0
+        bound = mine.report["bound"][p_str]
+        if not program.auto_commit:  # only the app's commits commit: contiguity as it was at them
+            bound = min(bound, mine.report.get("allowed", {}).get(p_str, -1))
+        allowance = hi - bound if program.marks else 0
         expected = hi - their_gap - allowance
         if mine.committed.get(p, 0) < expected:
             found.append(

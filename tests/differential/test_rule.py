@@ -56,6 +56,16 @@ def test_contiguity_under_explicit_marks_may_hold_back_what_confluent_commits() 
     assert check(MARKS, mine, theirs) == []
 
 
+def test_with_auto_commit_off_marks_after_the_apps_last_commit_may_leave_less_than_confluent() -> None:
+    """confluent's store_offsets passed an unmarked record at the app's commit; kafka-coop stopped at
+    it, and the mark that came after is committed by no one (auto-commit off)."""
+    program = Program("consumer", "aio", False, False, "mark_done", (("commit_thread", 1), ("close",)))
+    report = {"permit": {"1": 0}, "hi": {"1": 2}, "bound": {"1": 2}, "allowed": {"1": 0}, "owned": []}
+    mine = _run(_obs(("close",), {1: 0}, **report))
+    theirs = _run(_obs(("close",), {1: 2}, **report), impl="confluent")
+    assert check(program, mine, theirs) == []
+
+
 def test_a_crash_confluent_does_not_have_is_a_violation() -> None:
     crashed = Run("coop", [], crash="Traceback ...\nValueError: boom")
     assert check(MARKS, crashed, _run()) == ["crash: ValueError: boom"]
