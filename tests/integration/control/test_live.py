@@ -121,8 +121,8 @@ def test_an_eager_fleet_goes_to_the_consumer_protocol_then_to_cooperative_one_me
                 assert answer.seconds is not None
                 seconds.append(answer.seconds)
             live = processes.wait_stable(group)
-            assert live.type == group_type
-        assert live.assignor == "cooperative-sticky"
+            assert live.group_type == group_type
+        assert live.selected_assignor == "cooperative-sticky"
         assert started_once(processes), "no member process was restarted"
         reconfigured = [e for m in members for e in m.events() if e["kind"] == "reconfigured"]
         assert len(reconfigured) == 6 and all(e["error"] is None for e in reconfigured)
@@ -157,7 +157,7 @@ def test_an_eager_fleet_goes_to_cooperative_by_a_coordinated_cutover(
         pause_s = time.monotonic() - began
         assert {a.outcome for a in rejoined.values()} == {"applied"}, rejoined
         live = processes.wait_stable(group)
-        assert (live.type, live.assignor) == ("classic", "cooperative-sticky")
+        assert (live.group_type, live.selected_assignor) == ("classic", "cooperative-sticky")
         assert started_once(processes)
         assert_nothing_lost(processes, topic, producer)
     longest = max(a.seconds or 0.0 for a in rejoined.values())
@@ -197,6 +197,6 @@ def test_refused_stale_replayed_and_malformed_records_change_nothing(
     after = runner.answers(marker, [name])[name]
     assert (after.outcome, after.reason) == ("applied", "already on these settings")
     live = admin.describe_group(group)
-    assert (live.type, live.assignor) == ("classic", "cooperative-sticky")
+    assert (live.group_type, live.selected_assignor) == ("classic", "cooperative-sticky")
     assert started_once(processes)
     assert not [e for e in member.events() if e["kind"] == "reconfigured"]
