@@ -37,6 +37,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "prepare-spark": ("prepare_spark", "prepare_spark"),
     "manifest-topic": ("manifest_topic", "manifest_topic"),
     "remove-members": ("remove_members", "remove_members"),
+    "rollout": ("rollout", "rollout"),
+    "watch": ("watch", "watch"),
     "demo": ("demo", "demo"),
     "schema": ("schema", "schema"),
 }

@@ -25,7 +25,10 @@ client it builds, `FakeConsumer`, is a stand-in for `confluent_kafka.Consumer` t
 rules the consumers depend on (librdkafka 2.16 / confluent-kafka 2.16):
 
 - rebalance callbacks, commit callbacks and log lines are served inside `poll`/`consume`/`close`;
-  confluent-kafka assigns by itself after a rebalance callback that did not;
+  confluent-kafka assigns by itself after a rebalance callback that did not; a rebalance librdkafka
+  queued behind fetched records (`after_records=`) is served in the middle of a `consume(n)` batch:
+  the batch holds records from before and after the callback, and those it collected before of a
+  partition the rebalance took or gave again are dropped (outdated: the fetch restarts);
 - `assign` under cooperative/KIP-848 and `incremental_assign` under eager are refused (`_STATE`), as
   is re-assigning an assigned partition (`_CONFLICT`); after a fatal error or during close every assign
   is an unassign; close revokes the *group's* assignment (pending partitions included);
@@ -200,6 +203,9 @@ class FakeConsumer:
         self._resetting: set[PartitionKey] = set()  # ListOffsets in flight (with the race on): one call long
         self._reset_asked: set[PartitionKey] = set()
         self.on_poll: list[Callable[[], Any]] = []  # run inside the next poll/consume, before it returns
+        self.mid_batch: list[tuple[int, Callable[[], Any]]] = []  # (after that many records, the op)
+        # Bumped by every (un)assign: older fetched records are outdated.
+        self._versions: dict[PartitionKey, int] = {}
         self._assign_calls = 0
         self._rr = 0
 
@@ -326,17 +332,26 @@ class FakeConsumer:
             return None
         offset = min(later)
         self.assigned[key] = offset + 1
-        epoch = self.group.leader_epoch
-        self.app_pos[key] = (offset + 1, epoch)
+        return FakeMessage(key[0], key[1], offset, records[offset], leader_epoch=self.group.leader_epoch)
+
+    def _hand_out(self, msg: FakeMessage) -> None:
+        """The record reaches the application: its position (and, with auto store, its stored offset)
+        moves past it. In a batch, only once the batch is complete (rd_kafka_q_serve_rkmessages), so a
+        record dropped as outdated moves neither."""
+        key = (msg.topic(), msg.partition())
+        self.app_pos[key] = (msg.offset() + 1, msg.leader_epoch())
         if self.auto_store:
-            self.stored[key] = offset + 1
-        return FakeMessage(key[0], key[1], offset, records[offset], leader_epoch=epoch)
+            self.stored[key] = msg.offset() + 1
 
     def poll(self, timeout: float | None = -1) -> Any:
         self._check_open()
         self.calls.append("poll")
+        self.pending.extend(op for _, op in sorted(self.mid_batch, key=lambda entry: entry[0]))
+        self.mid_batch.clear()
         self._serve()
         msg = self._next_record()
+        if msg is not None:
+            self._hand_out(msg)
         self._after_poll()
         return msg
 
@@ -344,14 +359,25 @@ class FakeConsumer:
         self._check_open()
         self.calls.append("consume")
         self._serve()
-        batch: list[Any] = []
+        mid = sorted(self.mid_batch, key=lambda entry: entry[0])
+        self.mid_batch.clear()
+        batch: list[tuple[Any, int]] = []  # (record, its partition's version when fetched)
+        taken = 0
         while len(batch) < num_messages:
+            while mid and mid[0][0] <= taken:  # librdkafka serves the op where it sits in the queue
+                mid.pop(0)[1]()
+                self.started |= set(self.assigned)
+                batch = [(m, v) for m, v in batch if self._versions.get((m.topic(), m.partition())) == v]
             msg = self._next_record()
             if msg is None:
                 break
-            batch.append(msg)
+            taken += 1
+            batch.append((msg, self._versions.get((msg.topic(), msg.partition()), 0)))
+        self.pending.extend(op for _, op in mid)  # queued behind records this batch did not take
+        for msg, _ in batch:
+            self._hand_out(msg)
         self._after_poll()
-        return batch
+        return [m for m, _ in batch]
 
     def _after_poll(self) -> None:
         while self.on_poll:
@@ -403,6 +429,7 @@ class FakeConsumer:
         """rd_kafka_assignment_serve_removals: stop fetching; with auto commit, commit what is stored."""
         removed = [k for k in keys if k in self.assigned]
         for key in removed:
+            self._versions[key] = self._versions.get(key, 0) + 1
             self.assigned.pop(key, None)
             self.started.discard(key)
             self.app_pos.pop(key, None)
@@ -427,6 +454,7 @@ class FakeConsumer:
             self.assigned = {}
         for tp in partitions:
             key = (tp.topic, tp.partition)
+            self._versions[key] = self._versions.get(key, 0) + 1
             self.assigned[key] = tp.offset
             self.started.discard(key)
             self.app_pos.pop(key, None)
@@ -626,48 +654,60 @@ class FakeGroup:
         return dict(self.committed_offsets)
 
     # --- what the group does to its member (served by the member's next call) -----------------------
+    def _queue(self, op: Callable[[], Any], after_records: int | None) -> None:
+        """Served by the member's next call; `after_records`: queued behind that many fetched records,
+        so a `consume(n)` serves it in the middle of its batch (a `poll` first thing)."""
+        member = self._member()
+        if after_records is None:
+            member.pending.append(op)
+        else:
+            member.mid_batch.append((after_records, op))
+
     def assign(
-        self, partitions: Iterable[PartitionKey], offsets: Mapping[PartitionKey, int] | None = None
+        self,
+        partitions: Iterable[PartitionKey],
+        offsets: Mapping[PartitionKey, int] | None = None,
+        *,
+        after_records: int | None = None,
     ) -> None:
         """The group gives partitions (eager: the whole new assignment)."""
         member = self._member()
-        keys = list(partitions)
-        member.pending.append(_QueuedRebalance(member, "assign", keys, offsets))
+        self._queue(_QueuedRebalance(member, "assign", list(partitions), offsets), after_records)
 
-    def revoke(self, partitions: Iterable[PartitionKey]) -> None:
+    def revoke(self, partitions: Iterable[PartitionKey], *, after_records: int | None = None) -> None:
         """The group takes partitions back (eager: everything, then `assign` the rest)."""
         member = self._member()
-        keys = list(partitions)
-        member.pending.append(_QueuedRebalance(member, "revoke", keys))
+        self._queue(_QueuedRebalance(member, "revoke", list(partitions)), after_records)
 
-    def lose(self, partitions: Iterable[PartitionKey]) -> None:
+    def lose(self, partitions: Iterable[PartitionKey], *, after_records: int | None = None) -> None:
         """The partitions were lost (session or poll limit ran out, fenced)."""
         member = self._member()
-        keys = list(partitions)
-        member.pending.append(_QueuedRebalance(member, "lost", keys))
+        self._queue(_QueuedRebalance(member, "lost", list(partitions)), after_records)
 
-    def rebalance_to(self, partitions: Iterable[PartitionKey]) -> None:
+    def rebalance_to(self, partitions: Iterable[PartitionKey], *, after_records: int | None = None) -> None:
         """A rebalance that leaves the member owning `partitions`, in its protocol's sequence, as
         librdkafka 2.16 serves it (measured on a broker: tests/integration/consumer/
         test_fake_matches_client.py): eager revokes everything and assigns the new set; cooperative and
         KIP-848 revoke what goes and then assign what comes, also when nothing comes (`on_assign` with
         `[]`, an `assigned` event with no partitions); cooperative-sticky's revoking round ends with one
-        more empty assign before the round that follows it. A rebalance that only adds assigns once."""
+        more empty assign before the round that follows it. A rebalance that only adds assigns once.
+        `after_records`: the whole sequence is served in the middle of the next `consume` batch."""
         member = self._member()
         new = set(partitions)
         old = set(member.group_assignment)
+        after = after_records
         if member.protocol == "eager":
             if old:
-                self.revoke(sorted(old))
-            self.assign(sorted(new))
+                self.revoke(sorted(old), after_records=after)
+            self.assign(sorted(new), after_records=after)
             return
         if old - new:
-            self.revoke(sorted(old - new))
+            self.revoke(sorted(old - new), after_records=after)
             if member.protocol == "cooperative":
-                self.assign([])  # the revoking round's own (empty) assignment; the rejoin follows
-            self.assign(sorted(new - old))
+                self.assign([], after_records=after)  # the revoking round's own (empty) assignment
+            self.assign(sorted(new - old), after_records=after)
         elif new - old:
-            self.assign(sorted(new - old))
+            self.assign(sorted(new - old), after_records=after)
 
     def fence(self, code: int = KafkaError.FENCED_INSTANCE_ID) -> None:
         """A fatal error (e.g. another member took this group.instance.id)."""

@@ -55,7 +55,7 @@ PURE = (
     "kafka_coop.analytics._phases",
 )
 # The shells inside a pure package, which its face loads on first use: a gate run's looks on a live group.
-SHELLS_IN_PURE = ("kafka_coop.rollout._verify",)
+SHELLS_IN_PURE = ("kafka_coop.rollout._verify", "kafka_coop.rollout._run")
 
 # The test bed (docs/design/layout.md "The test bed"): the shipped sandbox and the repository's testbed/.
 TEST_BED = ("kafka_coop.sandbox", "kafka_coop.sandbox.*", "testbed", "testbed.*")
