@@ -25,6 +25,7 @@ from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.rollout import (
     TARGETS,
     Direction,
+    GateCommand,
     Plan,
     Progress,
     Target,
@@ -33,6 +34,7 @@ from kafka_coop.rollout import (
     load_plan,
     make_plan,
     read_journal,
+    unowned_now,
 )
 
 from ._context import (
@@ -44,6 +46,7 @@ from ._context import (
     pass_terminal,
 )
 from ._exit_codes import Signalled
+from .plan import _fleet
 
 if TYPE_CHECKING:
     from kafka_coop.inspection import GroupSnapshot
@@ -68,10 +71,6 @@ def _live_plan(
     term: Terminal, group: str, to: str, bootstrap: str, command_config: Path | None, manifests_topic: str
 ) -> Plan:
     """The plan `upgrade-plan GROUP --to TO` prints for the live group now."""
-    from kafka_coop.rollout import GateCommand
-
-    from .plan import _fleet
-
     fleet = _fleet(term, group, bootstrap, command_config, None, manifests_topic, 15.0)
     gate = GateCommand(bootstrap=bootstrap, command_config=str(command_config) if command_config else None)
     target: Target = to  # type: ignore[assignment]  # click.Choice narrowed it
@@ -137,11 +136,9 @@ class View:
         snap = self.snap
         if snap is None:
             return "group: not seen yet"
-        from kafka_coop.rollout import unowned_now
-
         unowned = unowned_now(snap)
         return (
-            f"group {snap.state}, {len(snap.members)} members, assignor {snap.assignor or '-'}, "
+            f"group {snap.state}, {len(snap.members)} members, assignor {snap.selected_assignor or '-'}, "
             f"unowned now {len(unowned)}"
         )
 
@@ -200,7 +197,7 @@ def _runner(
     manifests_topic: str,
     stop: StopBetweenSteps,
 ) -> Runner:
-    from kafka_coop.rollout import Runner
+    from kafka_coop.rollout import Runner  # loads the clients: not at `rollout --help`
 
     admin, conf = admin_for(bootstrap, command_config)
     return Runner(
@@ -301,7 +298,7 @@ def run(
     """Walk GROUP's plan to --to: apply each phase's settings to one member (all, for a cutover), wait for
     the gate, go on. Exit 0 done, 1 a gate or an apply failed (the walk stops there), 2 bad input, 3 the
     cluster, 130 stopped by Ctrl-C between steps; `rollout resume` continues."""
-    from kafka_coop.rollout import start_walk
+    from kafka_coop.rollout import start_walk  # loads the clients: not at `rollout --help`
 
     journal = journal or default_journal(group)
     kept = _kept_plan(journal)
@@ -367,7 +364,7 @@ def resume(
 ) -> None:
     """Continue GROUP's walk from its journal: a finished step is not taken again, a begun one is re-checked
     by its gate before it is redone. Exit codes as `rollout run`."""
-    from kafka_coop.rollout import resume_walk
+    from kafka_coop.rollout import resume_walk  # loads the clients: not at `rollout --help`
 
     journal = journal or default_journal(group)
     entries = read_journal(journal)

@@ -11,10 +11,11 @@ import time
 from pathlib import Path
 
 import click
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from kafka_coop.events import TopicPartition
+from kafka_coop.events import PartitionKey
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.rollout import WatchRecord, watch_record
 
@@ -30,7 +31,8 @@ from ._context import (
 
 def _table(record: WatchRecord) -> Table:
     title = (
-        f"{record.group}: {record.state}, {record.type} group, assignor {record.assignor or '-'}, "
+        f"{record.group}: {record.state}, {record.group_type} group, "
+        f"assignor {record.selected_assignor or '-'}, "
         f"{len(record.members)} members, lag {record.total_lag if record.total_lag is not None else '-'}"
     )
     table = Table(title=title, title_justify="left")
@@ -80,7 +82,7 @@ def watch(
     from kafka_coop.inspection import take_snapshot
 
     admin, conf = admin_for(bootstrap, command_config)
-    since: dict[TopicPartition, int] = {}
+    since: dict[PartitionKey, int] = {}
     live = None
     if output != "json" and term.out.is_terminal:
         from rich.live import Live
@@ -98,8 +100,6 @@ def watch(
             if output == "json":
                 click.echo(record.model_dump_json())
             elif live is not None:
-                from rich.console import Group
-
                 live.update(Group(_table(record), _unowned_line(record)))
             else:
                 term.out.print(_table(record))

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop.events import TopicPartition
+from kafka_coop.events import PartitionKey
 from kafka_coop.inspection import GroupSnapshot
 
 
@@ -43,22 +43,22 @@ class WatchRecord(BaseModel):
     taken_ms: int
     exists: bool
     state: str
-    type: str
-    assignor: str | None
+    group_type: str
+    selected_assignor: str | None
     members: tuple[WatchedMember, ...]
     total_lag: int | None
     unowned: tuple[Unowned, ...]
 
 
-def unowned_now(snap: GroupSnapshot) -> list[TopicPartition]:
+def unowned_now(snap: GroupSnapshot) -> list[PartitionKey]:
     """Partitions of the group's topics (those it has offsets for) that no member owns in this look."""
     owned = {tp for m in snap.members for tp in m.assignment}
     return sorted({(p.topic, p.partition) for p in snap.lag} - owned)
 
 
 def watch_record(
-    snap: GroupSnapshot, since: Mapping[TopicPartition, int]
-) -> tuple[WatchRecord, dict[TopicPartition, int]]:
+    snap: GroupSnapshot, since: Mapping[PartitionKey, int]
+) -> tuple[WatchRecord, dict[PartitionKey, int]]:
     """The record of one look, and the since-when of every partition unowned now (for the next look)."""
     lag_of = {(p.topic, p.partition): p.lag for p in snap.lag}
     unowned = unowned_now(snap)
@@ -76,12 +76,12 @@ def watch_record(
             )
         )
     record = WatchRecord(
-        group=snap.group_id,
+        group=snap.group,
         taken_ms=snap.taken_ms,
         exists=snap.exists,
         state=snap.state,
-        type=str(snap.type),
-        assignor=snap.assignor or None,
+        group_type=str(snap.group_type),
+        selected_assignor=snap.selected_assignor or None,
         members=tuple(members),
         total_lag=snap.total_lag,
         unowned=tuple(Unowned(topic=t, partition=p, since_ms=now_since[(t, p)]) for t, p in unowned),

@@ -118,7 +118,7 @@ def test_a_java_fleet_is_walked_eager_to_cooperative_through_the_restart_hook_an
         ("j0", ("cooperative-sticky",)),
         ("j1", ("cooperative-sticky",)),
     ]
-    assert admin.describe_group(group).assignor == "cooperative-sticky"
+    assert admin.describe_group(group).selected_assignor == "cooperative-sticky"
     assert _finished(journal) == [1, 2, 3, 4]
     _watch_shows_a_settled_group(run_cli, bootstrap, group)
     _nothing_lost(processes, topic, producer)
@@ -146,7 +146,7 @@ def _watch_shows_a_settled_group(run_cli: Callable[..., CliResult], bootstrap: s
     last = looks[-1]
     assert [(m["name"], m["family"]) for m in last["members"]] == [("j0", "java"), ("j1", "java")]
     assert sum(m["partitions"] for m in last["members"]) == PARTITIONS
-    assert last["state"] == "stable" and last["unowned"] == []
+    assert last["state"] == "stable" and last["group_type"] == "classic" and last["unowned"] == []
 
 
 def test_a_runner_killed_mid_walk_is_resumed_without_repeating_or_skipping_a_step(
@@ -188,7 +188,7 @@ def test_a_runner_killed_mid_walk_is_resumed_without_repeating_or_skipping_a_ste
     assert [e.step for e in entries if e.event == "started"] == [1, 2, 3, 4], "no step begun twice"
     assert [e.step for e in entries if e.event == "rechecked"] == [2]
     assert [name for name, _ in deployment.restarts] == ["j0", "j1", "j0", "j1"]
-    assert admin.describe_group(group).assignor == "cooperative-sticky"
+    assert admin.describe_group(group).selected_assignor == "cooperative-sticky"
     again = run_cli("rollout", "resume", group, "--bootstrap-server", bootstrap, "--journal", str(journal))
     assert again.code == 2 and "nothing to resume" in again.stderr
     _nothing_lost(processes, topic, producer)
@@ -225,7 +225,7 @@ def test_a_frozen_member_fails_the_gate_and_the_rollback_recovers_the_group(
     assert deployment.restarts == [("j0", ("range", "cooperative-sticky")), ("j0", ("range",))]
     walks = [e.mode for e in read_journal(journal) if e.kind == "walk"]
     assert walks == ["forward", "rollback"]
-    assert admin.describe_group(group).assignor == "range"
+    assert admin.describe_group(group).selected_assignor == "range"
     _nothing_lost(processes, topic, producer)
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import shlex
 
+import pytest
+
 from kafka_coop.control import REMOVE
+from kafka_coop.errors import GateFailed
 from kafka_coop.rollout import Step
-from kafka_coop.rollout._run import control_step, hook_command, live_settings, settings_word
+from kafka_coop.rollout._run import RestartHook, control_step, hook_command, live_settings, settings_word
 from kafka_coop.rollout._spec import MemberConfig
 from kafka_coop.rollout._walk import MemberChange, StepGate, Walk
 
@@ -56,3 +59,16 @@ def test_control_steps_only_grow_over_a_plans_walks_forward_and_back() -> None:
     forward, step = _walk("forward")
     back, _ = _walk("rollback")
     assert control_step(forward, step, 0) < control_step(forward, step, 1) < control_step(back, step, 0)
+
+
+def test_a_failing_hook_stops_the_step_naming_the_member_its_exit_code_and_its_output() -> None:
+    _, step = _walk("forward")
+    hook = RestartHook("echo no capacity for {member}; exit 7", timeout_s=10)
+    with pytest.raises(GateFailed, match=r"failed for svc-0; rm -rf / \(exit 7\)") as failed:
+        hook.apply(step, step.changes)
+    assert "no capacity for svc-0; rm -rf /" in (failed.value.hint or "")
+
+
+def test_a_hook_that_exits_0_applies_the_step() -> None:
+    _, step = _walk("forward")
+    RestartHook("test {phase} = 1", timeout_s=10).apply(step, step.changes)
