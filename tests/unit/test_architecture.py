@@ -608,7 +608,10 @@ PROGRAMS_OUTSIDE_THE_TEST_BED = {
 
 def _programs_started(path: Path) -> Iterator[str]:
     """The NAME of every `[..., "-m", "NAME", ...]` list literal in one file."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    text = path.read_text(encoding="utf-8")
+    if '"-m"' not in text:  # most files start no program: no need to parse them
+        return
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.List):
             items = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
             yield from (str(items[i + 1]) for i in range(len(items) - 1) if items[i] == "-m" and items[i + 1])
