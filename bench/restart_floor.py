@@ -44,6 +44,7 @@ from bench.harness.frame import (
     BenchResult,
     Figure,
     Series,
+    assignment_interval_ms,
     comma_names,
     main_for,
     new_result,
@@ -487,6 +488,8 @@ def run(args: BenchArgs) -> BenchResult:
         broker_with_request_log(Path(tmp), bool(params["request_log"])) as box,
     ):
         broker = broker_pid(Path(tmp))
+        # KIP-1263 (Kafka 4.3): a floor under every consumer-protocol assignment, recorded with the run
+        result.parameters["assignment_interval_ms"] = assignment_interval_ms(box.bootstrap)
         for name in names:
             load = round(os.getloadavg()[0], 2)
             run_ = run_config(name, box.bootstrap, box.log_path, Path(tmp), params, broker)

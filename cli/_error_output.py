@@ -44,12 +44,15 @@ class ErrorOutput(BaseModel):
     error: ErrorDetail
 
 
-def error_json(command: str, exit_code: int, message: str, hint: str | None) -> str:
-    """The error object as the command prints it (indented like every other `-o json`)."""
+def error_json(
+    command: str, exit_code: int, message: str, hint: str | None, *, one_line: bool = False
+) -> str:
+    """The error object as the command prints it: indented like every other `-o json`, or on one line
+    for a command whose `-o json` is a record a line (`rollout run`, `watch`)."""
     detail = ErrorDetail(
         command=command, exit_code=exit_code, meaning=meaning_of(exit_code), message=message, hint=hint
     )
-    return json.dumps(ErrorOutput(error=detail).model_dump(mode="json"), indent=2)
+    return json.dumps(ErrorOutput(error=detail).model_dump(mode="json"), indent=None if one_line else 2)
 
 
 def wants_json(args: list[str]) -> bool:

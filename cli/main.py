@@ -215,14 +215,20 @@ def _print_error_json(args: list[str], command: str, code: int, message: str, hi
     if not wants_json(args) or stdout_written():
         return
     with contextlib.suppress(OSError):
-        click.echo(error_json(command, code, message, hint))
+        click.echo(error_json(command, code, message, hint, one_line=command in JSON_LINES_COMMANDS))
+
+
+# Commands whose `-o json` is a record a line (progress, looks): their error object is one line too.
+JSON_LINES_COMMANDS = frozenset({"rollout run", "rollout resume", "watch"})
+# Commands that are groups: their name is two words (`sandbox start`, `rollout run`).
+GROUP_COMMANDS = frozenset({"sandbox", "pipeline", "rollout"})
 
 
 def _command_name(args: list[str]) -> str:
     """`describe`, `sandbox start`: the words of the command line before its first option."""
     words: list[str] = []
     for arg in args:
-        if arg.startswith("-") or len(words) == (2 if words[:1] == ["sandbox"] else 1):
+        if arg.startswith("-") or len(words) == (2 if words[:1] and words[0] in GROUP_COMMANDS else 1):
             break
         words.append(arg)
     return " ".join(words) or "(no command)"

@@ -26,6 +26,7 @@ from kafka_coop.rollout import (
     TARGETS,
     Direction,
     GateCommand,
+    PauseTally,
     Plan,
     Progress,
     Target,
@@ -118,9 +119,12 @@ class View:
         self.snap: GroupSnapshot | None = None
         self.last: Progress | None = None
         self.live: Any = None
+        self.pause = PauseTally()
 
     def look(self, snap: GroupSnapshot) -> None:
+        """Every look of the runner's and of its gates' (while they wait): the group, and the pause."""
         self.snap = snap
+        self.pause = self.pause.look(snap)
         self._refresh()
 
     def progress(self, record: Progress) -> None:
@@ -153,7 +157,7 @@ class View:
             (f"[{r.mode} step {r.step}/{r.steps} phase {r.phase}] ", "dim"),
             (r.event, style),
             f" {members}{took}{detail}  ",
-            (self._group(), "dim"),
+            (f"{self._group()}, pause so far {self.pause.wall_ms / 1000:.1f} s", "dim"),
         )
 
     def _panel(self) -> Text:
@@ -164,7 +168,14 @@ class View:
             else "starting"
         )
         took = f" ({r.seconds:.1f} s in this step)" if r is not None and r.seconds is not None else ""
-        return Text.assemble((head, "bold"), took, "\n", self._group())
+        return Text.assemble((head, "bold"), took, "\n", self._group(), "\n", self._pause())
+
+    def _pause(self) -> str:
+        p = self.pause
+        return (
+            f"pause so far {p.wall_ms / 1000:.1f} s with a partition unowned "
+            f"({p.partition_ms / 1000:.1f} partition-s), as the looks saw it"
+        )
 
     def _refresh(self) -> None:
         if self.live is not None:
@@ -196,6 +207,7 @@ def _runner(
     apply_timeout: float,
     manifests_topic: str,
     stop: StopBetweenSteps,
+    unprotected_control: bool,
 ) -> Runner:
     from kafka_coop.rollout import Runner  # loads the clients: not at `rollout --help`
 
@@ -211,6 +223,7 @@ def _runner(
         manifests_topic=manifests_topic or None,
         stop_requested=stop,
         on_look=view.look,
+        unprotected_control=unprotected_control,
     )
 
 
@@ -254,6 +267,12 @@ def _common(f: Any) -> Any:
                 show_default=True,
                 help="'' to read none.",
             ),
+            click.option(
+                "--unprotected-control",
+                is_flag=True,
+                help="Walk kafka-coop members through a control topic that others than this principal may "
+                "write, or on a cluster without an authorizer: for a sandbox or a dev cluster only.",
+            ),
             output_option(("table", "json")),
         ]
     ):
@@ -293,6 +312,7 @@ def run(
     gate_timeout: float,
     apply_timeout: float,
     manifests_topic: str,
+    unprotected_control: bool,
     output: str,
 ) -> None:
     """Walk GROUP's plan to --to: apply each phase's settings to one member (all, for a cutover), wait for
@@ -304,6 +324,10 @@ def run(
     kept = _kept_plan(journal)
     if plan_file is None and (rollback or journal.exists()) and kept.exists():
         plan_file = kept
+    elif plan_file is None and rollback and journal.exists():
+        # a walk of a --plan FILE is rolled back on that plan (its journal names it)
+        header = next((e for e in read_journal(journal) if e.kind == "walk"), None)
+        plan_file = Path(header.plan_file) if header is not None and header.plan_file else None
     if rollback and not journal.exists():
         raise InvalidInput(
             f"Journal {str(journal)!r} does not exist: there is no walk to roll back.",
@@ -317,7 +341,17 @@ def run(
     stop = StopBetweenSteps(term)
     view = View(term, output)
     runner = _runner(
-        term, view, group, bootstrap, command_config, hook, gate_timeout, apply_timeout, manifests_topic, stop
+        term,
+        view,
+        group,
+        bootstrap,
+        command_config,
+        hook,
+        gate_timeout,
+        apply_timeout,
+        manifests_topic,
+        stop,
+        unprotected_control,
     )
     if plan is None:
         plan = _live_plan(term, group, to, bootstrap, command_config, manifests_topic)
@@ -360,6 +394,7 @@ def resume(
     gate_timeout: float,
     apply_timeout: float,
     manifests_topic: str,
+    unprotected_control: bool,
     output: str,
 ) -> None:
     """Continue GROUP's walk from its journal: a finished step is not taken again, a begun one is re-checked
@@ -379,7 +414,17 @@ def resume(
     stop = StopBetweenSteps(term)
     view = View(term, output)
     runner = _runner(
-        term, view, group, bootstrap, command_config, hook, gate_timeout, apply_timeout, manifests_topic, stop
+        term,
+        view,
+        group,
+        bootstrap,
+        command_config,
+        hook,
+        gate_timeout,
+        apply_timeout,
+        manifests_topic,
+        stop,
+        unprotected_control,
     )
     with stop.installed(), view.shown():
         walk, taken = resume_walk(runner, plan, journal, entries, hook=hook, on_progress=view.progress)

@@ -664,17 +664,17 @@ def _describe_group(admin: ClusterAdmin, group: str, timeout_s: float) -> GroupD
     try:
         desc = _with_retry(admin, group, timeout_s, call)
     except _GroupNotFound:
-        return GroupDescription(
-            group=group,
-            state="dead",
-            group_type="unknown",
-            selected_assignor="",
-            coordinator=None,
-            members=(),
-        )
+        return _dead(group)
     except _NotConsumerGroup:
         return _classic_group(admin, group, timeout_s)
     return _live_group(desc)
+
+
+def _dead(group: str) -> GroupDescription:
+    """What a group no one answers for is: dead, with no members."""
+    return GroupDescription(
+        group=group, state="dead", group_type="unknown", selected_assignor="", coordinator=None, members=()
+    )
 
 
 def _classic_group(admin: ClusterAdmin, group: str, timeout_s: float) -> GroupDescription:
@@ -682,14 +682,7 @@ def _classic_group(admin: ClusterAdmin, group: str, timeout_s: float) -> GroupDe
     describe it (_INVALID_ARG 'not a consumer group'), the classic describe answers it."""
     raw = admin.raw_group(group, timeout_s=timeout_s)
     if raw is None:
-        return GroupDescription(
-            group=group,
-            state="dead",
-            group_type="unknown",
-            selected_assignor="",
-            coordinator=None,
-            members=(),
-        )
+        return _dead(group)
     states: dict[str, GroupState] = {
         "Stable": "stable",
         "PreparingRebalance": "preparing_rebalance",

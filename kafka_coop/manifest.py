@@ -16,14 +16,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from kafka_coop._vocab import GroupProtocol, RebalanceProtocol
 from kafka_coop.events import now_ms
 
 MANIFEST_VERSION: Final = 1
 DEFAULT_MANIFEST_TOPIC = "_kafka_coop_manifests"
-DEFAULT_HEARTBEAT_S = 30.0
+# The liveness record: a running member republishes its manifest this often (at most one record per
+# member every 10 s), so a gate can show it alive by a record newer than its own first look.
+DEFAULT_HEARTBEAT_S = 10.0
 # A member that found no manifest topic looks for it again this often (one metadata request), so a
 # topic an operator creates after the fleet started is used without restarting the members.
 TOPIC_RECHECK_S = 60.0
@@ -103,10 +105,21 @@ class Manifest(BaseModel):
     started_ms: int
     heartbeat_ms: int
     control: ControlOutcome | None = None  # the last control record this member answered
+    # The period this member promises to republish within (a liveness record); None: no promise (a
+    # publisher that writes only on assignment), so no gate judges its liveness by its records. Written
+    # to the topic (`record`), left out of describe's output (its version-1 shape stays as published).
+    liveness_s: float | None = Field(default=None, exclude=True)
 
     @property
     def key(self) -> str:
         return manifest_key(self.group, self.instance_id, self.member_id)
+
+    def record(self) -> bytes:
+        """The record value: every field, the liveness promise included where there is one."""
+        value = self.model_dump(mode="json")
+        if self.liveness_s is not None:
+            value["liveness_s"] = self.liveness_s
+        return json.dumps(value).encode()
 
 
 def manifest_key(group: str, instance_id: str | None, member_id: str) -> str:
@@ -175,7 +188,7 @@ class ManifestPublisher:
         if self._last_key is not None and self._last_key != manifest.key:
             self._produce(self._last_key, None)  # a dynamic member rejoined under a new member id
         self._last_key = manifest.key
-        self._produce(manifest.key, manifest.model_dump_json().encode())
+        self._produce(manifest.key, manifest.record())
 
     def _produce(self, key: str, value: bytes | None) -> None:
         try:

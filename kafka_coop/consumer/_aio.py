@@ -341,9 +341,11 @@ class CoopAIOConsumer:
             self._core.cancelled.append(future)  # what it takes is sought back before the next call
             raise
         if self._handed is not None:
+            # Folded before registering it (keeps the records handed out short-lived for the GC; the
+            # ones folded are all marked in a sequential loop, none left over: see Core.make_poll).
+            if len(self._core.ledger.handed) >= FOLD_BATCHES:  # type: ignore[union-attr]
+                self._core.fold()
             self._handed(messages)
-            if len(self._core.ledger.handed) > FOLD_BATCHES:  # type: ignore[union-attr]
-                self._core.fold()  # keeps the records handed out short-lived for the GC
         return messages
 
     def _consume_job(self, num_messages: int, timeout: float) -> list[Message]:
@@ -368,9 +370,9 @@ class CoopAIOConsumer:
             self._core.cancelled.append(future)
             raise
         if self._handed is not None and message is not None:
-            self._handed(message)
-            if len(self._core.ledger.handed) > FOLD_RECORDS:  # type: ignore[union-attr]
+            if len(self._core.ledger.handed) >= FOLD_RECORDS:  # type: ignore[union-attr]
                 self._core.fold()
+            self._handed(message)
         return message
 
     def _poll_job(self, timeout: float) -> Message | None:

@@ -45,6 +45,7 @@ from confluent_kafka import OFFSET_INVALID, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
 from kafka_coop._waiting import StillRunning, bounded_call
+from kafka_coop.consumer._args import check_commit, check_partition, check_store
 from kafka_coop.consumer._client_callbacks import ClientErrors, ClientLog
 from kafka_coop.consumer._fatal import describe_error, error_code
 from kafka_coop.consumer._freeze import GAP_S, WATCHDOG, CallState, FreezeGuard
@@ -243,9 +244,11 @@ class Core:
             if state.slow or clock() - state.tick > GAP_S:
                 return slow(msg, hand_out)
             if msg is not None:
-                handed(msg)
-                if len(handed_out) > FOLD_RECORDS:
+                # Fold before registering it: the records folded are then all marked (in the
+                # sequential loop), none left over for the slower bookkeeping.
+                if len(handed_out) >= FOLD_RECORDS:
                     fold()
+                handed(msg)
             return msg  # type: ignore[no-any-return]
 
         return poll_marked
@@ -296,9 +299,9 @@ class Core:
                 raise
             if state.slow or clock() - state.tick > GAP_S:
                 return slow(messages, hand_out)
-            handed(messages)
-            if len(handed_out) > FOLD_BATCHES:
+            if len(handed_out) >= FOLD_BATCHES:  # (before registering it: see poll_marked)
                 fold()
+            handed(messages)
             return messages  # type: ignore[no-any-return]
 
         return consume_marked
@@ -483,6 +486,7 @@ class Core:
         """`seek`, also where librdkafka cannot yet (inside `on_assigned`, fetching not started: `_STATE`;
         or the assignment's fetch start, queued after the seek, was served first: `_OUTDATED`): then it
         is applied as soon as it can be, and nothing fetched before it is handed out."""
+        check_partition(partition)
         key = (partition.topic, partition.partition)
         try:
             self.inner.seek(partition)
@@ -794,6 +798,7 @@ class Core:
         """`commit()` as confluent-kafka's: no arguments commits what the application consumed (drop-in)
         or marked (explicit); a message or offsets commit exactly that."""
         if message is not None or offsets is not None:
+            check_commit(message, offsets)
             kwargs: dict[str, Any] = {"asynchronous": asynchronous}
             if message is not None:
                 kwargs["message"] = message
@@ -855,6 +860,8 @@ class Core:
         every record below it is done. `confluent` (the application called `store_offsets`, not
         `mark_done`): refused as librdkafka refuses it when none of its partitions is this member's,
         and only the partitions it owns are kept."""
+        if confluent:
+            check_store(message, offsets)
         if confluent and self.ledger is not None:
             offsets = self._refuse_unowned(message, offsets)
         if self.ledger is None:

@@ -94,6 +94,9 @@ class Ledger:
         # again takes its records back (a mark of one handed out before still counts, as confluent
         # accepts a store for a partition assigned again; one not marked is still unfinished).
         self.retired: dict[PartitionKey, tuple[Progress | None, Any]] = {}
+        # The partitions the group assigned (empty under a manual assignment): a fold stops looking for
+        # each one's last record done once it has seen all of these.
+        self.live: set[PartitionKey] = set()
 
     def fold(self) -> None:
         """Take in what was handed out and what was marked (a mark is always for a record handed out
@@ -102,7 +105,7 @@ class Ledger:
         Marks that come in the order their records were handed out (the sequential loop: poll, process,
         mark) are matched by identity and dropped together: a record done in order needs no bookkeeping,
         only the partition's last such record is kept. Anything else goes through `Progress`."""
-        handed, marks, parts, last_done = self.handed, self.marks, self.parts, self.last_done
+        handed, marks, parts = self.handed, self.marks, self.parts
         while marks:
             mark = marks[0]
             if type(mark) is tuple:  # a range mark: applies whenever its records are taken in
@@ -115,9 +118,7 @@ class Ledger:
             if handed:
                 item = handed[0]
                 if item is mark:
-                    handed.popleft()
-                    marks.popleft()
-                    last_done[(mark.topic(), mark.partition())] = mark
+                    self._take_run()
                     continue
                 if type(item) is list and item and item[0] is mark and self._take_in_order(item):
                     handed.popleft()
@@ -132,6 +133,33 @@ class Ledger:
                 marks.popleft()
         while handed:
             self._take_in(handed.popleft())
+
+    def _take_run(self) -> None:
+        """The sequential loop's fast path: pop the run of records marked in the order they were handed
+        out (identity, no key built per record), then keep the last one of each partition, scanning the
+        run backwards only until every partition assigned (`live`) was seen."""
+        handed, marks = self.handed, self.marks
+        run: list[Any] = []
+        while handed and marks:
+            record = handed[0]
+            if record is not marks[0]:
+                break
+            handed.popleft()
+            marks.popleft()
+            run.append(record)
+        last_done, live = self.last_done, self.live
+        seen: set[PartitionKey] = set()
+        found = 0
+        for record in reversed(run):
+            key = (record.topic(), record.partition())
+            if key in seen:
+                continue
+            seen.add(key)
+            last_done[key] = record
+            if key in live:
+                found += 1
+                if found == len(live):
+                    return
 
     def _take_in(self, item: Any) -> None:
         parts = self.parts
@@ -209,6 +237,7 @@ class Ledger:
         `retire` (an eager revoke), keep them aside until the next assignment (`assigned`)."""
         self.fold()
         for key in keys:
+            self.live.discard(key)
             progress, last = self.parts.pop(key, None), self.last_done.pop(key, None)
             if retire and (progress is not None or last is not None):
                 self.retired[key] = (progress, last)
@@ -218,6 +247,7 @@ class Ledger:
         retired are forgotten (another member may own them now)."""
         retired, self.retired = self.retired, {}
         for key in keys:
+            self.live.add(key)
             if key in retired and key not in self.parts and key not in self.last_done:
                 progress, last = retired[key]
                 if progress is not None:

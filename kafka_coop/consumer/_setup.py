@@ -224,6 +224,7 @@ def manifest(prepared: DriverSetup, member_id: str) -> Manifest | None:
         remote_assignor=s.remote_assignor,
         started_ms=prepared.started_ms,
         heartbeat_ms=timestamp_ms(),
+        liveness_s=DEFAULT_HEARTBEAT_S,
     )
 
 
@@ -249,8 +250,9 @@ def check_duplicate_id(prepared: DriverSetup, policy: DuplicatePolicy, manifests
         prepared.log.warning(message)
 
 
-# A running member republishes its manifest every DEFAULT_HEARTBEAT_S: two missed, and it is not running.
-_MANIFEST_STALE_MS = int(2 * DEFAULT_HEARTBEAT_S * 1000)
+# A running member republishes its manifest within its liveness period (30 s where a manifest promises
+# none, kafka-coop's period before liveness records): two missed, and it is not running.
+_UNPROMISED_PERIOD_S = 30.0
 
 
 def _holder_running(
@@ -268,7 +270,7 @@ def _holder_running(
     if (
         found is None
         or found.member_id not in holders
-        or timestamp_ms() - found.heartbeat_ms > _MANIFEST_STALE_MS
+        or timestamp_ms() - found.heartbeat_ms > 2 * 1000 * (found.liveness_s or _UNPROMISED_PERIOD_S)
     ):
         return ""
     age = max(0, timestamp_ms() - found.heartbeat_ms) / 1000

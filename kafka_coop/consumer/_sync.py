@@ -12,6 +12,7 @@ from confluent_kafka import Consumer, KafkaException, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
 from kafka_coop._waiting import StillRunning, bounded_call
+from kafka_coop.consumer._args import check_partitions
 from kafka_coop.consumer._core import ClientFactory, CloseReport, Core, treat_as_done_on_close
 from kafka_coop.consumer._handler import client_partitions
 from kafka_coop.consumer._listener import (
@@ -40,6 +41,20 @@ from kafka_coop.settings import ConsumerSettings
 from kafka_coop.sinks import EventSink
 
 log = logging.getLogger("kafka_coop.consumer")
+
+
+def commit_flag(asynchronous: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """confluent's `commit(message, offsets, async, asynchronous)`: the last of them given wins."""
+    if len(args) > 1:
+        raise TypeError(f"function takes at most 4 arguments ({3 + len(args)} given)")
+    unknown = set(kwargs) - {"async"}
+    if unknown:
+        raise TypeError(f"'{unknown.pop()}' is an invalid keyword argument for this function")
+    if args:
+        asynchronous = args[0]
+    elif "async" in kwargs:
+        asynchronous = kwargs["async"]
+    return bool(asynchronous)
 
 
 class CoopConsumer:
@@ -245,11 +260,15 @@ class CoopConsumer:
         message: Message | None = None,
         offsets: list[ClientPartition] | None = None,
         asynchronous: bool = True,
+        *args: Any,
+        **kwargs: Any,
     ) -> list[ClientPartition] | None:
         """`Consumer.commit`. Without arguments: what the application consumed (drop-in; the batch it
         holds counts as processed) or marked done (explicit marks), with explicit offsets and leader
-        epochs; `_NO_OFFSET` (synchronous) when nothing is new. A message or offsets: exactly those."""
+        epochs; `_NO_OFFSET` (synchronous) when nothing is new. A message or offsets: exactly those.
+        (confluent's also takes `async`, and a fourth positional argument: `asynchronous`.)"""
         self._require_open()
+        asynchronous = commit_flag(asynchronous, args, kwargs)
         return self._core.commit_app(message, offsets, asynchronous)
 
     def committable(self) -> list[ClientPartition]:
@@ -258,8 +277,8 @@ class CoopConsumer:
         return self._core.committable()
 
     # --- the client's own, typed as confluent-kafka's stubs type them -----------------------------
-    def assignment(self) -> list[ClientPartition]:
-        return self._consumer.assignment()  # type: ignore[no-any-return]
+    def assignment(self, *args: Any, **kwargs: Any) -> list[ClientPartition]:
+        return self._consumer.assignment(*args, **kwargs)  # type: ignore[no-any-return]
 
     def position(self, partitions: list[ClientPartition]) -> list[ClientPartition]:
         return self._consumer.position(partitions)  # type: ignore[no-any-return]
@@ -383,7 +402,8 @@ class CoopConsumer:
         if self._publisher is not None:
             self._publisher.start()
 
-    def assign(self, partitions: list[ClientPartition]) -> None:
+    def assign(self, partitions: list[ClientPartition], /) -> None:
+        check_partitions(partitions)
         step = self._handler.legacy_assign(partitions)
         if step is not None:  # inside a legacy on_assign
             self._core.execute(step)
@@ -391,7 +411,8 @@ class CoopConsumer:
         self._consumer.assign(partitions)
         self._core.manual = {(tp.topic, tp.partition) for tp in partitions}
 
-    def incremental_assign(self, partitions: list[ClientPartition]) -> None:
+    def incremental_assign(self, partitions: list[ClientPartition], /) -> None:
+        check_partitions(partitions)
         step = self._handler.legacy_assign(partitions)
         if step is not None:
             self._core.execute(step)
@@ -407,7 +428,8 @@ class CoopConsumer:
         self._core.release(self._core.manual)
         self._core.manual = set()
 
-    def incremental_unassign(self, partitions: list[ClientPartition]) -> None:
+    def incremental_unassign(self, partitions: list[ClientPartition], /) -> None:
+        check_partitions(partitions)
         if self._handler.legacy_unassign():
             return
         keys = {(tp.topic, tp.partition) for tp in partitions}

@@ -16,8 +16,9 @@ from pydantic import BaseModel, ConfigDict
 
 from kafka_coop.errors import GateFailed, InvalidInput
 
-# A running kafka-coop member republishes its manifest every 30 s (manifest.DEFAULT_HEARTBEAT_S); one
-# younger than two and a half periods is a member that still runs (or was killed moments ago).
+# A running kafka-coop member republishes its manifest every manifest.DEFAULT_HEARTBEAT_S (10 s; 30 s
+# before kafka-coop's liveness records); one younger than 75 s (two and a half of the older periods, so
+# members of either version are read alike) is a member that still runs (or was killed moments ago).
 RUNNING_WITHIN_S: Final = 75.0
 
 

@@ -23,7 +23,6 @@ from kafka_coop._vocab import Direction
 from kafka_coop.rollout._checks import Check, worst
 from kafka_coop.rollout._commands import GateSpec, PlanSpec, RemoveStaticSpec, argv, consume_flags, render
 from kafka_coop.rollout._fleet import (
-    BrokerInfo,
     FleetDescription,
     FleetMember,
     fleet_from_snapshot,
@@ -70,7 +69,7 @@ from kafka_coop.rollout._walk import (
     rollback_walk,
     walk_steps,
 )
-from kafka_coop.rollout._watch import WatchRecord, unowned_now, watch_record
+from kafka_coop.rollout._watch import PauseTally, WatchRecord, unowned_now, watch_record
 from kafka_coop.rollout._wording import config_lines
 
 if TYPE_CHECKING:
@@ -93,7 +92,6 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 __all__ = [
     "PLAN_HINT",
     "TARGETS",
-    "BrokerInfo",
     "Check",
     "Direction",
     "FamilyConfig",
@@ -108,6 +106,7 @@ __all__ = [
     "JournalEntry",
     "MemberConfig",
     "MigrationSpec",
+    "PauseTally",
     "Plan",
     "PlanPhase",
     "PlanSpec",

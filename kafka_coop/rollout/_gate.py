@@ -19,6 +19,7 @@ from kafka_coop.inspection import GroupLagStatus, GroupSnapshot, MemberSnapshot,
 from kafka_coop.rollout._checks import Check, Status, worst
 from kafka_coop.rollout._fleet import fleet_from_snapshot, known_defect_notes
 from kafka_coop.rollout._kip848 import STATIC_BOUNCE_ADVICE
+from kafka_coop.rollout._liveness import liveness_check
 from kafka_coop.rollout._looks import ONE_LOOK, consistent_looks_check
 from kafka_coop.rollout._match import match_phase
 from kafka_coop.rollout._reconcile import reconciliation_check
@@ -244,11 +245,13 @@ def evaluate(
     previous: GroupSnapshot | None = None,
     history: Sequence[GroupSnapshot] = (),
     two_looks: bool = False,
+    alive_since_ms: int | None = None,
 ) -> GateReport:
     """All checks that apply to this target, in a stable order. `history`: earlier looks (oldest first;
     `previous` is added if missing), whose committed offsets form the lag window with this one.
     A look taken while the group moves never passes; `two_looks` (verify-group) also asks an earlier
-    look in `history` to confirm it (rollout/_looks.py)."""
+    look in `history` to confirm it (rollout/_looks.py), and every member to show it runs
+    (rollout/_liveness.py): with `alive_since_ms` (a --wait run's first look), by a record written since."""
     expect_empty = spec is not None and phase is not None and spec.expect_at(phase).empty
     checks = _general_checks(snap, previous, expect_empty)
     earlier = [*history, *([previous] if previous is not None and previous not in history else [])]
@@ -256,6 +259,10 @@ def evaluate(
         looks = consistent_looks_check(snap, earlier, two_looks=two_looks)
         if looks is not None:
             checks.append(looks)
+        if two_looks:
+            alive = liveness_check(snap, earlier, since_ms=alive_since_ms)
+            if alive is not None:
+                checks.append(alive)
     reconciled = reconciliation_check(snap, earlier, snap.broker.consumer_heartbeat_ms)
     if reconciled is not None:
         checks.append(reconciled)

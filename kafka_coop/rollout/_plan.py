@@ -37,7 +37,7 @@ from kafka_coop.rollout._plan_model import (
     PlanStatus,
     Target,
 )
-from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
+from kafka_coop.rollout._requirements import RequirementFacts, requirement_checks, requirement_facts
 from kafka_coop.rollout._spec import MemberConfig, MigrationSpec
 from kafka_coop.rollout._wording import family_config, pause_note, progress_note
 
@@ -98,6 +98,23 @@ def _why_too_old(fleet: FleetDescription, spec: MigrationSpec) -> str:
                 who = f"{plural(member.count, member.family + ' member')} at {member.version}"
                 return f"{who} ({member.version_source}): {why}"
     return ""
+
+
+def _started(candidate: _Candidate) -> bool:
+    position = candidate.position
+    return position is not None and (position.done > 0 or position.in_progress is not None)
+
+
+def _first_unblocked(usable: Sequence[_Candidate], facts: RequirementFacts) -> _Candidate:
+    """The first path that fits (live paths before full stops) whose prerequisites the group meets: a
+    live path the broker would refuse (userData in a librdkafka cooperative group) gives way to a
+    cutover that needs none of it. A path already begun is kept; with none met, the first, blocked."""
+    for candidate in usable:
+        if _started(candidate) or not any(
+            c.status == "fail" for c in requirement_checks(candidate.spec.requires, facts)
+        ):
+            return candidate
+    return usable[0]
 
 
 def _judge(fleet: FleetDescription, spec: MigrationSpec, source: str) -> _Candidate:
@@ -208,7 +225,7 @@ def _alternatives(
                 )
             )
     librdkafka = fleet.families().get("librdkafka", 0)
-    version_ok = fleet.broker.version is None or version_at_least(fleet.broker.version, (4, 0)) is not False
+    version_ok = fleet.broker_version is None or version_at_least(fleet.broker_version, (4, 0)) is not False
     kip848_since = catalog()["librdkafka"].kip848.since
     clients_ok = not any(
         m.family == "librdkafka" and older_than(m.version, kip848_since) for m in fleet.members
@@ -288,7 +305,7 @@ def _phases(
                 expect=phase.expect,
                 pause=phase.pause,
                 pause_note=pause_note(phase, protocol_before, fleet.size, static)
-                + _assignment_interval_note(phase.expect.rebalance_protocol, fleet.broker.version),
+                + _assignment_interval_note(phase.expect.rebalance_protocol, fleet.broker_version),
                 pause_budget_ms=pause_budget_ms,
                 rollback=phase.rollback,
                 notes=phase.notes,
@@ -384,7 +401,8 @@ def make_plan(
             blockers=tuple(blockers),
             alternatives=tuple(_alternatives(fleet, None, judged, to, gate)),
         )
-    candidate = usable[0]
+    facts = requirement_facts(fleet, restart_s=restart_s)
+    candidate = _first_unblocked(usable, facts)
     spec, position = candidate.spec, candidate.position
     assert position is not None
     if position.assumed:
@@ -393,8 +411,7 @@ def make_plan(
             + "; ".join(position.reasons[:3])
             + " (kafka-coop members publish manifests; the gates re-check every phase)"
         )
-    started = position.done > 0 or position.in_progress is not None
-    facts = requirement_facts(fleet, restart_s=restart_s)
+    started = _started(candidate)
     preconditions = () if started else tuple(requirement_checks(spec.requires, facts))
     blockers = [
         Blocker(name=c.name, reason=c.reason, hint=c.hint) for c in preconditions if c.status == "fail"
@@ -499,8 +516,8 @@ def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
             )
     out += [n for n in known_defect_notes(fleet, to_consumer=spec.to == "consumer") if n not in fatal]
     out += [
-        f"Kafka {fleet.broker.version or 'of unknown version'}: {d.sentence()}"
-        for d in broker_defects().affecting(fleet.broker.version, spec.name)
+        f"Kafka {fleet.broker_version or 'of unknown version'}: {d.sentence()}"
+        for d in broker_defects().affecting(fleet.broker_version, spec.name)
     ]
     manifests = _manifest_note(fleet, spec)
     if manifests:

@@ -6,10 +6,17 @@ the plan's preconditions and its phase-0 gate judge the same facts the same way.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop.rollout._checks import Check
-from kafka_coop.rollout._fleet import FleetDescription
+from kafka_coop.rollout._fleet import (
+    MIGRATION_POLICIES,
+    FleetDescription,
+    group_version_level,
+    group_version_origin,
+)
 from kafka_coop.rollout._kip848 import (
     REFUSALS,
     ClientFact,
@@ -56,6 +63,7 @@ class RequirementFacts(BaseModel):
     patterns: dict[str, tuple[str, tuple[str, ...]]] = {}  # member -> (regex, topics it consumes)
     restart_s: float | None = None
     session: SessionFacts = SessionFacts()
+    not_kafka_coop: tuple[str, ...] = ()  # members `rollout run` cannot change live
 
 
 def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None) -> RequirementFacts:
@@ -72,10 +80,10 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
     given = [m.restart_s for m in fleet.members if m.restart_s is not None]
     return RequirementFacts(
         group=fleet.group,
-        kafka_version=broker.version or "unknown",
-        version_signal=broker.version_source,
+        kafka_version=fleet.broker_version or "unknown",
+        version_signal=broker.kafka_version.signal,
         rebalance_protocols=broker.rebalance_protocols,
-        migration_policy=broker.migration_policy,
+        migration_policy=broker.migration_policy if broker.migration_policy in MIGRATION_POLICIES else None,
         group_max_size=broker.group_max_size,
         group_consumer_max_size=broker.group_consumer_max_size,
         member_count=fleet.size,
@@ -89,11 +97,12 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
             and fleet.group_type == "classic"
             and (live or m.protocol != "eager")
         ),
-        group_version=broker.group_version,
-        group_version_signal=broker.group_version_source,
+        not_kafka_coop=tuple(m.label for m in fleet.members if not m.kafka_coop),
+        group_version=group_version_level(broker.group_version),
+        group_version_signal=group_version_origin(broker.group_version),
         protocol_type=fleet.protocol_type,
         static_count=sum(m.count for m in fleet.members if m.static),
-        malformed={m.label: m.metadata_error for m in fleet.members if m.metadata_error},
+        malformed={m.label: m.subscription_error for m in fleet.members if m.subscription_error},
         clients=tuple(
             ClientFact(
                 label=m.label,
@@ -105,7 +114,7 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
             )
             for m in fleet.members
         ),
-        patterns={m.label: (m.pattern, m.topics) for m in fleet.members if m.pattern},
+        patterns={m.label: (m.subscribed_regex, m.topics) for m in fleet.members if m.subscribed_regex},
         restart_s=restart_s if restart_s is not None else (max(given) if given else None),
         session=SessionFacts(
             session_ms=broker.consumer_session_ms,
@@ -151,6 +160,8 @@ def requirement_checks(req: Requirements, facts: RequirementFacts) -> list[Check
                 facts.carrying_user_data, facts.user_data_unseen, facts.selected_assignor, facts.group
             )
         )
+    if req.kafka_coop_members:
+        checks.append(kafka_coop_members_check(facts.not_kafka_coop))
     if req.online_upgrade:
         refusals = [c for c in checks if c.name in REFUSALS]
         outcome = refusal_outcomes(facts.clients)
@@ -171,3 +182,23 @@ def requirement_checks(req: Requirements, facts: RequirementFacts) -> list[Check
         checks.append(session_check(facts.group, facts.restart_s, facts.static_count, facts.session))
         checks.append(regex_check(facts.patterns))
     return checks
+
+
+def kafka_coop_members_check(not_kafka_coop: Sequence[str]) -> Check:
+    """A coordinated cutover changes every member live: each must be a kafka-coop member (its manifest
+    says so) that `rollout run` reaches through the control topic."""
+    if not not_kafka_coop:
+        return Check(
+            name="kafka-coop-members",
+            status="pass",
+            reason="every member is a kafka-coop member: rollout run changes them all live",
+        )
+    return Check(
+        name="kafka-coop-members",
+        status="fail",
+        reason=f"{', '.join(not_kafka_coop[:5])}{' …' if len(not_kafka_coop) > 5 else ''} "
+        f"{'is not a kafka-coop member' if len(not_kafka_coop) == 1 else 'are not kafka-coop members'}"
+        " (no manifest names kafka-coop), and this cutover changes every member live",
+        members=tuple(not_kafka_coop),
+        hint="Run every member on CoopConsumer(control=True) with the manifest topic, or take another path.",
+    )

@@ -33,6 +33,7 @@ from kafka_coop.rollout._journal import (
     walks_of,
 )
 from kafka_coop.rollout._plan_model import Plan
+from kafka_coop.rollout._protection import AclGrant, acls_to_add, operator_principal, unprotected_reason
 from kafka_coop.rollout._spec import load_migration
 from kafka_coop.rollout._verify import run_gate
 from kafka_coop.rollout._walk import (
@@ -250,8 +251,10 @@ class Runner:
         manifests_topic: str | None = DEFAULT_MANIFEST_TOPIC,
         stop_requested: Callable[[], bool] = lambda: False,
         on_look: Callable[[GroupSnapshot], None] | None = None,
+        unprotected_control: bool = False,
     ) -> None:
         self.admin = admin
+        self.unprotected_control = unprotected_control
         self.group = group
         self.conf = dict(conf)
         self.hook = RestartHook(hook, timeout_s=apply_timeout_s) if hook is not None else None
@@ -281,6 +284,58 @@ class Runner:
         if self.on_look is not None:
             self.on_look(snap)
         return snap
+
+    def control_grants(self) -> list[AclGrant] | None:
+        """The ACL bindings that apply to the control topic (literal, prefixed, `*`; any principal), or
+        None when the cluster has no authorizer."""
+        from confluent_kafka import KafkaError, KafkaException
+        from confluent_kafka.admin import (  # type: ignore[attr-defined]
+            AclBindingFilter,
+            AclOperation,
+            AclPermissionType,
+            ResourcePatternType,
+            ResourceType,
+        )
+
+        from kafka_coop.control import CONTROL_TOPIC
+        from kafka_coop.errors import ClusterUnavailable
+
+        wanted = AclBindingFilter(
+            ResourceType.TOPIC,
+            CONTROL_TOPIC,
+            ResourcePatternType.MATCH,  # literal, prefixed and `*` bindings that apply to the name
+            None,  # type: ignore[arg-type]  # None matches any principal (the stubs say str)
+            None,  # type: ignore[arg-type]  # and any host
+            AclOperation.ANY,
+            AclPermissionType.ANY,
+        )
+        try:
+            bindings = self.admin.client.describe_acls(wanted, request_timeout=15.0).result()
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args else None
+            if isinstance(error, KafkaError) and error.code() == KafkaError.SECURITY_DISABLED:
+                return None
+            raise ClusterUnavailable(
+                f"Could not read the ACLs of the control topic {CONTROL_TOPIC} on {self.admin.bootstrap} "
+                f"({error.str() if isinstance(error, KafkaError) else exc}).",
+                hint="The operator's principal needs DESCRIBE on the cluster to read them.",
+            ) from None
+        return [
+            AclGrant(principal=b.principal, operation=b.operation.name, permission=b.permission_type.name)
+            for b in bindings
+        ]
+
+    def refuse_unprotected_control(self, walk: Walk) -> None:
+        """Before the first live step: only the operator's principal may write the control topic."""
+        if self.unprotected_control or not any(c.via == "live" for s in walk.steps for c in s.changes):
+            return
+        reason = unprotected_reason(self.control_grants(), operator=operator_principal(self.conf))
+        if reason is not None:
+            raise InvalidInput(
+                reason,
+                hint=f"Give the control topic these ACLs and no other WRITE: {acls_to_add()} "
+                "(docs/rollout-run.md); on a sandbox or dev cluster, --unprotected-control accepts it as is.",
+            )
 
     def members(self) -> list[WalkMember]:
         snap = self.look()
@@ -351,6 +406,7 @@ class Runner:
                 wait=True,
                 timeout_s=max(1.0, deadline - time.monotonic()),
                 manifests_topic=self.manifests_topic,
+                on_look=self.on_look,
             )
             if report.failed():
                 return report
@@ -415,6 +471,7 @@ def start_walk(
             )
         walk, reached = walk_steps(plan, members), None
     refuse_missing_hook(walk, hook=hook)
+    runner.refuse_unprotected_control(walk)
     journal = JournalFile(journal_path)
     try:
         journal.append(walk_entry(walk, at_ms=now_ms(), plan_file=plan_file, to=plan.to, reached=reached))
@@ -486,6 +543,7 @@ def resume_walk(
             hint="Start another with `kafka-coop rollout run` and a new --journal.",
         )
     refuse_missing_hook(walk, hook=hook)
+    runner.refuse_unprotected_control(walk)
     start, begun = resume_point(walk, step_events(rest))
     journal = JournalFile(journal_path)
     try:

@@ -109,6 +109,8 @@ class Requirements(BaseModel):
     # the broker converts the live group (KIP-848): its online-upgrade rules, the clients' answer to a
     # refusal and the consumer protocol's own rules apply (rollout/_kip848.py)
     online_upgrade: bool = False
+    # every member is a kafka-coop member: `rollout run` changes them all live (a coordinated cutover)
+    kafka_coop_members: bool = False
 
 
 class MigrationSpec(BaseModel):

@@ -72,6 +72,7 @@ def run_gate(
     strict: bool = False,
     manifests_topic: str | None = DEFAULT_MANIFEST_TOPIC,
     on_progress: Callable[[GateProgress], None] | None = None,
+    on_look: Callable[[GroupSnapshot], None] | None = None,
 ) -> GateReport:
     """The gate's report on `group` against the target (a migration phase and/or a member count).
 
@@ -79,6 +80,7 @@ def run_gate(
     apart until the report passes (warnings fail it with `strict`) or the timeout runs out, and the
     last report is returned either way. `lag_window_s`: None measures the lag trend over the time the
     first look takes, N over at least N seconds, 0 takes one sample. `manifests_topic` None reads none.
+    `on_look` sees every look judged (a live view refreshes on them while the gate waits).
     """
     deadline = time.monotonic() + timeout_s
     # The first look opens its own coordinator connection, alongside its other reads: an unreachable
@@ -91,14 +93,21 @@ def run_gate(
         return max(1.0, deadline - time.monotonic())
 
     def look() -> GroupSnapshot:
-        return take_snapshot(
-            admin,
-            group,
-            conf=conf,
-            manifests_topic=manifests_topic or None,
-            timeout_s=budget(),
-            coordinator=coordinator,
+        return seen(
+            take_snapshot(
+                admin,
+                group,
+                conf=conf,
+                manifests_topic=manifests_topic or None,
+                timeout_s=budget(),
+                coordinator=coordinator,
+            )
         )
+
+    def seen(snap: GroupSnapshot) -> GroupSnapshot:
+        if on_look is not None:
+            on_look(snap)
+        return snap
 
     def judge(snap: GroupSnapshot, previous: GroupSnapshot | None, seen: list[GroupSnapshot]) -> GateReport:
         """The checks on the newest look, against the earlier ones (two consistent looks asked)."""
@@ -110,6 +119,7 @@ def run_gate(
             previous=previous,
             history=seen[:-1],
             two_looks=True,
+            alive_since_ms=seen[0].taken_ms if wait and seen else None,
         )
 
     try:
@@ -131,6 +141,7 @@ def run_gate(
                     timeout_s=budget(),
                     coordinator=coordinator,
                 )
+                seen(snap)
             else:
                 snap = look()  # later rounds compare with the previous round, --interval apart
             history += [s for s in (previous, snap) if s is not None and s not in history]

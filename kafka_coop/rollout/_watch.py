@@ -87,3 +87,42 @@ def watch_record(
         unowned=tuple(Unowned(topic=t, partition=p, since_ms=now_since[(t, p)]) for t, p in unowned),
     )
     return record, now_since
+
+
+class PauseTally(BaseModel):
+    """The pause a walk caused so far, as its looks saw it (the runner's, the gates' and watch's).
+
+    Measured between looks: from a look that finds a partition no member owns to the next look, that
+    partition counts as unowned. `wall_ms` is the time with any partition unowned (what `rollout run`'s
+    view calls the pause), `partition_ms` the same summed over partitions. A look older than the last
+    one counted changes nothing.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    started_ms: int | None = None
+    last_ms: int | None = None
+    last_unowned: int = 0  # partitions unowned in the last look
+    wall_ms: int = 0
+    partition_ms: int = 0
+
+    def seen(self, taken_ms: int, unowned: int) -> PauseTally:
+        """The tally after one more look, taken at `taken_ms`, that found `unowned` partitions unowned."""
+        if self.last_ms is None:
+            return self.model_copy(
+                update={"started_ms": taken_ms, "last_ms": taken_ms, "last_unowned": unowned}
+            )
+        if taken_ms < self.last_ms:
+            return self
+        gap = taken_ms - self.last_ms
+        return self.model_copy(
+            update={
+                "last_ms": taken_ms,
+                "last_unowned": unowned,
+                "wall_ms": self.wall_ms + (gap if self.last_unowned else 0),
+                "partition_ms": self.partition_ms + gap * self.last_unowned,
+            }
+        )
+
+    def look(self, snap: GroupSnapshot) -> PauseTally:
+        return self.seen(snap.taken_ms, len(unowned_now(snap)))

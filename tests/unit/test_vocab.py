@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import get_args
@@ -100,7 +101,9 @@ def _literal_members(node: ast.expr) -> frozenset[object] | None:
     return frozenset(item.value for item in items if isinstance(item, ast.Constant))
 
 
-def _tree(path: Path) -> ast.Module:
+@functools.cache
+def _module_ast(path: Path) -> ast.Module:
+    """Parsed once per run: every test below reads the same trees (nothing mutates them)."""
     return ast.parse(path.read_text(encoding="utf-8"))
 
 
@@ -121,7 +124,7 @@ def _aliases(tree: ast.Module) -> Iterator[tuple[str, ast.expr]]:
 def _named_sets() -> dict[frozenset[object], list[str]]:
     named: dict[frozenset[object], list[str]] = {}
     for path in SOURCES:
-        for name, value in _aliases(_tree(path)):
+        for name, value in _aliases(_module_ast(path)):
             members = _literal_members(value)
             if members is not None:
                 named.setdefault(members, []).append(f"{path.relative_to(ROOT)}:{name}")
@@ -142,7 +145,7 @@ def test_no_literal_alias_is_given_a_second_name() -> None:
     renamed = [
         f"{path.relative_to(ROOT)}:{name} = {value.id}"
         for path in SOURCES
-        for name, value in _aliases(_tree(path))
+        for name, value in _aliases(_module_ast(path))
         if isinstance(value, ast.Name) and value.id in literal_names
     ]
     assert renamed == []
@@ -153,7 +156,7 @@ def test_no_field_spells_out_a_set_that_has_a_name() -> None:
     named = _named_sets()
     spelled = []
     for path in SOURCES:
-        tree = _tree(path)
+        tree = _module_ast(path)
         definitions = {id(value) for _, value in _aliases(tree)}
         for node in ast.walk(tree):
             if isinstance(node, ast.Subscript) and id(node) not in definitions:
@@ -175,7 +178,7 @@ def test_a_model_names_the_group_its_type_and_its_assignor_one_way() -> None:
         f"{path.relative_to(ROOT)}:{stmt.lineno} {node.name}.{stmt.target.id}"
         for path in SOURCES
         if not str(path.relative_to(ROOT)).startswith(OUTSIDE_NAMES)
-        for node in ast.walk(_tree(path))
+        for node in ast.walk(_module_ast(path))
         if isinstance(node, ast.ClassDef)
         for stmt in node.body
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)

@@ -7,8 +7,10 @@ service cannot reconfigure its peers.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,8 +25,10 @@ from kafka_coop.control import (
 from kafka_coop.errors import ClusterUnavailable
 from kafka_coop.events import now_ms
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
+from kafka_coop.rollout import Runner
+from kafka_coop.rollout._protection import unprotected_reason
 from kafka_coop.sandbox import MemberProcess, MemberProcesses, MemberSpec, Sandbox
-from tests.conftest import SASL_GROUP
+from tests.conftest import SASL_GROUP, CliResult
 
 pytestmark = pytest.mark.xdist_group(SASL_GROUP)
 
@@ -98,3 +102,82 @@ def test_a_members_attempt_changes_nothing_and_the_operators_record_is_applied(
     assert answers[INSTANCE].outcome == "applied", answers
     assert [e["protocol"] for e in member.events() if e["kind"] == "reconfigured"] == ["consumer"]
     assert member.starts == 1 and member.alive
+
+
+def _members_write_grant() -> list[Any]:
+    from confluent_kafka.admin import (  # type: ignore[attr-defined]
+        AclBinding,
+        AclOperation,
+        AclPermissionType,
+        ResourcePatternType,
+        ResourceType,
+    )
+
+    return [
+        AclBinding(
+            ResourceType.TOPIC,
+            CONTROL_TOPIC,
+            ResourcePatternType.LITERAL,
+            "User:app",
+            "*",
+            AclOperation.WRITE,
+            AclPermissionType.ALLOW,
+        )
+    ]
+
+
+def test_rollout_run_refuses_a_control_topic_a_members_principal_may_write_and_takes_no_step(
+    secured: Sandbox, member: MemberProcess, run_cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """The sandbox's ACLs (members READ, the operator a super user) pass; one WRITE for `app` more is
+    bad input naming it, before any step, the journal never written."""
+    operator = secured.admin()
+    to = "classic" if operator.describe_group(GROUP).group_type == "consumer" else "cooperative"
+    runner = Runner(
+        operator,
+        GROUP,
+        conf=secured.client_conf("admin"),
+        hook=None,
+        command_config=None,
+        gate_timeout_s=15,
+        apply_timeout_s=15,
+    )
+    assert unprotected_reason(runner.control_grants(), operator="User:admin") is None
+
+    def reconfigured() -> int:
+        return sum(e["kind"] == "reconfigured" for e in member.events())
+
+    before = reconfigured()
+    for future in operator.client.create_acls(_members_write_grant(), request_timeout=15).values():
+        future.result()
+    try:
+        journal = tmp_path / "walk.jsonl"
+        refused = run_cli(
+            "rollout", "run", GROUP, "--to", to, "--bootstrap-server", secured.bootstrap,
+            "--command-config", str(secured.properties_path("admin")), "--journal", str(journal),
+            "-o", "json",
+        )  # fmt: skip
+        assert refused.code == 2, refused.stdout + refused.stderr
+        error = json.loads(refused.stdout)["error"]
+        assert error["message"].startswith("User:app may write the control topic"), error
+        assert "DESCRIBE, WRITE" in error["hint"] and "--unprotected-control" in error["hint"]
+        assert not journal.exists()
+        assert reconfigured() == before, "no member was changed"
+    finally:
+        filters = [_as_filter(b) for b in _members_write_grant()]
+        for future in operator.client.delete_acls(filters, request_timeout=15).values():
+            future.result()
+
+
+def _as_filter(binding: Any) -> Any:
+    from confluent_kafka.admin import AclBindingFilter  # type: ignore[attr-defined]
+
+    return AclBindingFilter(
+        binding.restype,
+        binding.name,
+        binding.resource_pattern_type,
+        binding.principal,
+        binding.host,
+        binding.operation,
+        binding.permission_type,
+    )

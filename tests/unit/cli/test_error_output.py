@@ -130,3 +130,28 @@ def test_a_command_that_printed_its_result_prints_no_error_object_after_it(
     result = invoke_cli("upgrade-plan", "--fleet", str(fleet), "--to", "consumer", "-o", "json")
     assert result.code == 1
     assert result.json()["status"] == "blocked"
+
+
+@pytest.mark.parametrize(
+    "command", [("rollout", "run", "--to", "consumer", "--rollback"), ("rollout", "resume")]
+)
+def test_a_json_lines_command_prints_its_error_object_on_one_line_under_its_own_name(
+    invoke_cli: Callable[..., CliResult], tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """`rollout run -o json` prints a progress record a line: an error before the first is one line too,
+    and names the subcommand, as a pipeline reading lines needs."""
+    group, sub, *rest = command
+    journal = tmp_path / "none.jsonl"
+    result = invoke_cli(group, sub, "g", *rest, "--journal", str(journal), "-o", "json")
+    assert result.code == 2
+    [line] = result.stdout.splitlines()
+    body = json.loads(line)
+    jsonschema.validate(body, _published())
+    assert body["error"]["command"] == f"rollout {sub}"
+
+
+def test_watch_under_json_prints_a_usage_error_on_one_line(invoke_cli: Callable[..., CliResult]) -> None:
+    result = invoke_cli("watch", "g", "--bootstrap-server", "localhost", "-o", "json")
+    assert result.code == 2
+    [line] = result.stdout.splitlines()
+    assert json.loads(line)["error"]["command"] == "watch"

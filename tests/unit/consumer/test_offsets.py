@@ -45,6 +45,22 @@ def test_the_commit_is_the_lowest_record_handed_out_and_not_done_whatever_order_
     assert ledger.lowest_unfinished((T, 0)) == 4
 
 
+@pytest.mark.parametrize("assigned", [True, False], ids=["assigned", "manual"])
+def test_records_marked_in_order_commit_each_partition_after_its_last_one(assigned: bool) -> None:
+    """The sequential loop's fast path keeps only each partition's last record done: one partition's
+    last comes early in the run, another's at its end (and with the assignment known, the fold stops
+    looking once it has seen every partition assigned)."""
+    ledger = _offsets.Ledger()
+    if assigned:
+        ledger.assigned({(T, 0), (T, 1)})
+    records = [msg(0, 1), msg(1, 1), *[msg(o, 0) for o in range(300)]]
+    for record in records:
+        ledger.handed.append(record)
+        ledger.marks.append(record)
+    ledger.fold()
+    assert ledger.commit_point((T, 0))[:1] == (300,) and ledger.commit_point((T, 1))[:1] == (2,)
+
+
 def test_contiguity_is_over_records_handed_out_not_over_integers() -> None:
     """Compaction and transaction markers leave offsets no record ever had: they must not stall it."""
     ledger = _offsets.Ledger()
