@@ -146,15 +146,26 @@ def one_walk(
         leave = LeaveGroupClient(bootstrap, {}, 10.0)
         begin = now_ms()
         cutover_pauses: list[float] = []
+        cutover_steps: list[list[float]] = []
         per_member: list[float] = []
         for kind, settings, spec in WALK:
             if kind == "cutover":
                 began = time.monotonic()
                 if live:
                     runner.answers(runner.send("cutover-close", {}, None), names, "closed-for-cutover")
+                    closed_at = time.monotonic()
                     leave.remove(group, names)
+                    removed_at = time.monotonic()
                     answers = runner.answers(runner.send("cutover-rejoin", settings, None), names, "applied")
                     cutover_pauses.append(max(a.seconds or 0.0 for a in answers.values()))
+                    # where the runner's side of the pause went: every close answered, removal, every rejoin
+                    cutover_steps.append(
+                        [
+                            round(closed_at - began, 3),
+                            round(removed_at - closed_at, 3),
+                            round(time.monotonic() - removed_at, 3),
+                        ]
+                    )
                 else:
                     processes.stop_all(group=group)
                     leave.remove(group, names)
@@ -193,6 +204,7 @@ def one_walk(
         "unavailable_ms": stat.partition_unavailable_ms,
         "pause_ms": stat.pause_ms,
         "cutover_pause_s": [round(s, 3) for s in cutover_pauses],
+        "cutover_runner_s": cutover_steps,  # [to every close answer, the removal, to every rejoin answer]
         "per_member_s": [round(s, 3) for s in per_member],
         "lost": audit.lost,
         "produced": audit.produced,

@@ -743,6 +743,7 @@ class CoopAIOConsumer:
             transactional=old.transactional,
             stamp=old.stamp,
         )
+        prepared.started_ms = old.started_ms  # the manifest's `started_ms` is the process's, not the client's
         user_error_cb = prepared.callbacks.get("error_cb")
         core = Core(
             prepared,

@@ -613,6 +613,7 @@ class CoopConsumer:
             transactional=old.transactional,
             stamp=old.stamp,
         )
+        prepared.started_ms = old.started_ms  # the manifest's `started_ms` is the process's, not the client's
         core = Core(
             prepared,
             self._factory,

@@ -84,13 +84,23 @@ class Runner:
         return found
 
 
-def assert_nothing_lost(processes: MemberProcesses, topic: str, producer: SteadyProducer) -> None:
+def assert_nothing_lost(
+    processes: MemberProcesses, admin: ClusterAdmin, group: str, topic: str, producer: SteadyProducer
+) -> None:
+    """Every acknowledged record processed, and the group's commits caught up with exactly that."""
     producer.stop()
     result = audit_when_drained(
         topic, producer.acked, lambda: [m.records_path for m in processes.members.values()], timeout_s=60
     )
     assert result.produced > 0
     assert result.lost == 0, f"{result.lost} records never processed, e.g. {result.lost_examples}"
+    acked = {p: producer.acked[p] for p in range(PARTITIONS)}
+    committed: dict[int, int | None] = {}
+    deadline = time.monotonic() + 30  # the members' interval commit (5 s) takes the last records in
+    while time.monotonic() < deadline and committed != acked:
+        committed = {o.partition: o.committed for o in admin.offsets(group) if o.topic == topic}
+        time.sleep(0.5)
+    assert committed == acked, "committed offsets against what was produced and processed"
 
 
 def started_once(processes: MemberProcesses) -> bool:
@@ -126,7 +136,7 @@ def test_an_eager_fleet_goes_to_the_consumer_protocol_then_to_cooperative_one_me
         assert started_once(processes), "no member process was restarted"
         reconfigured = [e for m in members for e in m.events() if e["kind"] == "reconfigured"]
         assert len(reconfigured) == 6 and all(e["error"] is None for e in reconfigured)
-        assert_nothing_lost(processes, topic, producer)
+        assert_nothing_lost(processes, admin, group, topic, producer)
     ordered = sorted(seconds)
     print(f"live reconfiguration per member: p50 {ordered[len(ordered) // 2]:.2f} s, max {ordered[-1]:.2f} s")
 
@@ -159,7 +169,7 @@ def test_an_eager_fleet_goes_to_cooperative_by_a_coordinated_cutover(
         live = processes.wait_stable(group)
         assert (live.group_type, live.selected_assignor) == ("classic", "cooperative-sticky")
         assert started_once(processes)
-        assert_nothing_lost(processes, topic, producer)
+        assert_nothing_lost(processes, admin, group, topic, producer)
     longest = max(a.seconds or 0.0 for a in rejoined.values())
     print(
         f"coordinated cutover: {pause_s:.2f} s from the close record to every answer; "

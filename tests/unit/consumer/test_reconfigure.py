@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 import pytest
+from confluent_kafka import KafkaError
 
 from kafka_coop.consumer import CoopAIOConsumer, CoopConsumer
 from kafka_coop.control import ControlOptions, ControlRecord
@@ -161,7 +162,9 @@ def test_new_settings_the_settings_model_refuses_are_refused_before_anything_cha
 def test_a_rejoin_the_broker_refuses_goes_back_to_the_old_settings_and_is_refused() -> None:
     m = Member()
     m.poll_records(1)
-    m.group.refuse_rejoin()
+    # KIP-848 fences a new static member while the old one's session lasts (fatal in librdkafka); a
+    # refused conversion (GROUP_ID_NOT_FOUND) goes the same way, after asking the cluster why
+    m.group.refuse_rejoin(KafkaError.UNRELEASED_INSTANCE_ID)
     m.control.send(record(1))
     m.consumer.poll(0)
     assert len(m.group.clients) == 3, "the new client, then one on the old settings"
@@ -265,3 +268,12 @@ def test_an_asyncio_member_rebuilds_its_client_inside_its_next_consume() -> None
     assert len(group.clients) == 2 and group.clients[1].conf["group.protocol"] == "consumer"
     assert outcome is not None and outcome.outcome == "applied"
     assert "reconfigured" in seen and seen[-1] == "closed"
+
+
+def test_a_rebuilt_member_keeps_its_start_time_for_its_manifest() -> None:
+    m = Member()
+    started = m.consumer._prepared.started_ms
+    time.sleep(0.01)
+    m.control.send(record(1))
+    m.consumer.poll(0)
+    assert len(m.group.clients) == 2 and m.consumer._prepared.started_ms == started
