@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Consumer, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
+from kafka_coop.consumer._clock import WitnessedClock
 from kafka_coop.consumer._core import (
     FOLD_BATCHES,
     FOLD_RECORDS,
@@ -222,6 +223,7 @@ class CoopAIOConsumer:
         executor: concurrent.futures.Executor | None = None,
         client: ClientFactory | None = None,
         handle_signals: bool = True,
+        clock: WitnessedClock | None = None,
     ) -> None:
         self._handle_signals = handle_signals
         self._signals: SignalStop | None = None
@@ -254,6 +256,7 @@ class CoopAIOConsumer:
             default_log=log,
             callbacks=callbacks,
             transactional=transactional,
+            clock=clock,
         )
         self._prepared = prepared
         self.settings = prepared.settings

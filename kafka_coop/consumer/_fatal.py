@@ -8,7 +8,6 @@ message names the cause kafka-coop saw, and never blames a twin it has no sign o
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from confluent_kafka import KafkaError, KafkaException
@@ -55,7 +54,7 @@ class Eviction:
     """librdkafka evicted this member itself: its poll limit or its session ran out (it logged why)."""
 
     limit: str  # the setting that ran out: "max.poll.interval.ms" or "session.timeout.ms"
-    at: float  # time.monotonic() when the line was seen
+    at: float  # the consumer's clock when the line was seen
 
 
 def fatal_error(
@@ -66,6 +65,7 @@ def fatal_error(
     instance_id: str | None,
     protocol: RebalanceProtocol,
     evicted: Eviction | None = None,
+    now: float = 0.0,
 ) -> ConsumerFailed:
     """The typed exception for a fatal client error: what happened, in one sentence, and the fix.
 
@@ -73,13 +73,13 @@ def fatal_error(
     group.instance.id". A second process with the same id is one cause; the other is this member itself:
     when its `max.poll.interval.ms` or session ran out (e.g. a synchronous commit waiting for a moving
     coordinator), librdkafka reset its member id and rejoined, and a request still carrying the old identity
-    is fenced. librdkafka logs the eviction first (MAXPOLL / SESSTMOUT), so with `evicted` the message says
-    so instead of blaming a twin; without it, it names both causes.
+    is fenced. librdkafka logs the eviction first (MAXPOLL / SESSTMOUT), so with `evicted` (and `now` on the
+    same clock) the message says so instead of blaming a twin; without it, it names both causes.
     """
     name = KafkaError(code).name()
     who = f"group.instance.id {instance_id!r}" if instance_id else "this member's group.instance.id"
     if code == KafkaError.FENCED_INSTANCE_ID and evicted is not None:
-        age = max(0.0, time.monotonic() - evicted.at)
+        age = max(0.0, now - evicted.at)
         if evicted.limit == "max.poll.interval.ms":
             fix = (
                 "keep the time between two polls, blocking calls included (a synchronous commit waits while "

@@ -18,7 +18,8 @@ import confluent_kafka
 
 from kafka_coop._vocab import RebalanceProtocol, connection_conf
 from kafka_coop.consumer._client_callbacks import ClientLog
-from kafka_coop.consumer._freeze import LIBRDKAFKA_MAX_POLL_S, freeze_limit_s
+from kafka_coop.consumer._clock import SYSTEM_CLOCK, Clock, Witness, WitnessedClock
+from kafka_coop.consumer._freeze import LIBRDKAFKA_MAX_POLL_S, WATCHDOG, freeze_limit_s
 from kafka_coop.consumer._handler import RebalanceHandler
 from kafka_coop.consumer._listener import Hook, Hooks, RebalanceListener, StartOffsetsHook
 from kafka_coop.errors import InvalidInput
@@ -60,6 +61,8 @@ class Prepared:
     freeze_limit_s: float
     max_poll_s: float  # max.poll.interval.ms: past it since the last call, librdkafka evicted this member
     transactional: bool  # the application's producer transactions own the commit
+    clock: Clock  # the consumer's one clock (core, freeze guard, handler, fatal rules)
+    witness: Witness  # the watchdog it registers with: the process's, or a test's MockedClock
 
     def client_conf(self) -> dict[str, Any]:
         """The client's conf: rendered settings, with the client storing and committing nothing, and the
@@ -81,6 +84,7 @@ def prepare(
     default_log: logging.Logger,
     callbacks: Mapping[str, Any] | None = None,
     transactional: bool = False,
+    clock: WitnessedClock | None = None,
 ) -> Prepared:
     callbacks_given = check_callbacks(callbacks or {})
     if isinstance(conf, ConsumerSettings):
@@ -101,7 +105,9 @@ def prepare(
     rendered = settings.render()
     client_id = rendered.get("client.id", "rdkafka")
     stamp = EventStamp(settings.group_id, client_id, settings.instance_id, protocol)
-    handler = RebalanceHandler(protocol=protocol, stamp=stamp, hooks=hooks, log=log)
+    handler = RebalanceHandler(
+        protocol=protocol, stamp=stamp, hooks=hooks, log=log, clock=clock or SYSTEM_CLOCK
+    )
     auto_commit = _flag(rendered, AUTO_COMMIT_KEY, default=True)
     if transactional and AUTO_COMMIT_KEY in rendered and auto_commit:
         raise InvalidInput(
@@ -126,6 +132,8 @@ def prepare(
         freeze_limit_s=freeze_limit_s(protocol, settings.session_timeout_ms, settings.max_poll_interval_ms),
         max_poll_s=(settings.max_poll_interval_ms or 0) / 1000.0 or LIBRDKAFKA_MAX_POLL_S,
         transactional=transactional,
+        clock=clock or SYSTEM_CLOCK,
+        witness=clock or WATCHDOG,
     )
 
 

@@ -11,6 +11,7 @@ from confluent_kafka import Consumer, KafkaException, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
 from kafka_coop._waiting import StillRunning, bounded_call
+from kafka_coop.consumer._clock import WitnessedClock
 from kafka_coop.consumer._core import ClientFactory, CloseReport, Core, treat_as_done_on_close
 from kafka_coop.consumer._listener import (
     Hook,
@@ -68,7 +69,8 @@ class CoopConsumer:
     A fatal client error (e.g. another member took this `group.instance.id`) emits `lost` with an empty
     `owned`, runs `on_lost`, and raises `ConsumerFailed` (`InstanceIdConflict` for the id cases) from
     `poll`/`consume`; the consumer cannot be used after that. `client=` builds the inner consumer from
-    the conf (default `confluent_kafka.Consumer`; `kafka_coop.testing.FakeGroup().client` in tests).
+    the conf (default `confluent_kafka.Consumer`; `kafka_coop.testing.FakeGroup().client` in tests);
+    `clock=` a `kafka_coop.testing.MockedClock` the test moves (default: the process's monotonic clock).
 
     Stopping: while its `with` block runs on the main thread, SIGTERM and SIGINT end the block cleanly
     (the next `poll`/`consume` raises `ShutdownSignal`, which the block swallows after closing: final
@@ -93,6 +95,7 @@ class CoopConsumer:
         transactional: bool = False,
         client: ClientFactory | None = None,
         handle_signals: bool = True,
+        clock: WitnessedClock | None = None,
     ) -> None:
         self._handle_signals = handle_signals
         self._signals: SignalStop | None = None
@@ -110,6 +113,7 @@ class CoopConsumer:
             default_log=log,
             callbacks=callbacks,
             transactional=transactional,
+            clock=clock,
         )
         self._prepared = prepared
         self.settings = prepared.settings
