@@ -103,7 +103,7 @@ def prepare(
     )
     sink = as_sink(events)
     rendered = settings.render()
-    client_id = rendered.get("client.id", "rdkafka")
+    client_id = settings.client_id or "rdkafka"  # librdkafka's default
     stamp = EventStamp(settings.group_id, client_id, settings.instance_id, protocol)
     handler = RebalanceHandler(
         protocol=protocol, stamp=stamp, hooks=hooks, log=log, clock=clock or SYSTEM_CLOCK
@@ -219,7 +219,7 @@ def check_duplicate_id(prepared: Prepared, policy: DuplicatePolicy) -> None:
 
     instance_id = prepared.settings.instance_id
     assert instance_id is not None
-    admin = ClusterAdmin(prepared.rendered["bootstrap.servers"], admin_conf(prepared.rendered))
+    admin = ClusterAdmin(prepared.settings.bootstrap_servers, admin_conf(prepared.rendered))
     live = admin.describe_group(prepared.settings.group_id)
     message = check_duplicate(instance_id, live.instance_ids, prepared.protocol, policy)
     if message:
