@@ -49,7 +49,7 @@ from kafka_coop.consumer._listener import (
 )
 from kafka_coop.consumer._setup import check_duplicate_id, check_topics, manifest, prepare, publisher
 from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
-from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
+from kafka_coop.consumer._subscription import SubscriptionWatch
 from kafka_coop.errors import ConsumerFailed, InvalidInput
 from kafka_coop.events import RebalanceEvent, TopicPartition
 from kafka_coop.identity import DuplicatePolicy
@@ -512,15 +512,7 @@ class CoopAIOConsumer:
         core.guard.restart(self._handler.rebalances)
         core.emit(self._handler.lifecycle("started", await self._call(self._member_id)))
         if self._watch_topics:
-            self._watch = restart_watch(
-                self._watch,
-                names,
-                rendered=self._prepared.rendered,
-                group=self.settings.group_id,
-                owned=lambda: self._handler.owned,
-                warn=core.warn,
-                log=self._log,
-            )
+            self._watch = core.watch_subscription(self._watch, names)
         if self._publisher is not None:
             await loop.run_in_executor(None, self._publisher.start)
 

@@ -72,6 +72,7 @@ from kafka_coop.consumer._steps import (
     Wait,
     run_steps,
 )
+from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
 from kafka_coop.errors import ConsumerFailed
 from kafka_coop.events import CommittedOffset, RebalanceEvent
 
@@ -837,6 +838,18 @@ class Core:
             self.clock.sleep(step.seconds)
             return None
         raise TypeError(f"not a handler step: {step!r}")
+
+    def watch_subscription(self, old: SubscriptionWatch | None, topics: list[str]) -> SubscriptionWatch:
+        """A new `subscribe`'s watch of its topics (replacing the old one): its warnings go to `warn`."""
+        return restart_watch(
+            old,
+            topics,
+            rendered=self.prepared.rendered,
+            group=self.prepared.settings.group_id,
+            owned=lambda: self.handler.owned,
+            warn=self.warn,
+            log=self.log,
+        )
 
     def warn(self, text: str) -> None:
         """From any thread: a `warning` event, emitted inside the next `poll`/`consume`."""
