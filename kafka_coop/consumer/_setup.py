@@ -108,14 +108,14 @@ def prepare(
     handler = RebalanceHandler(
         protocol=protocol, stamp=stamp, hooks=hooks, log=log, clock=clock or SYSTEM_CLOCK
     )
-    auto_commit = _flag(rendered, AUTO_COMMIT_KEY, default=True)
-    if transactional and AUTO_COMMIT_KEY in rendered and auto_commit:
+    auto_commit = settings.auto_commit is not False  # librdkafka's default: true
+    if transactional and settings.auto_commit:
         raise InvalidInput(
             "transactional=True and enable.auto.commit=true contradict each other: the transaction owns "
             "the commit.",
             hint="Leave enable.auto.commit out (or false) when the producer's transactions commit offsets.",
         )
-    interval_ms = _interval_ms(rendered.get(INTERVAL_KEY))
+    interval_ms = settings.auto_commit_interval_ms or LIBRDKAFKA_INTERVAL_MS
     return Prepared(
         settings=settings,
         log=log,
@@ -126,7 +126,7 @@ def prepare(
         handler=handler,
         callbacks={**found, **callbacks_given},
         started_ms=timestamp_ms(),
-        marks=not _flag(rendered, OFFSET_STORE_KEY, default=True),
+        marks=settings.auto_offset_store is False,
         auto_commit=auto_commit and not transactional,
         interval_s=interval_ms / 1000.0,
         freeze_limit_s=freeze_limit_s(protocol, settings.session_timeout_ms, settings.max_poll_interval_ms),
@@ -135,34 +135,6 @@ def prepare(
         clock=clock or SYSTEM_CLOCK,
         witness=clock or WATCHDOG,
     )
-
-
-def _flag(rendered: Mapping[str, str], key: str, *, default: bool) -> bool:
-    value = rendered.get(key)
-    if value is None:
-        return default
-    # librdkafka's own parse (rdkafka_conf.c, checked against confluent_kafka.Consumer): true/t/1 and
-    # false/f/0, any case, nothing else (no "yes"/"on", no blanks).
-    if value.lower() in ("true", "t", "1"):
-        return True
-    if value.lower() in ("false", "f", "0"):
-        return False
-    raise InvalidInput(f"{key}={value!r} is not a boolean.", hint=f"Set {key} to true or false.")
-
-
-def _interval_ms(value: str | None) -> int:
-    if value is None:
-        return LIBRDKAFKA_INTERVAL_MS
-    try:
-        interval = int(value)
-    except ValueError:
-        interval = -1
-    if interval <= 0:
-        raise InvalidInput(
-            f"{INTERVAL_KEY}={value!r} is not a positive number of milliseconds.",
-            hint=f"Set {INTERVAL_KEY} to e.g. 5000, or enable.auto.commit=false for no interval commits.",
-        )
-    return interval
 
 
 def check_topics(topics: Any) -> list[str]:

@@ -300,7 +300,9 @@ def test_metadata_broker_list_is_an_alias_for_bootstrap_servers() -> None:
 
 def test_booleans_and_numbers_become_librdkafka_strings() -> None:
     settings = ConsumerSettings.from_conf(conf(enable_auto_commit=False, fetch_min_bytes=1024))
-    assert settings.extra == {"enable.auto.commit": "false", "fetch.min.bytes": "1024"}
+    assert settings.extra == {"fetch.min.bytes": "1024"}
+    assert settings.auto_commit is False
+    assert settings.render()["enable.auto.commit"] == "false"
 
 
 def test_commit_keys_are_rendered_as_given_and_never_invented() -> None:
@@ -667,6 +669,9 @@ TABLE_SAMPLES = {
     "session.timeout.ms": "10000",
     "max.poll.interval.ms": "300000",
     "client.id": "c",
+    "enable.auto.commit": "false",
+    "enable.auto.offset.store": "false",
+    "auto.commit.interval.ms": "1000",
 }
 NOT_A_CONF_KEY = {"extra", "secrets", "assignors"}  # the rest of the conf, and a refinement of `rebalance`
 
