@@ -19,7 +19,7 @@ SUITE_ORDER := tests/install tests/e2e tests/integration tests/differential test
 
 ## setup: everything `make test` needs: system prerequisites (JDK 17+, Maven, Go, Node), the venv with
 ## every extra, Kafka jars, the Java member, the Spark engine's parts, toxiproxy, and the other client
-## families' test-bed members (interop/: PyPI, Go module proxy, npm; cached)
+## families' test-bed members (testbed/interop/: PyPI, Go module proxy, npm; cached)
 setup: prereqs $(STAMP) jars interop
 
 # Toolchains are checked (and installed, with apt-get) one mode after the other, never two apt-gets at once.

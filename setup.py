@@ -5,7 +5,7 @@ level and install as `kafka_coop.cli` and `kafka_coop.migrations`. Every package
 is found, never listed, so a new one cannot be left out of the wheel. Folders of data (`java/`,
 `families/`) are found as namespace packages; their files are declared in pyproject.toml, with the
 metadata. One C extension, built only when asked for (below). The repository's own test bed (testbed/,
-interop/, tests/, bench/) is not under a root.
+tests/, bench/) is not under a root.
 """
 
 import os

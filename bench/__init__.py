@@ -1,1 +1,1 @@
-"""kafka-coop benchmarks: `python -m bench [--only NAME]`; see bench/_common.py for the protocol."""
+"""kafka-coop benchmarks: `python -m bench [--only NAME]`; see bench/harness/frame.py for the protocol."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kafka_coop.events import TopicPartition
+from kafka_coop.events import PartitionKey
 
 
 def _order(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -20,7 +20,7 @@ def all_owned_at(
 ) -> int | None:
     """The first event time >= `since_ms` at which partitions 0..partitions-1 of `topic` are all owned,
     each by exactly one member (from every member's latest `owned`); None if that never happened."""
-    owned: dict[str, frozenset[TopicPartition]] = {}
+    owned: dict[str, frozenset[PartitionKey]] = {}
     want = {(topic, p) for p in range(partitions)}
     for event in _order(events):
         if event.get("kind") not in ("assigned", "revoked", "lost", "closed"):
@@ -30,7 +30,7 @@ def all_owned_at(
         ts = int(event["ts_ms"])
         if ts < since_ms:
             continue
-        seen: set[TopicPartition] = set()
+        seen: set[PartitionKey] = set()
         clash = False
         for parts in owned.values():
             mine = {k for k in parts if k in want}

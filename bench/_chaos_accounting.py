@@ -1,6 +1,6 @@
 """The chaos run's accounting, pure: every acknowledged record against what the members logged.
 
-Inputs are plain values parsed from the members' `.rec` files (see bench/_chaos_member.py) and event
+Inputs are plain values parsed from the members' `.rec` files (see testbed/chaos_member.py) and event
 files, the producer's acknowledged counts and the list of faults the run injected. Nothing here talks
 to Kafka, so the rules (what is lost, which duplicate a fault explains, what counts as two owners) are
 unit-tested on hand-made histories.

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench._common import BenchResult, Figure, Series
 from bench._rolling_scenarios import (
     DEFAULT_HEARTBEAT_MS,
     TARGET_COOP_STATIC_REDUCTION,
     TARGET_KIP848_VS_COOP,
 )
 from bench.harness.figures import median_pause, ratio, reduction
+from bench.harness.frame import BenchResult, Figure, Series
 
 
 def summarize_runs(result: BenchResult, runs: list[dict[str, Any]]) -> BenchResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bench._common import select_named
+from bench.harness.frame import select_named
 from bench.harness.rolling import Scenario
 
 NAME = "rolling-bounce"

@@ -27,11 +27,11 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import JsonValue
 
-from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result
+from bench.harness.frame import BenchArgs, BenchResult, Figure, Series, main_for, new_result
 
 NAME = "analytics-scale"
 TITLE = "Analytics at scale: kafka-coop report, Spark engine, local[2]"
@@ -72,9 +72,36 @@ def _check(spark: Any, shard: Any, files: int) -> list[str]:
     return problems
 
 
-def run(args: BenchArgs) -> BenchResult:
-    import pyspark
+class Measured(NamedTuple):
+    """One run's stages: what was generated, the Python engine on one shard, the Spark report, the floor."""
 
+    events: int
+    files: int
+    input_bytes: int
+    generate_s: float
+    shard_events: int
+    python_s: float
+    session_s: float
+    job_s: float
+    floor_s: float
+    summary: Any  # the Spark report's Summary
+    problems: list[str]
+    load_start: list[float]
+    load_spark: list[float]
+    load_end: list[float]
+
+    @property
+    def wall_s(self) -> float:
+        return self.session_s + self.job_s
+
+
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def _measure(params: dict[str, Any], load_start: list[float]) -> Measured:
+    """Generate the shards, summarize one with the Python engine, then report on all with Spark in a
+    fresh session and count the same files as text (the floor) after it."""
     from kafka_coop.analytics import (
         get_session,
         read_event_lines,
@@ -84,12 +111,7 @@ def run(args: BenchArgs) -> BenchResult:
         write_jsonl,
     )
 
-    params = {**DEFAULTS, **(QUICK if args.quick else {})}
-    params = {key: args.param(key, value) for key, value in params.items()}
     n, files = int(params["events"]), int(params["files"])
-    result = new_result(NAME, TITLE, {**params, "pyspark": pyspark.__version__})
-    runs: list[dict[str, JsonValue]] = []
-    load_start = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory(prefix="kafka-coop-bench-analytics-") as tmp:
         root = Path(tmp)
         t0 = time.perf_counter()
@@ -112,14 +134,13 @@ def run(args: BenchArgs) -> BenchResult:
         print(f"  python engine on one shard ({len(shard_events):,} events): {python_s:.1f} s", flush=True)
 
         stop_session()  # a fresh JVM, as a user's command gets
-        load_spark = [round(x, 2) for x in os.getloadavg()]
+        load_spark = _load()
         t0 = time.perf_counter()
         spark = get_session(str(params["master"]))
         session_s = time.perf_counter() - t0
         t1 = time.perf_counter()
         report = run_report([root / "events"], root / "out", engine="spark", master=str(params["master"]))
         job_s = time.perf_counter() - t1
-        wall_s = session_s + job_s
         t2 = time.perf_counter()  # the floor, after the report (which it must not warm)
         lines = spark.read.text([str(p.absolute()) for p in paths]).count()
         floor_s = time.perf_counter() - t2
@@ -130,32 +151,35 @@ def run(args: BenchArgs) -> BenchResult:
         problems = _check(report.summary, shard, files) if n % files == 0 else ["uneven shards: not checked"]
         if shard_bad or report.summary.malformed:
             problems.append("generated lines were refused")
-        runs.append(
-            {
-                "events": n,
-                "files": files,
-                "input_bytes": input_bytes,
-                "generate_s": round(generate_s, 3),
-                "python_shard_events": len(shard_events),
-                "python_shard_s": round(python_s, 3),
-                "spark_session_s": round(session_s, 3),
-                "spark_report_s": round(job_s, 3),
-                "spark_wall_s": round(wall_s, 3),
-                "spark_read_floor_s": round(floor_s, 3),
-                "load_avg_start": list(load_start),
-                "load_avg_before_spark": list(load_spark),
-                "load_avg_end": [round(x, 2) for x in os.getloadavg()],
-                "intervals": report.summary.intervals,
-                "pauses": report.summary.pauses,
-                "partition_unavailable_ms_total": report.summary.partition_unavailable_ms_total,
-                "pause_ms_total": report.summary.pause_ms_total,
-                "summary_matches_python": not problems,
-                "problems": list(problems),
-            }
-        )
-    result.runs = runs
+        load_end = _load()
+    return Measured(
+        n,
+        files,
+        input_bytes,
+        generate_s,
+        len(shard_events),
+        python_s,
+        session_s,
+        job_s,
+        floor_s,
+        report.summary,
+        problems,
+        load_start,
+        load_spark,
+        load_end,
+    )
+
+
+def run(args: BenchArgs) -> BenchResult:
+    import pyspark
+
+    params = {**DEFAULTS, **(QUICK if args.quick else {})}
+    params = {key: args.param(key, value) for key, value in params.items()}
+    result = new_result(NAME, TITLE, {**params, "pyspark": pyspark.__version__})
+    m = _measure(params, _load())
+    result.runs = [_run_record(m)]
     result.samples = {
-        "stage_s": Series(unit="s", values=[generate_s, python_s, session_s, job_s, floor_s]),
+        "stage_s": Series(unit="s", values=[m.generate_s, m.python_s, m.session_s, m.job_s, m.floor_s]),
     }
     result.parameters["stages"] = [
         "generate",
@@ -164,18 +188,59 @@ def run(args: BenchArgs) -> BenchResult:
         "spark report",
         "spark read floor (text count)",
     ]
-    python_rate = len(shard_events) / python_s
-    spark_rate = n / wall_s
-    result.figures = {
+    result.figures = _figures(m, str(params["master"]))
+    if m.problems:
+        result.notes.append("MISMATCH: " + "; ".join(m.problems))
+    result.notes.append(
+        f"load average (1/5/15 min) at start {m.load_start}, before the Spark session {m.load_spark}, at "
+        f"end {result.runs[0]['load_avg_end']} on {os.cpu_count()} cores (shared with other jobs)"
+    )
+    result.notes.append(
+        f"input: {m.files} files, {m.input_bytes / 1e9:.2f} GB of JSONL; generation ({m.generate_s:.0f} s) "
+        "and the Python check are not part of any time figure"
+    )
+    return result.finish()
+
+
+def _run_record(m: Measured) -> dict[str, JsonValue]:
+    return {
+        "events": m.events,
+        "files": m.files,
+        "input_bytes": m.input_bytes,
+        "generate_s": round(m.generate_s, 3),
+        "python_shard_events": m.shard_events,
+        "python_shard_s": round(m.python_s, 3),
+        "spark_session_s": round(m.session_s, 3),
+        "spark_report_s": round(m.job_s, 3),
+        "spark_wall_s": round(m.wall_s, 3),
+        "spark_read_floor_s": round(m.floor_s, 3),
+        "load_avg_start": list(m.load_start),
+        "load_avg_before_spark": list(m.load_spark),
+        "load_avg_end": list(m.load_end),
+        "intervals": m.summary.intervals,
+        "pauses": m.summary.pauses,
+        "partition_unavailable_ms_total": m.summary.partition_unavailable_ms_total,
+        "pause_ms_total": m.summary.pause_ms_total,
+        "summary_matches_python": not m.problems,
+        "problems": list(m.problems),
+    }
+
+
+def _figures(m: Measured, master: str) -> dict[str, Figure]:
+    python_rate = m.shard_events / m.python_s
+    spark_rate = m.events / m.wall_s
+    return {
         "wall_s": Figure(
-            value=round(wall_s, 2),
+            value=round(m.wall_s, 2),
             unit="s",
-            description=f"kafka-coop report --engine spark on {n:,} events, {params['master']}, "
+            description=f"kafka-coop report --engine spark on {m.events:,} events, {master}, "
             "SparkSession start included",
             target=TARGET_S,
             better="lower",
         ),
-        "report_s": Figure(value=round(job_s, 2), unit="s", description="the same without the session start"),
+        "report_s": Figure(
+            value=round(m.job_s, 2), unit="s", description="the same without the session start"
+        ),
         "events_per_s": Figure(
             value=round(spark_rate),
             unit="events/s",
@@ -194,29 +259,18 @@ def run(args: BenchArgs) -> BenchResult:
             description="Spark events/s over the Python engine's, same run",
         ),
         "read_floor_s": Figure(
-            value=round(floor_s, 2),
+            value=round(m.floor_s, 2),
             unit="s",
             description="Spark reading the same files as text, counting lines (no decode, shuffle, analysis)",
         ),
         "matches_python": Figure(
-            value=1.0 if not problems else 0.0,
+            value=1.0 if not m.problems else 0.0,
             unit="bool",
             description="Spark summary == Python reference on a shard (scaled by the file count)",
             target=1.0,
             better="higher",
         ),
     }
-    if problems:
-        result.notes.append("MISMATCH: " + "; ".join(problems))
-    result.notes.append(
-        f"load average (1/5/15 min) at start {load_start}, before the Spark session {load_spark}, at end "
-        f"{runs[0]['load_avg_end']} on {os.cpu_count()} cores (shared with other jobs)"
-    )
-    result.notes.append(
-        f"input: {files} files, {input_bytes / 1e9:.2f} GB of JSONL; generation ({generate_s:.0f} s) and the "
-        "Python check are not part of any time figure"
-    )
-    return result.finish()
 
 
 def plot(result: BenchResult, fig: Any) -> None:

@@ -3,7 +3,7 @@ accounted for (Jepsen-style).
 
 For each mode (cooperative static, eager dynamic, KIP-848 static) on a 3-node sandbox (RF 3,
 min.insync.replicas 2): an idempotent acks=all producer writes `records` sequenced records at `rate`/s;
-10 members (bench/_chaos_member.py; each logs every processed (partition, offset) and every commit)
+10 members (testbed/chaos_member.py; each logs every processed (partition, offset) and every commit)
 consume them: seven `commit` members (explicit marks, a synchronous commit after each batch), two
 `default` members (m6, m7: librdkafka's defaults, a loop that neither marks nor commits: kafka-coop's
 interval, revoke and close commits) and one `pipelined` member (m8: CoopAIOConsumer, a task per record
@@ -44,7 +44,7 @@ from bench._chaos_accounting import (
     parse_rec,
     per_second,
 )
-from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result
+from bench.harness.frame import BenchArgs, BenchResult, Figure, Series, main_for, new_result
 
 MODES = ("cooperative-static", "eager-dynamic", "consumer-static")
 MEMBERS = 10
@@ -58,7 +58,7 @@ RESTART_AFTER_S = 3.0
 COORDINATOR_DOWN_S = 15.0
 BROKER_FREEZE_S = 10.0
 DRAIN_TIMEOUT_S = 600.0
-# The kind of service each member runs (bench/_chaos_member.py); the others are "commit".
+# The kind of service each member runs (testbed/chaos_member.py); the others are "commit".
 KIND_OF = {"m6": "default", "m7": "default", "m8": "pipelined"}
 # KIP-848 sessions are the broker's (45 s by default, also the minimum): the same 10 s as the classic
 # members get, so a frozen KIP-848 member is fenced within the run as a classic one is evicted.
@@ -203,7 +203,7 @@ class Members:
         self.incarnation[name] += 1
         bootstrap = self.proxied if (name == "m0" and self.proxied) else self.bootstrap
         cmd = [
-            sys.executable, "-m", "bench._chaos_member", "--bootstrap", bootstrap, "--group", self.group,
+            sys.executable, "-m", "testbed.chaos_member", "--bootstrap", bootstrap, "--group", self.group,
             "--topic", self.topic, "--name", name, "--incarnation", str(self.incarnation[name]),
             "--mode", self.mode, "--out", str(self.out), "--session-ms", str(SESSION_MS),
             "--max-poll-ms", str(MAX_POLL_MS), "--stall-s", str(STALL_S),

@@ -1,6 +1,6 @@
 """Close soak: how often `CoopConsumer.close()` hangs in the scenario of librdkafka issue 4041.
 
-What it measures. One run (bench/_close_soak_member.py, each in its own process) is the scenario the
+What it measures. One run (testbed/close_soak_member.py, each in its own process) is the scenario the
 hang was reproduced with: a static member `a` consumes 20 records from a fresh 2-partition topic and
 commits; a static joiner `b` subscribes and polls once; nothing polls until both overran their poll
 limit (max.poll.interval.ms 7000, session.timeout.ms 6000), so an assignment is queued and unserved;
@@ -51,8 +51,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from bench._close_soak_member import OFFSETS, REBALANCES
-from bench._common import (
+from bench.harness.frame import (
     REPO_ROOT,
     BenchArgs,
     BenchResult,
@@ -64,6 +63,7 @@ from bench._common import (
     select_named,
 )
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
+from testbed.close_soak_member import OFFSETS, REBALANCES
 
 NAME = "close-soak"
 TITLE = "close() of static members past their poll limit: hangs (librdkafka issue 4041)"
@@ -188,10 +188,10 @@ class _Child:
 
 
 def member_command(bootstrap: str, variant: str, log: Path, debug: str) -> list[str]:
-    """The child process of one run (bench/_close_soak_member.py)."""
+    """The child process of one run (testbed/close_soak_member.py)."""
     rebalance, offsets = variant.split("/")
     return [
-        sys.executable, "-m", "bench._close_soak_member", "--bootstrap", bootstrap,
+        sys.executable, "-m", "testbed.close_soak_member", "--bootstrap", bootstrap,
         "--rebalance", rebalance, "--offsets", offsets, "--log", str(log), "--debug", debug,
     ]  # fmt: skip
 
@@ -350,7 +350,7 @@ def run(args: BenchArgs) -> BenchResult:
         f"{variant_key(v)}_close_a_s": Series(unit="s", values=close_a_s(records, v)) for v in variants
     }
     result.notes = [
-        "Each run in its own process (bench/_close_soak_member.py): 2 partitions x 10 records, static "
+        "Each run in its own process (testbed/close_soak_member.py): 2 partitions x 10 records, static "
         "members a and b (session.timeout.ms 6000, max.poll.interval.ms 7000, heartbeat.interval.ms 500); "
         "a consumes 20 and commits offset 4 of both partitions synchronously, b subscribes and polls "
         "0.5 s, nothing polls until 10 s after a's last poll, then a.close(), then b.close().",

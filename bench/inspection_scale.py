@@ -7,7 +7,7 @@ Targets (issues 5 and 18): `describe` and `verify-group` on the big group each f
 included, as a deploy pipeline sees it). The group: N Java kafka-clients members (cooperative-sticky,
 dynamic, manifests published) in a few JVMs on an N-partition topic with committed offsets on every
 partition (records are produced and consumed first, so the lag reads cover N partitions). The other
-999 groups are real groups (`bench/harness/static_groups.py`): one static librdkafka member each that
+999 groups are real groups (`bench/_inspection_scale_groups.py`): one static librdkafka member each that
 joined through a real rebalance (range / roundrobin / cooperative-sticky in turn), committed an offset on
 each partition it owns and closed without leaving, so each group stays Stable with a member, its
 metadata and its offsets; `describe --all` lists 1,000 groups.
@@ -45,11 +45,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import JsonValue
 
-from bench._common import (
+from bench.harness.brokers import renice_process
+from bench.harness.frame import (
     BenchArgs,
     BenchResult,
     Figure,
@@ -60,7 +61,6 @@ from bench._common import (
     proc_cpu_s,
     sandbox,
 )
-from bench.harness.brokers import renice_process
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
 NAME = "inspection-scale"
@@ -253,10 +253,10 @@ def in_process_samples(bootstrap: str, repeats: int) -> list[dict[str, JsonValue
         listed = admin.list_groups()
         list_s = time.perf_counter() - start
         start = time.perf_counter()
-        described = admin.describe_groups([g.group_id for g in listed if not g.is_simple])
+        described = admin.describe_groups([g.group for g in listed if not g.is_simple])
         describe_all_s = time.perf_counter() - start
         start = time.perf_counter()
-        rows = [(g, described.get(g.group_id)) for g in listed]
+        rows = [(g, described.get(g.group)) for g in listed]
         render_groups(terminal_class(out=Console(file=io.StringIO(), soft_wrap=True, width=80)), rows)
         runs.append(
             {
@@ -321,16 +321,110 @@ def produce_and_commit(bootstrap: str, partitions: int, per_partition: int) -> f
     raise RuntimeError(f"the group committed {done} of {partitions} partitions in {COMMIT_TIMEOUT_S:.0f} s")
 
 
-def run(args: BenchArgs) -> BenchResult:
-    from bench.harness.static_groups import create_static_groups
-    from kafka_coop.admin import ClusterAdmin
+class Bed(NamedTuple):
+    """The group under measure, ready: how long it took to make, and the member JVMs' pids."""
+
+    fleet_s: float
+    settle_s: float
+    commit_s: float
+    member_pids: list[int | None]
+
+
+class Measuring(NamedTuple):
+    """The rounds of samples and what the machine did while they ran."""
+
+    runs: list[dict[str, JsonValue]]
+    groups_listed: int
+    load_measuring: list[float]
+    reniced: int
+    reason: str
+    measuring_s: float
+    bed_cores: float
+    busy_share: float
+
+
+def _start_bed(kafka: Any, admin: Any, processes: Any, params: dict[str, int]) -> Bed:
+    """The topics, the fleet groups and the big group's Java members, stable and with committed offsets."""
+    from bench._inspection_scale_groups import create_static_groups
     from kafka_coop.errors import ClusterUnavailable
     from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
-    from kafka_coop.sandbox import MemberProcesses, MemberSpec
+    from kafka_coop.sandbox import MemberSpec
+
+    members, jvms = params["members"], params["jvms"]
+    # a 1,000-partition topic takes the (shared, loaded) broker a while to create
+    admin.ensure_topic(TOPIC, members, timeout_s=TOPIC_TIMEOUT_S)
+    admin.ensure_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG, timeout_s=TOPIC_TIMEOUT_S)
+    admin.ensure_topic(FLEET_TOPIC, 4, timeout_s=TOPIC_TIMEOUT_S)
+    fleet_s = create_static_groups(kafka.bootstrap, FLEET_TOPIC, params["fleet_groups"])
+    print(f"  {params['fleet_groups']} fleet groups made in {fleet_s:.1f} s", flush=True)
+    processes.add_many(
+        MemberSpec(
+            name=f"jvm{j}",
+            kind="java",
+            group=GROUP,
+            topics=(TOPIC,),
+            assignors=("cooperative-sticky",),
+            members=members // jvms,
+            properties={"session.timeout.ms": "45000"},
+        )
+        for j in range(jvms)
+    )
+    member_pids = [m.proc.pid if m.proc is not None else None for m in processes.group_members(GROUP)]
+    for pid in member_pids:
+        renice_process(pid, params["member_nice"])
+    t0 = time.monotonic()
+    while True:
+        try:
+            processes.wait_stable(GROUP, members=members // jvms * jvms, timeout_s=SETTLE_TIMEOUT_S)
+            break
+        except ClusterUnavailable:  # a describe timed out on the loaded machine: ask again
+            if time.monotonic() - t0 > SETTLE_TIMEOUT_S:
+                raise
+    settle_s = time.monotonic() - t0
+    print(f"  {members} members stable in {settle_s:.1f} s (load {_load()[0]})", flush=True)
+    commit_s = produce_and_commit(kafka.bootstrap, members, params["records_per_partition"])
+    print(f"  offsets committed in {commit_s:.1f} s", flush=True)
+    return Bed(fleet_s, settle_s, commit_s, member_pids)
+
+
+def _measure(kafka: Any, admin: Any, bed: Bed, params: dict[str, int]) -> Measuring:
+    """Every round of CLI commands (order rotated) and imports, then the in-process samples, with the
+    test bed's and the machine's CPU counted around them."""
+    groups_listed = len(admin.list_groups())
+    load_measuring = _load()
+    broker = kafka.status()
+    bed_pids = [broker.pid if broker is not None else None, *bed.member_pids]
+    reniced = sum(renice_process(pid, params["member_nice"]) for pid in bed.member_pids)
+    renice_process(bed_pids[0], params["broker_nice"])
+    bed0 = sum(_proc_cpu_s(pid) for pid in bed_pids)
+    busy0, total0 = _machine_cpu()
+    wall0 = time.monotonic()
+    reason = lag_reason(kafka.bootstrap)  # also warms the OS file cache for the CLI runs
+    runs: list[dict[str, JsonValue]] = []
+    names = list(COMMANDS)
+    for rnd in range(params["repeats"]):
+        for name in rotate(names, rnd):
+            runs.append(cli_sample(name, rnd, kafka.bootstrap))
+        for name in IMPORTS:
+            runs.append(import_sample(name))
+        line = "  ".join(
+            f"{r['command']} {r['wall_s']:.2f}" for r in runs if r.get("round") == rnd and r["kind"] == "cli"
+        )
+        print(f"  round {rnd} (load {_load()[0]}): {line}", flush=True)
+    runs.extend(in_process_samples(kafka.bootstrap, params["in_process_repeats"]))
+    measuring_s = time.monotonic() - wall0
+    bed_cores = (sum(_proc_cpu_s(pid) for pid in bed_pids) - bed0) / measuring_s
+    busy1, total1 = _machine_cpu()
+    busy_share = (busy1 - busy0) / (total1 - total0) if total1 > total0 else 0.0
+    return Measuring(runs, groups_listed, load_measuring, reniced, reason, measuring_s, bed_cores, busy_share)
+
+
+def run(args: BenchArgs) -> BenchResult:
+    from kafka_coop.admin import ClusterAdmin
+    from kafka_coop.sandbox import MemberProcesses
 
     params = {**DEFAULTS, **(QUICK if args.quick else {})}
     params = {key: args.param(key, value) for key, value in params.items()}
-    members, jvms, repeats = params["members"], params["jvms"], params["repeats"]
     result = new_result(
         NAME,
         TITLE,
@@ -345,108 +439,48 @@ def run(args: BenchArgs) -> BenchResult:
         kafka_version=DEFAULT_KAFKA_VERSION,
     )
     load_start = _load()
-    runs: list[dict[str, JsonValue]] = []
     with tempfile.TemporaryDirectory(prefix="kafka-coop-bench-") as tmp, sandbox() as kafka:
         admin = ClusterAdmin(kafka.bootstrap)
-        # a 1,000-partition topic takes the (shared, loaded) broker a while to create
-        admin.ensure_topic(TOPIC, members, timeout_s=TOPIC_TIMEOUT_S)
-        admin.ensure_topic(DEFAULT_MANIFEST_TOPIC, 1, config=MANIFEST_TOPIC_CONFIG, timeout_s=TOPIC_TIMEOUT_S)
-        admin.ensure_topic(FLEET_TOPIC, 4, timeout_s=TOPIC_TIMEOUT_S)
-        fleet_s = create_static_groups(kafka.bootstrap, FLEET_TOPIC, params["fleet_groups"])
-        print(f"  {params['fleet_groups']} fleet groups made in {fleet_s:.1f} s", flush=True)
         with MemberProcesses(kafka.bootstrap, Path(tmp) / "fleet") as processes:
-            processes.add_many(
-                MemberSpec(
-                    name=f"jvm{j}",
-                    kind="java",
-                    group=GROUP,
-                    topics=(TOPIC,),
-                    assignors=("cooperative-sticky",),
-                    members=members // jvms,
-                    properties={"session.timeout.ms": "45000"},
-                )
-                for j in range(jvms)
-            )
-            member_pids = [m.proc.pid if m.proc is not None else None for m in processes.group_members(GROUP)]
-            for pid in member_pids:
-                renice_process(pid, params["member_nice"])
-            t0 = time.monotonic()
-            while True:
-                try:
-                    processes.wait_stable(GROUP, members=members // jvms * jvms, timeout_s=SETTLE_TIMEOUT_S)
-                    break
-                except ClusterUnavailable:  # a describe timed out on the loaded machine: ask again
-                    if time.monotonic() - t0 > SETTLE_TIMEOUT_S:
-                        raise
-            settle_s = time.monotonic() - t0
-            print(f"  {members} members stable in {settle_s:.1f} s (load {_load()[0]})", flush=True)
-            commit_s = produce_and_commit(kafka.bootstrap, members, params["records_per_partition"])
-            print(f"  offsets committed in {commit_s:.1f} s", flush=True)
-            groups_listed = len(admin.list_groups())
-            load_measuring = _load()
-            broker = kafka.status()
-            bed_pids = [broker.pid if broker is not None else None, *member_pids]
-            reniced = sum(renice_process(pid, params["member_nice"]) for pid in member_pids)
-            renice_process(bed_pids[0], params["broker_nice"])
-            bed0 = sum(_proc_cpu_s(pid) for pid in bed_pids)
-            busy0, total0 = _machine_cpu()
-            wall0 = time.monotonic()
-            reason = lag_reason(kafka.bootstrap)  # also warms the OS file cache for the CLI runs
-            names = list(COMMANDS)
-            for rnd in range(repeats):
-                for name in rotate(names, rnd):
-                    runs.append(cli_sample(name, rnd, kafka.bootstrap))
-                for name in IMPORTS:
-                    runs.append(import_sample(name))
-                line = "  ".join(
-                    f"{r['command']} {r['wall_s']:.2f}"
-                    for r in runs
-                    if r.get("round") == rnd and r["kind"] == "cli"
-                )
-                print(f"  round {rnd} (load {_load()[0]}): {line}", flush=True)
-            runs.extend(in_process_samples(kafka.bootstrap, params["in_process_repeats"]))
-            measuring_s = time.monotonic() - wall0
-            bed_cores = (sum(_proc_cpu_s(pid) for pid in bed_pids) - bed0) / measuring_s
-            busy1, total1 = _machine_cpu()
-            busy_share = (busy1 - busy0) / (total1 - total0) if total1 > total0 else 0.0
-    result.runs = runs
+            bed = _start_bed(kafka, admin, processes, params)
+            m = _measure(kafka, admin, bed, params)
+    result.runs = m.runs
     load_end = _load()
     result.machine = Machine.model_validate(
         {
             **result.machine.model_dump(),
             "load_avg_start": load_start,
-            "load_avg_measuring_start": load_measuring,
+            "load_avg_measuring_start": m.load_measuring,
             "load_avg_end": load_end,
-            "test_bed_cores_while_measuring": round(bed_cores, 3),
-            "groups_listed": groups_listed,
-            "machine_busy_share_while_measuring": round(busy_share, 3),
+            "test_bed_cores_while_measuring": round(m.bed_cores, 3),
+            "groups_listed": m.groups_listed,
+            "machine_busy_share_while_measuring": round(m.busy_share, 3),
         }
     )
-    result.notes.append(
-        f"{members} Java members in {jvms} JVMs stable after {settle_s:.1f} s; "
-        f"committed offsets on {members} partitions after {commit_s:.1f} s"
-    )
-    result.notes.append(
-        f"while measuring ({measuring_s:.0f} s) the test bed itself (broker + {jvms} member JVMs) used "
-        f"{bed_cores:.2f} cores on average and the whole machine was {busy_share:.0%} busy "
-        f"({os.cpu_count()} cores; the CLI under test, the bench and other jobs included)"
-    )
-    result.notes.append(
-        f"member JVMs niced to {params['member_nice']} from their start ({reniced} threads when measuring "
-        f"began), so the broker and the CLI under test are not starved by them; broker nice "
-        f"{params['broker_nice']}"
-    )
-    result.notes.append(f"verify-group lag-not-growing with default options said: {reason!r}")
-    result.notes.append(
-        f"describe --all lists {groups_listed} groups: the big group and {params['fleet_groups']} fleet "
-        f"groups of one static member each (made in {fleet_s:.0f} s; Stable, member metadata and committed "
-        "offsets, their members closed without leaving)"
-    )
-    result.notes.append(
-        f"load average (1/5/15 min) at start {load_start}, when measuring began {load_measuring}, "
-        f"at end {load_end} on {os.cpu_count()} cores (the machine is shared)"
-    )
+    result.notes.extend(_notes(params, bed, m, load_start, load_end))
     return summarize(result)
+
+
+def _notes(
+    params: dict[str, int], bed: Bed, m: Measuring, load_start: list[float], load_end: list[float]
+) -> list[str]:
+    members, jvms = params["members"], params["jvms"]
+    return [
+        f"{members} Java members in {jvms} JVMs stable after {bed.settle_s:.1f} s; "
+        f"committed offsets on {members} partitions after {bed.commit_s:.1f} s",
+        f"while measuring ({m.measuring_s:.0f} s) the test bed itself (broker + {jvms} member JVMs) used "
+        f"{m.bed_cores:.2f} cores on average and the whole machine was {m.busy_share:.0%} busy "
+        f"({os.cpu_count()} cores; the CLI under test, the bench and other jobs included)",
+        f"member JVMs niced to {params['member_nice']} from their start ({m.reniced} threads when measuring "
+        f"began), so the broker and the CLI under test are not starved by them; broker nice "
+        f"{params['broker_nice']}",
+        f"verify-group lag-not-growing with default options said: {m.reason!r}",
+        f"describe --all lists {m.groups_listed} groups: the big group and {params['fleet_groups']} fleet "
+        f"groups of one static member each (made in {bed.fleet_s:.0f} s; Stable, member metadata and "
+        "committed offsets, their members closed without leaving)",
+        f"load average (1/5/15 min) at start {load_start}, when measuring began {m.load_measuring}, "
+        f"at end {load_end} on {os.cpu_count()} cores (the machine is shared)",
+    ]
 
 
 def _values(runs: list[dict[str, JsonValue]], kind: str, command: str | None, key: str) -> list[float]:

@@ -2,7 +2,7 @@
 
 The published figure (Karafka's KIP-848 guide, after the KIP's authors): a group of 10 consumers that
 gets 900 more partitions finishes rebalancing in about 5 s with the consumer protocol against about
-103 s with the classic one. Reproduced here with Python members (bench/harness/service_member.py:
+103 s with the classic one. Reproduced here with Python members (testbed/service_member.py:
 CoopConsumer, 2 ms per record, a commit after each batch), dynamic membership, on one sandbox broker:
 
 1. a topic with `old` (100) partitions, `rate` records/s produced to them; 10 members join and settle
@@ -48,7 +48,10 @@ from bench._anchor_figures import (
     old_partition_cost,
     partition_creation,
 )
-from bench._common import (
+from bench.harness.broker_clock import parse_broker_log
+from bench.harness.brokers import BROKER_CONFIG, broker_with_coordinator_debug, delete_topic, renice_process
+from bench.harness.figures import read_record_logs, record_stats
+from bench.harness.frame import (
     BenchArgs,
     BenchResult,
     Figure,
@@ -59,9 +62,6 @@ from bench._common import (
     select_named,
     thread_cpu_s,
 )
-from bench.harness.broker_clock import parse_broker_log
-from bench.harness.brokers import BROKER_CONFIG, broker_with_coordinator_debug, delete_topic, renice_process
-from bench.harness.figures import read_record_logs, record_stats
 from bench.harness.rolling import drain, wait_settled
 from kafka_coop._vocab import RebalanceProtocol
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
@@ -301,7 +301,7 @@ def run(args: BenchArgs) -> BenchResult:
             "load_avg_1m_start": _load(),
             "published": "Karafka docs (KIP-848 guide): 10 consumers, 900 partitions added: ~103 s classic, "
             "~5 s consumer protocol",
-            "member": "bench/harness/service_member.py, dynamic membership, client defaults except the "
+            "member": "testbed/service_member.py, dynamic membership, client defaults except the "
             "refresh rows",
         },
         kafka_version=DEFAULT_KAFKA_VERSION,

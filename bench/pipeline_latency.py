@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result, sandbox
+from bench.harness.frame import BenchArgs, BenchResult, Figure, Series, main_for, new_result, sandbox
 from bench.harness.pipeline_feed import Watcher, produce_paced, restamped, timeline
 
 NAME = "pipeline-latency"

@@ -51,9 +51,9 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from bench._common import BenchArgs, BenchResult, Figure, Series, main_for, new_result, sandbox
+from bench.harness.frame import BenchArgs, BenchResult, Figure, Series, main_for, new_result, sandbox
 from bench.harness.pipeline_feed import fleet_records, produce
 from kafka_coop.analytics import KIND_FIELDS, OUTPUT_FIELDS, TS_FROM_END
 
@@ -292,30 +292,194 @@ def batch_table(progress: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def run(args: BenchArgs) -> BenchResult:
-    import pyarrow.compute as pc
-    import pyspark
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
 
+
+def _floors(
+    spark: Any, config: Any, root: Path, trigger: str, events: int
+) -> dict[str, list[dict[str, Any]]]:
+    """What reading alone costs, then reading and decoding: the source and decode floors' progress."""
+    from kafka_coop.analytics import pipeline_input, pipeline_records
+
+    floors: dict[str, list[dict[str, Any]]] = {}
+    for side in ("source", "decode"):
+        frame = pipeline_records(spark, config)
+        if side == "decode":
+            frame = pipeline_input(frame, config.markers_topic).drop("raw")
+        floor_query = (
+            frame.writeStream.format("noop")
+            .option("checkpointLocation", str(root / f"{side}-ckpt"))
+            .trigger(processingTime=trigger)
+            .start()
+        )
+        floors[side] = drain(floor_query, events)
+        floor_query.stop()
+    return floors
+
+
+def _baseline(spark: Any, config: Any, root: Path, trigger: str, events: int) -> list[dict[str, Any]]:
+    """The pipeline's source and decoding written straight to Parquet: the baseline's progress."""
+    from kafka_coop.analytics import pipeline_input, pipeline_records
+
+    baseline_query = (
+        pipeline_input(pipeline_records(spark, config), config.markers_topic)
+        .drop("raw")
+        .writeStream.format("parquet")
+        .option("path", str(root / "baseline"))
+        .option("checkpointLocation", str(root / "baseline-ckpt"))
+        .trigger(processingTime=trigger)
+        .start()
+    )
+    baseline = drain(baseline_query, events)
+    baseline_query.stop()
+    return baseline
+
+
+class Ceilings(NamedTuple):
+    """The ceiling shapes' runs: each variant's record, and the control's progress and output."""
+
+    variants: list[dict[str, Any]]
+    progress: list[dict[str, Any]]
+    written: Any  # the control's output, read back (its columns must be the pipeline's)
+    rows_written: int
+
+
+def _ceilings(
+    spark: Any, events: Any, params: Mapping[str, Any], root: Path, trigger: str, count: int
+) -> Ceilings:
+    """Every ceiling shape of `--param ceilings`, one after the other in the session; control first."""
+    warmup = int(params["warmup"])
+    variants: list[dict[str, Any]] = []
+    shapes = str(params["ceilings"]).split(",")
+    if shapes[0] != "control":
+        raise ValueError("the first of --param ceilings must be control: the ceiling figures read it")
+    for i, variant in enumerate(shapes):
+        path = root / f"ceiling-{i}-{variant}"
+        load_before = _load()
+        t_variant = time.perf_counter()
+        with _session_conf(spark, CONF_VARIANTS.get(variant, {})):
+            variant_query = start_ceiling(events, variant, int(params["state_partitions"]), path, trigger)
+            progress = drain(variant_query, count)
+            variant_query.stop()
+        tables = ("narrow", "wide") if variant in FOREACH_BATCH else ("",)
+        written = {
+            t or "all": spark.read.parquet(str(path / t)).count() for t in tables if (path / t).exists()
+        }
+        files, size = _files(path)
+        s = steady(progress, warmup)
+        per_event = sum(written.values()) / count
+        variants.append(
+            {
+                "variant": variant,
+                "steady": json.loads(json.dumps(s)),
+                "rows_written": written,
+                "rows_per_event": round(per_event, 4),
+                "rows_per_s_processing": round(s["processing_rate"] * per_event),
+                "rows_per_s_wall": round(s["wall_rate"] * per_event),
+                "files": files,
+                "bytes": size,
+                "query_s": round(time.perf_counter() - t_variant, 1),
+                "load_avg_before": load_before,
+                "batches": json.loads(json.dumps(batch_table(progress))),
+            }
+        )
+        print(
+            f"  ceiling[{i}] {variant}: {s['processing_rate']:,.0f} events/s processing, "
+            f"{s['wall_rate']:,.0f} wall; {per_event:.3f} rows/event {written} -> "
+            f"{s['processing_rate'] * per_event:,.0f} rows/s processing, "
+            f"{s['wall_rate'] * per_event:,.0f} wall; {files} files {size / 1e6:.1f} MB; "
+            f"{s['batches']} steady batches {s['busy_s']:.1f} s busy; load before {load_before}; "
+            f"{s['phase_ms']}",
+            flush=True,
+        )
+        if i == 0:
+            control = Ceilings(
+                variants, progress, spark.read.parquet(str(path / tables[-1])), sum(written.values())
+            )
+    return control
+
+
+class PipelineRun(NamedTuple):
+    """The real job's progress and what its output, read back, counts."""
+
+    progress: list[dict[str, Any]]
+    counted: int
+    dead_letters: dict[str, int]
+    output_counts: dict[str, int]
+    schema: list[tuple[str, Any]]
+
+
+def _pipeline(spark: Any, config: Any, root: Path, pipeline_conf: str, events: int) -> PipelineRun:
+    """`start_pipeline` over the backlog, drained, then waited on until its output counts every event."""
+    import pyarrow.compute as pc
+
+    from kafka_coop.analytics import outcome_from_rows, read_pipeline_rows, start_pipeline
+
+    (root / "out").mkdir()
+    (root / "ckpt").mkdir()
+    tried = dict(kv.split("=", 1) for kv in pipeline_conf.split(";") if kv)
+    for key, value in tried.items():
+        spark.conf.set(key, value)
+    query = start_pipeline(spark, config)
+    pipeline = drain(query, events)
+    # every event is in the output once the groups are idle and their last windows closed
+    deadline = time.monotonic() + 120
+    counted = 0
+    while time.monotonic() < deadline:
+        counted = outcome_from_rows(read_pipeline_rows(root / "out")).summary.events
+        if counted >= events:
+            break
+        time.sleep(2)
+    rows = read_pipeline_rows(root / "out")
+    dead = rows.filter(pc.equal(rows["kind"], "deadletter"))["reason"].to_pylist()
+    dead_letters = {str(reason): dead.count(reason) for reason in sorted(set(dead), key=str)}
+    kinds = rows["kind"].to_pylist()
+    output_counts = {kind: kinds.count(kind) for kind in sorted(set(kinds))}
+    pipeline = [
+        *pipeline,
+        *(p for p in query.recentProgress if int(p["batchId"]) > pipeline[-1]["batchId"]),
+    ]
+    query.stop()
+    shape = [(f.name, f.dataType) for f in spark.read.parquet(str(root / "out")).schema]
+    return PipelineRun(pipeline, counted, dead_letters, output_counts, shape)
+
+
+class Loads(NamedTuple):
+    """The load average (1/5/15 min) before each stage: the machine is shared."""
+
+    start: list[float]
+    baseline: list[float]
+    ceiling: list[float]
+    pipeline: list[float]
+
+
+class Measured(NamedTuple):
+    """What one run's queries reported, before any figure is made of it."""
+
+    events: int
+    produce_s: float
+    floors: dict[str, list[dict[str, Any]]]
+    baseline: list[dict[str, Any]]
+    ceilings: Ceilings
+    pipeline: PipelineRun
+    loads: Loads
+
+
+def _measure(
+    params: Mapping[str, Any], lines: list[tuple[bytes, bytes]], load_start: list[float]
+) -> Measured:
+    """One sandbox, the backlog produced, then one SparkSession: floors, baseline, ceilings, pipeline."""
     from kafka_coop.admin import ClusterAdmin
     from kafka_coop.analytics import (
         PipelineConfig,
         get_session,
-        outcome_from_rows,
         pipeline_input,
         pipeline_records,
-        read_pipeline_rows,
-        start_pipeline,
         stop_session,
     )
 
-    params = {**DEFAULTS, **(QUICK if args.quick else {})}
-    params = {key: args.param(key, value) for key, value in params.items()}
-    trigger_s, warmup = float(params["trigger_s"]), int(params["warmup"])
-    result = new_result(NAME, TITLE, {**params, "pyspark": pyspark.__version__})
-    load_start = [round(x, 2) for x in os.getloadavg()]
-    t0 = time.perf_counter()
-    lines = fleet_records(params)
-    print(f"  generated {len(lines):,} events in {time.perf_counter() - t0:.1f} s", flush=True)
+    trigger_s = float(params["trigger_s"])
     with sandbox() as kafka, tempfile.TemporaryDirectory(prefix="kafka-coop-bench-pipeline-") as tmp:
         root = Path(tmp)
         topic = "rebalance-events"
@@ -342,174 +506,131 @@ def run(args: BenchArgs) -> BenchResult:
         if params.get("huge_method_limit"):
             spark.conf.set("spark.sql.codegen.hugeMethodLimit", str(params["huge_method_limit"]))
         trigger = f"{int(trigger_s * 1000)} milliseconds"
-        load_baseline = [round(x, 2) for x in os.getloadavg()]
-        floors: dict[str, list[dict[str, Any]]] = {}
-        for side in ("source", "decode"):  # what reading alone costs, then reading and decoding
-            frame = pipeline_records(spark, config)
-            if side == "decode":
-                frame = pipeline_input(frame, config.markers_topic).drop("raw")
-            floor_query = (
-                frame.writeStream.format("noop")
-                .option("checkpointLocation", str(root / f"{side}-ckpt"))
-                .trigger(processingTime=trigger)
-                .start()
-            )
-            floors[side] = drain(floor_query, len(lines))
-            floor_query.stop()
-        baseline_query = (
-            pipeline_input(pipeline_records(spark, config), config.markers_topic)
-            .drop("raw")
-            .writeStream.format("parquet")
-            .option("path", str(root / "baseline"))
-            .option("checkpointLocation", str(root / "baseline-ckpt"))
-            .trigger(processingTime=trigger)
-            .start()
-        )
-        baseline = drain(baseline_query, len(lines))
-        baseline_query.stop()
+        load_baseline = _load()
+        floors = _floors(spark, config, root, trigger, len(lines))
+        baseline = _baseline(spark, config, root, trigger, len(lines))
         events = pipeline_input(pipeline_records(spark, config), config.markers_topic)
-        load_ceiling = [round(x, 2) for x in os.getloadavg()]
-        variants: list[dict[str, Any]] = []
-        shapes = str(params["ceilings"]).split(",")
-        if shapes[0] != "control":
-            raise ValueError("the first of --param ceilings must be control: the ceiling figures read it")
-        for i, variant in enumerate(shapes):
-            path = root / f"ceiling-{i}-{variant}"
-            load_before = [round(x, 2) for x in os.getloadavg()]
-            t_variant = time.perf_counter()
-            with _session_conf(spark, CONF_VARIANTS.get(variant, {})):
-                variant_query = start_ceiling(events, variant, int(params["state_partitions"]), path, trigger)
-                progress = drain(variant_query, len(lines))
-                variant_query.stop()
-            tables = ("narrow", "wide") if variant in FOREACH_BATCH else ("",)
-            written = {
-                t or "all": spark.read.parquet(str(path / t)).count() for t in tables if (path / t).exists()
-            }
-            files, size = _files(path)
-            s = steady(progress, warmup)
-            per_event = sum(written.values()) / len(lines)
-            variants.append(
-                {
-                    "variant": variant,
-                    "steady": json.loads(json.dumps(s)),
-                    "rows_written": written,
-                    "rows_per_event": round(per_event, 4),
-                    "rows_per_s_processing": round(s["processing_rate"] * per_event),
-                    "rows_per_s_wall": round(s["wall_rate"] * per_event),
-                    "files": files,
-                    "bytes": size,
-                    "query_s": round(time.perf_counter() - t_variant, 1),
-                    "load_avg_before": load_before,
-                    "batches": json.loads(json.dumps(batch_table(progress))),
-                }
-            )
-            print(
-                f"  ceiling[{i}] {variant}: {s['processing_rate']:,.0f} events/s processing, "
-                f"{s['wall_rate']:,.0f} wall; {per_event:.3f} rows/event {written} -> "
-                f"{s['processing_rate'] * per_event:,.0f} rows/s processing, "
-                f"{s['wall_rate'] * per_event:,.0f} wall; {files} files {size / 1e6:.1f} MB; "
-                f"{s['batches']} steady batches {s['busy_s']:.1f} s busy; load before {load_before}; "
-                f"{s['phase_ms']}",
-                flush=True,
-            )
-            if i == 0:
-                ceiling = progress
-                ceiling_written = spark.read.parquet(str(path / tables[-1]))
-                ceiling_rows_written = sum(written.values())
-        load_pipeline = [round(x, 2) for x in os.getloadavg()]
-        (root / "out").mkdir()
-        (root / "ckpt").mkdir()
-        tried = dict(kv.split("=", 1) for kv in str(params["pipeline_conf"]).split(";") if kv)
-        for key, value in tried.items():
-            spark.conf.set(key, value)
-        query = start_pipeline(spark, config)
-        pipeline = drain(query, len(lines))
-        # every event is in the output once the groups are idle and their last windows closed
-        deadline = time.monotonic() + 120
-        counted = 0
-        while time.monotonic() < deadline:
-            counted = outcome_from_rows(read_pipeline_rows(root / "out")).summary.events
-            if counted >= len(lines):
-                break
-            time.sleep(2)
-        rows = read_pipeline_rows(root / "out")
-        dead = rows.filter(pc.equal(rows["kind"], "deadletter"))["reason"].to_pylist()
-        dead_letters = {str(reason): dead.count(reason) for reason in sorted(set(dead), key=str)}
-        kinds = rows["kind"].to_pylist()
-        output_counts = {kind: kinds.count(kind) for kind in sorted(set(kinds))}
-        pipeline = [
-            *pipeline,
-            *(p for p in query.recentProgress if int(p["batchId"]) > pipeline[-1]["batchId"]),
-        ]
-        query.stop()
-        shape = [(f.name, f.dataType) for f in spark.read.parquet(str(root / "out")).schema]
-        if [(f.name, f.dataType) for f in ceiling_written.schema] != shape:  # as written, read back
+        load_ceiling = _load()
+        ceilings = _ceilings(spark, events, params, root, trigger, len(lines))
+        load_pipeline = _load()
+        pipeline = _pipeline(spark, config, root, str(params["pipeline_conf"]), len(lines))
+        if [
+            (f.name, f.dataType) for f in ceilings.written.schema
+        ] != pipeline.schema:  # as written, read back
             raise RuntimeError(
-                f"the ceiling's columns {ceiling_written.schema} are not the pipeline's {shape}"
+                f"the ceiling's columns {ceilings.written.schema} are not the pipeline's {pipeline.schema}"
             )
         stop_session()
-    b, c, p = steady(baseline, warmup), steady(ceiling, warmup), steady(pipeline, warmup)
-    f_source, f_decode = steady(floors["source"], warmup), steady(floors["decode"], warmup)
-    for side, s in (
-        ("source", f_source),
-        ("decode", f_decode),
-        ("baseline", b),
-        ("ceiling", c),
-        ("pipeline", p),
-    ):
-        print(
-            f"  {side}: {s['processing_rate']:,.0f} events/s processing, {s['wall_rate']:,.0f} wall "
-            f"({s['rows']:,} rows in {s['batches']} steady batches, {s['busy_s']:.1f} s busy); "
-            f"{s['phase_ms']}",
-            flush=True,
-        )
-    print(f"  pipeline counted {counted:,} of {len(lines):,}; dead letters {dead_letters}", flush=True)
-    pipeline_ratio = sum(output_counts.values()) / len(lines)
-    print(
-        f"  output rows by kind {output_counts}: {pipeline_ratio:.3f} per event; the ceiling wrote "
-        f"{ceiling_rows_written:,} ({ceiling_rows_written / len(lines):.3f} per event)",
-        flush=True,
-    )
-    result.runs = [
-        {
-            "events": len(lines),
-            "produce_s": round(produce_s, 3),
-            "source_steady": json.loads(json.dumps(f_source)),
-            "decode_steady": json.loads(json.dumps(f_decode)),
-            "baseline_steady": json.loads(json.dumps(b)),
-            "ceiling_steady": json.loads(json.dumps(c)),
-            "pipeline_steady": json.loads(json.dumps(p)),
-            "baseline_batches": json.loads(json.dumps(batch_table(baseline))),
-            "ceiling_batches": json.loads(json.dumps(batch_table(ceiling))),
-            "pipeline_batches": json.loads(json.dumps(batch_table(pipeline))),
-            "pipeline_events_counted": counted,
-            "pipeline_dead_letters": dead_letters,
-            "pipeline_output_rows": output_counts,
-            "pipeline_rows_per_event": round(pipeline_ratio, 4),
-            "ceiling_output_mix": json.loads(json.dumps(OUTPUT_MIX)),
-            "ceiling_rows_written": ceiling_rows_written,
-            "ceiling_rows_per_event": round(ceiling_rows_written / len(lines), 4),
-            "ceiling_variants": json.loads(json.dumps(variants)),
-            "load_avg_start": list(load_start),
-            "load_avg_baseline": list(load_baseline),
-            "load_avg_ceiling": list(load_ceiling),
-            "load_avg_pipeline": list(load_pipeline),
-            "load_avg_end": [round(x, 2) for x in os.getloadavg()],
-        }
-    ]
-    queries = {**floors, "baseline": baseline, "ceiling": ceiling, "pipeline": pipeline}
+    loads = Loads(load_start, load_baseline, load_ceiling, load_pipeline)
+    return Measured(len(lines), produce_s, floors, baseline, ceilings, pipeline, loads)
+
+
+def run(args: BenchArgs) -> BenchResult:
+    import pyspark
+
+    params = {**DEFAULTS, **(QUICK if args.quick else {})}
+    params = {key: args.param(key, value) for key, value in params.items()}
+    warmup = int(params["warmup"])
+    result = new_result(NAME, TITLE, {**params, "pyspark": pyspark.__version__})
+    load_start = _load()
+    t0 = time.perf_counter()
+    lines = fleet_records(params)
+    print(f"  generated {len(lines):,} events in {time.perf_counter() - t0:.1f} s", flush=True)
+    m = _measure(params, lines, load_start)
+    steadies = {
+        "source": steady(m.floors["source"], warmup),
+        "decode": steady(m.floors["decode"], warmup),
+        "baseline": steady(m.baseline, warmup),
+        "ceiling": steady(m.ceilings.progress, warmup),
+        "pipeline": steady(m.pipeline.progress, warmup),
+    }
+    _print_steadies(m, steadies)
+    result.runs = [_run_record(m, steadies)]
+    queries = {
+        **m.floors,
+        "baseline": m.baseline,
+        "ceiling": m.ceilings.progress,
+        "pipeline": m.pipeline.progress,
+    }
     result.samples = {
         f"{side}_batch_rate": Series(
             unit="events/s", values=[r * 1000 / max(1, ms) for r, ms in _busy(progress)]
         )
         for side, progress in queries.items()
     }
-    result.figures = {
+    result.figures = _figures(m, steadies, params)
+    loads = m.loads
+    result.notes.append(
+        f"load average (1/5/15 min) at start {loads.start}, before the baseline {loads.baseline}, before "
+        f"the ceiling {loads.ceiling}, before the pipeline {loads.pipeline} on {os.cpu_count()} cores "
+        "(shared with other jobs)"
+    )
+    return result.finish()
+
+
+def _print_steadies(m: Measured, steadies: Mapping[str, dict[str, Any]]) -> None:
+    for side, s in steadies.items():
+        print(
+            f"  {side}: {s['processing_rate']:,.0f} events/s processing, {s['wall_rate']:,.0f} wall "
+            f"({s['rows']:,} rows in {s['batches']} steady batches, {s['busy_s']:.1f} s busy); "
+            f"{s['phase_ms']}",
+            flush=True,
+        )
+    pipeline, ceilings = m.pipeline, m.ceilings
+    print(
+        f"  pipeline counted {pipeline.counted:,} of {m.events:,}; dead letters {pipeline.dead_letters}",
+        flush=True,
+    )
+    pipeline_ratio = sum(pipeline.output_counts.values()) / m.events
+    print(
+        f"  output rows by kind {pipeline.output_counts}: {pipeline_ratio:.3f} per event; the ceiling wrote "
+        f"{ceilings.rows_written:,} ({ceilings.rows_written / m.events:.3f} per event)",
+        flush=True,
+    )
+
+
+def _run_record(m: Measured, steadies: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """The run's raw record: every query's steady state and batches, the output's counts, the loads."""
+    pipeline, ceilings = m.pipeline, m.ceilings
+    return {
+        "events": m.events,
+        "produce_s": round(m.produce_s, 3),
+        "source_steady": json.loads(json.dumps(steadies["source"])),
+        "decode_steady": json.loads(json.dumps(steadies["decode"])),
+        "baseline_steady": json.loads(json.dumps(steadies["baseline"])),
+        "ceiling_steady": json.loads(json.dumps(steadies["ceiling"])),
+        "pipeline_steady": json.loads(json.dumps(steadies["pipeline"])),
+        "baseline_batches": json.loads(json.dumps(batch_table(m.baseline))),
+        "ceiling_batches": json.loads(json.dumps(batch_table(ceilings.progress))),
+        "pipeline_batches": json.loads(json.dumps(batch_table(pipeline.progress))),
+        "pipeline_events_counted": pipeline.counted,
+        "pipeline_dead_letters": pipeline.dead_letters,
+        "pipeline_output_rows": pipeline.output_counts,
+        "pipeline_rows_per_event": round(sum(pipeline.output_counts.values()) / m.events, 4),
+        "ceiling_output_mix": json.loads(json.dumps(OUTPUT_MIX)),
+        "ceiling_rows_written": ceilings.rows_written,
+        "ceiling_rows_per_event": round(ceilings.rows_written / m.events, 4),
+        "ceiling_variants": json.loads(json.dumps(ceilings.variants)),
+        "load_avg_start": list(m.loads.start),
+        "load_avg_baseline": list(m.loads.baseline),
+        "load_avg_ceiling": list(m.loads.ceiling),
+        "load_avg_pipeline": list(m.loads.pipeline),
+        "load_avg_end": _load(),
+    }
+
+
+def _figures(
+    m: Measured, steadies: Mapping[str, dict[str, Any]], params: Mapping[str, Any]
+) -> dict[str, Figure]:
+    p, b, c = steadies["pipeline"], steadies["baseline"], steadies["ceiling"]
+    f_source, f_decode = steadies["source"], steadies["decode"]
+    warmup, events = int(params["warmup"]), m.events
+    return {
         "events_per_s": Figure(
             value=round(p["processing_rate"]),
             unit="events/s",
             description=f"pipeline, steady state ({p['batches']} batches of <= {params['max_offsets']:,} "
-            f"after {warmup} warm-up) over a {len(lines):,}-event backlog, {params['master']}: input rows "
+            f"after {warmup} warm-up) over a {events:,}-event backlog, {params['master']}: input rows "
             "/ summed trigger execution time (Spark's progress); judged by pipeline_vs_ceiling",
         ),
         "wall_events_per_s": Figure(
@@ -551,17 +672,11 @@ def run(args: BenchArgs) -> BenchResult:
             description="pipeline processing rate over the baseline's, same run",
         ),
         "events_counted": Figure(
-            value=float(counted),
+            value=float(m.pipeline.counted),
             unit="events",
-            description=f"events the pipeline's output counts (of {len(lines):,}; none may be lost or late)",
+            description=f"events the pipeline's output counts (of {events:,}; none may be lost or late)",
         ),
     }
-    result.notes.append(
-        f"load average (1/5/15 min) at start {load_start}, before the baseline {load_baseline}, before the "
-        f"ceiling {load_ceiling}, before the pipeline {load_pipeline} on {os.cpu_count()} cores (shared "
-        "with other jobs)"
-    )
-    return result.finish()
 
 
 def ceiling_ratio(pipeline_rate: float, ceiling_rate: float) -> Figure:

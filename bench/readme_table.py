@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bench._common import REPO_ROOT, RESULTS_DIR, BenchResult, Figure, target_text
+from bench.harness.frame import REPO_ROOT, RESULTS_DIR, BenchResult, Figure, target_text
 
 START = "<!-- bench:start -->"
 END = "<!-- bench:end -->"
@@ -52,6 +52,11 @@ HEADLINES: tuple[tuple[str, str, str], ...] = (
         "live pipeline on local[2], 5 s trigger: its rate / Spark writing its output with no step",
     ),
     ("pipeline-latency", "latency_p95_s", "live pipeline: event produced -> figure visible, p95, 10,000/s"),
+    (
+        "rollout-live",
+        "live_vs_restart_unavailable",
+        "a 10-member fleet's rollout walked live / by process restarts (the kindest restart): unavailable ms",
+    ),
 )
 # A headline judged as a ratio shows the absolute figure of the same run beside it.
 BESIDE: dict[tuple[str, str], str] = {("pipeline-throughput", "pipeline_vs_ceiling"): "events_per_s"}

@@ -37,7 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench._common import (
+from bench._restart_floor_jvms import MEMBER_JVMS, check_jvms, closed_port_archive, member_command, train_live
+from bench.harness.brokers import BROKER_CONFIG, broker_with_coordinator_debug
+from bench.harness.frame import (
     BenchArgs,
     BenchResult,
     Figure,
@@ -47,11 +49,10 @@ from bench._common import (
     new_result,
     proc_cpu_s,
 )
-from bench.harness.brokers import BROKER_CONFIG, broker_with_coordinator_debug
-from bench.harness.member_jvms import MEMBER_JVMS, check_jvms, closed_port_archive, member_command, train_live
 from bench.harness.rolling import Scenario, member_specs, wait_settled
 from bench.harness.service_members import SERVICE_MEMBER, ServiceMember
-from kafka_coop.sandbox import CACHE_SUFFIX, DEFAULT_KAFKA_VERSION
+from kafka_coop._jvm import CACHE_SUFFIX
+from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
 NAME = "restart-floor"
 TITLE = "One static member's restart, segment by segment (service-shaped and idle members, Python and Java)"

@@ -51,7 +51,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._common import RESULTS_DIR, BenchArgs, BenchResult, assignment_interval_ms, main_for, new_result
 from bench._rolling_figures import summarize_runs
 from bench._rolling_scenarios import (
     DEFAULTS,
@@ -63,6 +62,14 @@ from bench._rolling_scenarios import (
     selected_scenarios,
 )
 from bench.harness.brokers import BROKER_CONFIG, patient_broker
+from bench.harness.frame import (
+    RESULTS_DIR,
+    BenchArgs,
+    BenchResult,
+    assignment_interval_ms,
+    main_for,
+    new_result,
+)
 from bench.harness.rolling import archive_events, load_avg, run_scenario
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 

@@ -1,7 +1,7 @@
 """The benchmark runner: `python -m bench [--only NAME]... [--quick] [--param KEY=VALUE]...`.
 
 Benchmarks are listed in BENCHMARKS (module names under bench/, in run order); each follows the
-protocol in bench/_common.py (`run(args) -> BenchResult`, optional `plot(result, fig)`). The runner
+protocol in bench/harness/frame.py (`run(args) -> BenchResult`, optional `plot(result, fig)`). The runner
 writes each result to bench/results/<name>.json + .png. One benchmark failing does not stop the
 others; the exit code is 1 if any failed or is missing. Regenerate the README table afterwards with
 `python -m bench.readme_table` (`make bench` does both).
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from bench._common import RESULTS_DIR, BenchArgs, BenchResult, parse_params, summarize, write_result
+from bench.harness.frame import RESULTS_DIR, BenchArgs, BenchResult, parse_params, summarize, write_result
 
 # Run order: cheap and self-contained first, the fleet-heavy ones after.
 BENCHMARKS: tuple[str, ...] = (
@@ -32,6 +32,7 @@ BENCHMARKS: tuple[str, ...] = (
     "restart_floor",
     "partition_add",
     "static_cutover",
+    "rollout_live",
     "chaos",
     "close_soak",
 )

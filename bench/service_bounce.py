@@ -37,17 +37,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench._common import (
-    RESULTS_DIR,
-    BenchArgs,
-    BenchResult,
-    Figure,
-    Series,
-    assignment_interval_ms,
-    main_for,
-    new_result,
-    select_named,
-)
 from bench.harness.broker_clock import (
     DEBUG_PROPERTY,
     LOGGER,
@@ -58,6 +47,17 @@ from bench.harness.broker_clock import (
 )
 from bench.harness.brokers import BROKER_CONFIG, broker_with_coordinator_debug
 from bench.harness.figures import median_pause, ratio, reduction, restart_segments, restart_split
+from bench.harness.frame import (
+    RESULTS_DIR,
+    BenchArgs,
+    BenchResult,
+    Figure,
+    Series,
+    assignment_interval_ms,
+    main_for,
+    new_result,
+    select_named,
+)
 from bench.harness.rolling import MemberKind, Scenario, archive_events, load_avg, run_scenario
 from kafka_coop._vocab import RebalanceProtocol
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
@@ -180,7 +180,7 @@ def run(args: BenchArgs) -> BenchResult:
             "broker_config": dict(BROKER_CONFIG),
             "broker_log_debug": DEBUG_PROPERTY,
             "load_avg_1m_start": load_avg(),
-            "consume_loop": "Python: bench/harness/service_member.py (CoopConsumer.consume(num_messages=500, "
+            "consume_loop": "Python: testbed/service_member.py (CoopConsumer.consume(num_messages=500, "
             "timeout=1.0), process_ms per record, mark_done, commit(asynchronous=False) after each batch; "
             "SIGTERM ends after the record in hand); Java: CoopMember --process-ms --commit batch "
             "(poll(100 ms), max.poll.records 500, commitSync after each batch)",

@@ -54,7 +54,16 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from bench._common import BenchArgs, BenchResult, Figure, Series, ab_order, main_for, new_result, sandbox
+from bench.harness.frame import (
+    BenchArgs,
+    BenchResult,
+    Figure,
+    Series,
+    ab_order,
+    main_for,
+    new_result,
+    sandbox,
+)
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 

@@ -12,6 +12,8 @@ after `[bold]`, raise on a stray `[/x]` and turn `:id:` into an emoji. Styles ar
 from __future__ import annotations
 
 import json
+import os
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -19,11 +21,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from pydantic import BaseModel
 
+from kafka_coop._vocab import connection_conf
+from kafka_coop.errors import ClusterUnavailable, InvalidInput
+
 if TYPE_CHECKING:
     from rich.console import Console
 
     from kafka_coop.admin import ClusterAdmin
-    from kafka_coop.errors import InvalidInput
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,7 +36,7 @@ OUTPUT_CHOICES = ("table", "json")
 
 def plain_console(*, stderr: bool = False) -> Console:
     """A Console that prints every string as given (no markup, no emoji codes); see the module doc."""
-    from rich.console import Console
+    from rich.console import Console  # lazy: consume --quiet builds no console (~25 ms)
 
     return Console(stderr=stderr, soft_wrap=True, markup=False, emoji=False)
 
@@ -132,8 +136,6 @@ def bootstrap_hosts(text: str) -> list[tuple[str, int]]:
 
 def check_conf_bootstrap(conf: dict[str, str], *, source: str) -> None:
     """A bootstrap.servers in a conf is read by the same parser as --bootstrap-server (exit 2)."""
-    from kafka_coop.errors import InvalidInput
-
     value = conf.get("bootstrap.servers")
     if value is None:
         return
@@ -154,10 +156,6 @@ FILE_KEY_SPECIAL_VALUES = frozenset({"probe"})  # ssl.ca.location=probe: the sys
 def check_conf_files(conf: dict[str, str], *, source: str) -> None:
     """Every *.location and *.file setting names a path this user can read, checked before a client is
     made: one sentence naming the key and the path (exit 2)."""
-    import os
-
-    from kafka_coop.errors import InvalidInput
-
     for key in sorted(conf):
         value = str(conf[key]).strip()
         if not key.endswith(FILE_KEY_SUFFIXES) or not value or value in FILE_KEY_SPECIAL_VALUES:
@@ -183,8 +181,6 @@ def check_resolves(bootstrap: str) -> None:
     hosts = bootstrap_hosts(bootstrap)
     if any(_resolves(host, port) for host, port in hosts):
         return
-    from kafka_coop.errors import ClusterUnavailable
-
     raise ClusterUnavailable(
         f"The host of bootstrap server {hosts[0][0]}:{hosts[0][1]} does not resolve to any address.",
         hint="Check the host names in --bootstrap-server (or KAFKA_BOOTSTRAP_SERVERS).",
@@ -192,8 +188,6 @@ def check_resolves(bootstrap: str) -> None:
 
 
 def _resolves(host: str, port: int) -> bool:
-    import socket
-
     try:
         return bool(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
     except (OSError, UnicodeError):
@@ -239,7 +233,7 @@ COMMAND_CONFIG_HELP = (
 def read_command_config(path: Path) -> dict[str, str]:
     """The client settings of a --command-config file (librdkafka names), read before anything reaches
     a cluster: a missing or unreadable file or a Java-only key is one sentence (exit 2)."""
-    from kafka_coop.settings import read_properties, refuse_java_only
+    from kafka_coop.settings import read_properties, refuse_java_only  # lazy: describe --help: ~30 ms
 
     conf = read_properties(path)
     source = f"--command-config {path}"
@@ -263,8 +257,6 @@ def command_config_option() -> Callable[[F], F]:
 def connection_conf_of(command_config: Path | None, bootstrap: str | None = None) -> dict[str, str]:
     """The connection and security settings of --command-config (none without it); a bootstrap.servers
     there that is not --bootstrap-server's list is refused (it would silently win)."""
-    from kafka_coop._vocab import connection_conf
-
     if command_config is None:
         return {}
     conf = connection_conf(read_command_config(command_config))
@@ -301,8 +293,6 @@ def refuse_conflict(
 ) -> None:
     """A typed flag and a setting of --conf or --command-config that mean the same thing must agree:
     otherwise one of them would silently lose. One sentence naming both (exit 2)."""
-    from kafka_coop.errors import InvalidInput
-
     agree = same(flag_value, conf_value) if same is not None else _norm(flag_value) == _norm(conf_value)
     if agree:
         return
@@ -321,8 +311,6 @@ LIST_GROUPS = "`kafka-coop describe --all` lists the groups this principal can s
 
 def missing_group(group: str, bootstrap: str) -> InvalidInput:
     """The one error of every command for a group the cluster does not know (exit 2)."""
-    from kafka_coop.errors import InvalidInput
-
     return InvalidInput(
         f"Group {group!r} does not exist on {bootstrap}.",
         hint=f"Check the name: {LIST_GROUPS}",
@@ -331,7 +319,7 @@ def missing_group(group: str, bootstrap: str) -> InvalidInput:
 
 def admin_for(bootstrap: str, command_config: Path | None) -> tuple[ClusterAdmin, dict[str, str]]:
     """An admin client for a command; security settings come from --command-config, never from output."""
-    from kafka_coop.admin import ClusterAdmin
+    from kafka_coop.admin import ClusterAdmin  # lazy: consume makes no admin client (~0.2 s)
 
     conf = connection_conf_of(command_config, bootstrap)
     check_resolves(bootstrap)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
@@ -13,9 +14,11 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
+from kafka_coop._extras import require
 from kafka_coop._vocab import REBALANCE_MODE_ASSIGNOR, REBALANCE_MODES
-from kafka_coop.errors import Interrupted
+from kafka_coop.errors import Interrupted, InvalidInput, SettingsError
 from kafka_coop.events import RebalanceEvent
+from kafka_coop.identity import resolve_instance_id
 from kafka_coop.settings import KNOWN_CONSUMER_KEYS, ConsumerSettings, refuse_java_only
 from kafka_coop.sinks import JsonlSink
 
@@ -32,7 +35,7 @@ from ._context import (
     refuse_conflict,
     same_bootstrap,
 )
-from ._edges import LIBRDKAFKA_NAMES_HINT, stdout_reader_gone
+from ._exit_codes import LIBRDKAFKA_NAMES_HINT, stdout_reader_gone
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -51,11 +54,12 @@ _KIND_STYLE = {
     "started": "dim",
     "closed": "dim",
     "warning": "bold yellow",
+    "reconfigured": "bold cyan",
 }
 
 
 def _render_event(event: RebalanceEvent) -> Text:
-    from rich.text import Text  # only when events are printed: --quiet members never import rich
+    from rich.text import Text  # lazy: --quiet members never import rich (~40 ms)
 
     parts = ", ".join(f"{t}-{p}" for t, p in event.partitions) or "-"
     text = Text()
@@ -157,6 +161,12 @@ class _Stop:
     show_default=True,
     help="Address the metrics endpoint listens on.",
 )
+@click.option(
+    "--control",
+    is_flag=True,
+    help="Follow the control topic (_kafka_coop_control) for this group: `rollout run` may reconfigure this "
+    "member live (docs/consumer.md, live reconfiguration).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Do not print events (they still go to --events).")
 @pass_terminal
 def consume(
@@ -177,11 +187,11 @@ def consume(
     duplicate_check: str,
     metrics_port: int | None,
     metrics_addr: str,
+    control: bool,
     quiet: bool,
 ) -> None:
     """Join GROUP on TOPICS as a CoopConsumer member, like kafka-console-consumer with rebalance events."""
-    from kafka_coop.consumer import CoopConsumer
-    from kafka_coop.identity import resolve_instance_id
+    from kafka_coop.consumer import CoopConsumer  # lazy: consume --help loads no client (~0.3 s)
 
     conf: dict[str, Any] = {"reconnect.backoff.ms": JOIN_RECONNECT_BACKOFF_MS}
     from_file = read_command_config(command_config) if command_config is not None else {}
@@ -240,7 +250,13 @@ def consume(
             term.err.print(_render_event(event), highlight=False)
 
     stop = _Stop()
-    consumer = CoopConsumer(settings, events=on_event, manifests=manifests, duplicate_check=duplicate_check)  # type: ignore[arg-type]
+    consumer = CoopConsumer(
+        settings,
+        events=on_event,
+        manifests=manifests,
+        duplicate_check=duplicate_check,  # type: ignore[arg-type]
+        control=control,
+    )
     client = settings.render().get("client.id", "rdkafka")
     try:
         consumer.subscribe(list(topics))
@@ -336,11 +352,7 @@ def refuse_unknown_keys(conf: dict[str, Any]) -> None:
     unknown = {k: v for k, v in conf.items() if k not in KNOWN_CONSUMER_KEYS}
     if not unknown:
         return
-    import logging
-
-    from confluent_kafka import Consumer, KafkaException
-
-    from kafka_coop.errors import SettingsError
+    from confluent_kafka import Consumer, KafkaException  # lazy: consume --help loads no client
 
     quiet = logging.getLogger("kafka_coop.cli.probe")
     quiet.addHandler(logging.NullHandler())
@@ -374,11 +386,8 @@ def _open_outputs(records_path: Path | None, events_path: Path | None) -> tuple[
 
 def _serve_metrics(term: Terminal, port: int, addr: str) -> tuple[Any, Any]:
     """The endpoint first, so a port already taken is one sentence (exit 2) before joining the group."""
-    from kafka_coop._extras import require
-    from kafka_coop.errors import InvalidInput
-
     require("prometheus_client", "--metrics-port")
-    from kafka_coop.sinks import PrometheusSink, serve_metrics
+    from kafka_coop.sinks import PrometheusSink, serve_metrics  # lazy: an extra, named by require() first
 
     try:
         server = serve_metrics(port, addr)

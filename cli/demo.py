@@ -11,7 +11,7 @@ import click
 from pydantic import BaseModel
 from rich.text import Text
 
-from kafka_coop.analytics import Summary
+from kafka_coop.analytics import Summary, run_report
 from kafka_coop.inspection import GroupSnapshot
 from kafka_coop.rollout import Plan, PlanPhase
 from kafka_coop.sandbox import (
@@ -319,7 +319,5 @@ def demo_output(result: DemoResult, done: ReportResult | None, *, kept: bool) ->
 
 def _report(term: Terminal, result: DemoResult) -> ReportResult:
     """The walk's events through `kafka-coop report` (summary.json, Parquet, the unowned-partitions plot)."""
-    from kafka_coop.analytics import run_report
-
     with term.err.status("kafka-coop report over the walk's events…"):
         return run_report(result.event_files, Path(result.workdir) / "report", phases=result.phases_file)

@@ -6,13 +6,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import click
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from rich.text import Text
 
 from kafka_coop._vocab import COOPERATIVE_ASSIGNORS, EAGER_ONLY_ASSIGNORS
 from kafka_coop.admin import GroupDescription, ListedGroup
 from kafka_coop.errors import InvalidInput
-from kafka_coop.events import TopicPartition
+from kafka_coop.events import PartitionKey
 from kafka_coop.inspection import (
     Fact,
     GroupSnapshot,
@@ -44,7 +44,7 @@ def fact_text(fact: Fact[Any], shown: str | None = None) -> Text:
     return Text(value + SOURCE_MARK[fact.source], style=style)
 
 
-def _partitions(parts: tuple[TopicPartition, ...]) -> str:
+def _partitions(parts: tuple[PartitionKey, ...]) -> str:
     if not parts:
         return "-"
     topics = sorted({t for t, _ in parts})
@@ -102,11 +102,11 @@ def member_table(snap: GroupSnapshot, width: int | None = None) -> Text:
 def render_snapshot(term: Terminal, snap: GroupSnapshot) -> None:
     broker = snap.broker
     pairs: list[tuple[str, Text | str]] = [
-        ("group", Text(snap.group_id, style="bold")),
-        ("type", snap.type),
+        ("group", Text(snap.group, style="bold")),
+        ("type", snap.group_type),
         ("state", snap.state),
-        ("assignor", snap.assignor or "-"),
-        ("protocol", group_protocol(snap.type, snap.assignor)),
+        ("assignor", snap.selected_assignor or "-"),
+        ("protocol", group_protocol(snap.group_type, snap.selected_assignor)),
     ]
     if snap.generation.value is not None:  # Kafka's describe APIs do not return it; only some members say
         pairs.append(("generation", f"{snap.generation.value}*"))
@@ -142,13 +142,13 @@ def render_snapshot(term: Terminal, snap: GroupSnapshot) -> None:
 class DescribeOutput(GroupSnapshot):
     """What `describe GROUP --output json` prints: one look at the group (schema `describe`)."""
 
-    v: Literal[1] = 1
+    v: Literal[2] = 2
 
 
 class ListedGroupRow(ListedGroup):
     """One group of `describe --all`: what ListGroups says, and its describe answer's counts."""
 
-    assignor: str | None
+    selected_assignor: str | None = Field(alias="assignor")
     protocol: str
     members: int | None
     static_members: int | None
@@ -171,14 +171,14 @@ def render_groups(term: Terminal, rows: list[tuple[ListedGroup, GroupDescription
     a 1,000-group fleet for ~3 s."""
     lines = []
     for listed, live in rows:
-        assignor = live.assignor if live else ""
+        assignor = live.selected_assignor if live else ""
         lines.append(
             [
-                Text(listed.group_id),
-                Text(listed.kind or listed.type),
+                Text(listed.group),
+                Text(listed.kind or listed.group_type),
                 Text(listed.state),
                 Text(assignor or "-"),
-                Text(group_protocol(listed.type, assignor)),
+                Text(group_protocol(listed.group_type, assignor)),
                 Text(str(len(live.members)) if live else "-"),
                 Text(str(len(live.instance_ids)) if live else "-"),
             ]
@@ -230,8 +230,10 @@ def describe(
                     groups=tuple(
                         ListedGroupRow(
                             **listed.model_dump(),
-                            assignor=live.assignor if live else None,
-                            protocol=group_protocol(listed.type, live.assignor if live else ""),
+                            selected_assignor=live.selected_assignor if live else None,
+                            protocol=group_protocol(
+                                listed.group_type, live.selected_assignor if live else ""
+                            ),
                             members=len(live.members) if live else None,
                             static_members=len(live.instance_ids) if live else None,
                         )

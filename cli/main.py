@@ -22,7 +22,7 @@ import click
 
 from kafka_coop import __version__
 
-from ._edges import as_error, guarded_stdout, signals_interrupt
+from ._exit_codes import as_error, guarded_stdout, signals_interrupt, stdout_written
 
 # command name -> (module under kafka_coop.cli, attribute); the order is the order of `--help`.
 LAZY_COMMANDS: dict[str, tuple[str, str]] = {
@@ -37,6 +37,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "prepare-spark": ("prepare_spark", "prepare_spark"),
     "manifest-topic": ("manifest_topic", "manifest_topic"),
     "remove-members": ("remove_members", "remove_members"),
+    "rollout": ("rollout", "rollout"),
+    "watch": ("watch", "watch"),
     "demo": ("demo", "demo"),
     "schema": ("schema", "schema"),
 }
@@ -121,13 +123,13 @@ class LazyGroup(click.Group):
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Safe, visible, measured consumer-group rebalancing for Kafka fleets."""
-    from ._context import Terminal
+    from ._context import Terminal  # lazy: --version loads no pydantic (~0.2 s)
 
     ctx.ensure_object(Terminal)
 
 
 def _error_console() -> Any:
-    from ._context import plain_console
+    from ._context import plain_console  # lazy: --version loads no pydantic (~0.2 s)
 
     return plain_console(stderr=True)
 
@@ -156,7 +158,7 @@ def _exit(code: int, *, hard: bool = True) -> None:
 def main(argv: list[str] | None = None) -> None:
     """The program (no argv) ends the process at once after the message; with argv it raises SystemExit.
 
-    The one place where errors become a message and an exit code (cli/_edges.py says which): a
+    The one place where errors become a message and an exit code (cli/_exit_codes.py says which): a
     KafkaCoopError as it is, an OSError on a path, a setting librdkafka refuses, an interrupt, a closed
     stdout; anything else is a bug and shows its traceback.
     """
@@ -208,8 +210,7 @@ def _usage_sentence(exc: click.ClickException, command: str) -> tuple[str, str |
 def _print_error_json(args: list[str], command: str, code: int, message: str, hint: str | None) -> None:
     """Under `--output json`, the error object on stdout too (schema `error`, cli/_error_output.py),
     unless the command printed its own result first (a blocked plan, a failed gate: exit 1 with it)."""
-    from ._edges import stdout_written
-    from ._error_output import error_json, wants_json
+    from ._error_output import error_json, wants_json  # lazy: only an error loads it
 
     if not wants_json(args) or stdout_written():
         return

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 from rich.text import Text
 
+from kafka_coop._vocab import connection_conf
 from kafka_coop.errors import InvalidInput
 
 from ._context import Terminal, bootstrap_option, check_resolves, command_config_option, pass_terminal
@@ -90,9 +91,8 @@ def run(
     command_config: Path | None,
 ) -> None:
     """Run the pipeline until Ctrl-C or SIGTERM (exit 130 / 0); the checkpoint stays consistent."""
-    from kafka_coop._vocab import connection_conf
-    from kafka_coop.analytics import PipelineConfig, run_pipeline
-    from kafka_coop.settings import read_properties
+    from kafka_coop.analytics import PipelineConfig, run_pipeline  # lazy: PySpark (~1.5 s)
+    from kafka_coop.settings import read_properties  # lazy: pipeline --help: ~0.1 s
 
     config = PipelineConfig(
         topic=topic_of(source),
@@ -111,7 +111,7 @@ def run(
     check_resolves(bootstrap)
     publisher = None
     if figures_topic is not None:
-        from kafka_coop.analytics import FiguresPublisher
+        from kafka_coop.analytics import FiguresPublisher  # lazy: PySpark (~1 s)
 
         publisher = FiguresPublisher(config.out, figures_topic, bootstrap, config.kafka_conf)
 

@@ -7,6 +7,7 @@ from typing import Literal
 import click
 
 from kafka_coop.analytics import SparkPrepared
+from kafka_coop.analytics import prepare_spark as prepare
 
 from ._context import Terminal, output_option, pass_terminal
 
@@ -29,8 +30,6 @@ def prepare_spark(term: Terminal, no_kafka_connector: bool, output: str) -> None
     """Compile the Spark event decoder, fetch the Kafka connector and train the driver's class
     archive, each once (cached under ~/.cache/kafka-coop): `report --engine spark` then starts fast
     from its first run."""
-    from kafka_coop.analytics import prepare_spark as prepare
-
     prepared = prepare(kafka_connector=not no_kafka_connector, progress=term.progress)
     if output == "json":
         term.emit_json(PrepareSparkOutput.model_construct(**dict(prepared)))

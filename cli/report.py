@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.text import Text
 
-from kafka_coop.analytics import ENGINES, ReportResult
+from kafka_coop.analytics import ENGINES, ReportResult, run_report
 from kafka_coop.errors import InvalidInput
 
 from ._context import (
@@ -210,8 +210,6 @@ def report(
 ) -> None:
     """Rebalance analytics over RebalanceEvent JSON lines (files, directories, globs) or kafka://TOPIC:
     per-partition unavailability, pause per member and phase, rebalances by protocol."""
-    from kafka_coop.analytics import run_report
-
     conf = connection_conf_of(command_config, bootstrap) if command_config is not None else None
     if bootstrap is not None and any(e.startswith("kafka://") for e in events):
         check_resolves(bootstrap)

@@ -33,6 +33,8 @@ SCHEMAS_LAZY: dict[str, tuple[str, str]] = {
     "sandbox-status": ("sandbox", "SandboxStatus"),
     "demo": ("demo", "DemoOutput"),
     "prepare-spark": ("prepare_spark", "PrepareSparkOutput"),
+    "rollout-progress": ("kafka_coop.rollout", "Progress"),
+    "watch": ("kafka_coop.rollout", "WatchRecord"),
     "error": ("_error_output", "ErrorOutput"),  # what any command above prints when it fails
 }
 # every command with `--output json` -> the schemas of what it prints
@@ -48,6 +50,9 @@ COMMAND_SCHEMAS: dict[str, tuple[str, ...]] = {
     "sandbox status": ("sandbox-status",),
     "demo": ("demo",),
     "prepare-spark": ("prepare-spark",),
+    "rollout run": ("rollout-progress",),
+    "rollout resume": ("rollout-progress",),
+    "watch": ("watch",),
 }
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMAS_DIR = Path(__file__).resolve().parents[1] / "kafka_coop" / "schemas"  # the checkout's

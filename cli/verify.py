@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 from rich.text import Text
 
-from kafka_coop.analytics import MARKERS_TOPIC, PauseFigures, PhaseMarker, judge_pause
+from kafka_coop.analytics import (
+    MARKERS_TOPIC,
+    Judged,
+    PauseFigures,
+    PhaseMarker,
+    check_pipeline_out,
+    judge_pause,
+)
 from kafka_coop.errors import GateFailed, InvalidInput
 from kafka_coop.inspection import LAG_RANK, GroupLagStatus
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
@@ -289,8 +296,6 @@ def verify_group(
         since_ms=epoch_ms(since, "--since"),
     )
     if pipeline_out is not None:
-        from kafka_coop.analytics import check_pipeline_out
-
         check_pipeline_out(pipeline_out)
     admin, conf = admin_for(bootstrap, command_config)
 
@@ -368,8 +373,6 @@ def pause_request(
 ) -> tuple[int | None, Judged | None]:
     """(budget, what to judge) from the flags, or one sentence (exit 2) before any cluster call. A
     source without a budget is fine at phase 0 (the gate only writes the marker that starts phase 1)."""
-    from kafka_coop.analytics import Judged
-
     if both:
         raise InvalidInput("Give --pipeline-out or --events, not both.")
     if isinstance(source, str):

@@ -1,5 +1,5 @@
 """What the test bed and the Spark engine share about the JVM: the cache, one way to publish into it,
-compiling our Java sources, and the key of an AppCDS archive.
+compiling our Java sources, and the key and options of a class-data cache (AppCDS or AOT).
 
 Both sides need these and neither may import the other (docs/design/layout.md), so they live here,
 below both. Everything published into the cache becomes visible whole or not at all: a build writes
@@ -16,6 +16,7 @@ import subprocess
 import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Literal, TypeAlias
 
 from kafka_coop.errors import InvalidInput
 
@@ -137,3 +138,20 @@ def jdk_key(java: str) -> str:
     binary = Path(java).resolve()
     stat = binary.stat()
     return f"{binary}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+# "cds": a dynamic AppCDS archive (JDK >= 13); "aot": a Leyden AOT cache (JDK >= 25, JEPs 483/514/515)
+CacheKind: TypeAlias = Literal["cds", "aot"]
+CACHE_SUFFIX: dict[CacheKind, str] = {"cds": ".jsa", "aot": ".aot"}
+
+
+def cache_options(archive: Path | None, kind: CacheKind = "cds") -> list[str]:
+    """The JVM option that maps `archive` (none without one)."""
+    if archive is None:
+        return []
+    return [f"-XX:SharedArchiveFile={archive}" if kind == "cds" else f"-XX:AOTCache={archive}"]
+
+
+def cache_output_option(partial: Path, kind: CacheKind = "cds") -> str:
+    """The JVM option that writes a training run's cache to `partial` as the JVM exits."""
+    return f"-XX:ArchiveClassesAtExit={partial}" if kind == "cds" else f"-XX:AOTCacheOutput={partial}"

@@ -22,14 +22,14 @@ ClassicProtocol: TypeAlias = Literal["eager", "cooperative"]
 """The protocols of the classic group protocol, decided by the client's assignors."""
 GroupProtocol: TypeAlias = Literal["classic", "consumer"]
 """`group.protocol`: which group protocol a member speaks. It is also the member type (and the group
-type) the broker reports."""
-MemberType: TypeAlias = GroupProtocol
-ClientFamily: TypeAlias = Literal["librdkafka", "java"]
-"""Client implementations a migration path has config for."""
+type) the broker reports: one word for the three."""
+ConfiguredFamily: TypeAlias = Literal["librdkafka", "java"]
+"""The client families a migration path has config for (a subset of `KnownFamily`)."""
 
 Unknown: TypeAlias = Literal["unknown"]
 SeenProtocol: TypeAlias = Literal["eager", "cooperative", "consumer", "unknown"]
-SeenMemberType: TypeAlias = Literal["classic", "consumer", "unknown"]
+SeenGroupProtocol: TypeAlias = Literal["classic", "consumer", "unknown"]
+"""A member's or a group's type as the broker reports it, `unknown` where it reports none."""
 KnownFamily: TypeAlias = Literal[
     "java", "librdkafka", "kafka-python", "aiokafka", "franz-go", "sarama", "kafkajs"
 ]
@@ -48,6 +48,9 @@ REBALANCE_MODES: Final[tuple[RebalanceMode, ...]] = (
 )
 RemoteAssignor: TypeAlias = Literal["uniform", "range"]
 """The broker-side assignors of KIP-848 (`group.remote.assignor`)."""
+
+Direction: TypeAlias = Literal["upgrade", "downgrade"]
+"""Which way a migration goes: towards the consumer protocol (upgrade) or back (downgrade)."""
 
 # --- assignors --------------------------------------------------------------------------------------
 ASSIGNOR_PROTOCOL: Final[Mapping[str, ClassicProtocol]] = {

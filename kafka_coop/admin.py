@@ -16,11 +16,11 @@ from typing import Any, Literal, TypeVar
 
 from confluent_kafka import ConsumerGroupState, ConsumerGroupType, KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from kafka_coop._vocab import SeenMemberType
+from kafka_coop._vocab import SeenGroupProtocol
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
-from kafka_coop.events import TopicPartition
+from kafka_coop.events import PartitionKey
 
 DEFAULT_ADMIN_TIMEOUT_S = 10.0
 # One attempt of a coordinator request: long enough for a loaded broker, short enough that a frozen
@@ -45,7 +45,6 @@ GroupState = Literal[
     "dead",
     "unknown",
 ]
-GroupType = SeenMemberType
 
 _STATES: dict[Any, GroupState] = {
     ConsumerGroupState.STABLE: "stable",
@@ -54,7 +53,10 @@ _STATES: dict[Any, GroupState] = {
     ConsumerGroupState.EMPTY: "empty",
     ConsumerGroupState.DEAD: "dead",
 }
-_TYPES: dict[Any, GroupType] = {ConsumerGroupType.CLASSIC: "classic", ConsumerGroupType.CONSUMER: "consumer"}
+_TYPES: dict[Any, SeenGroupProtocol] = {
+    ConsumerGroupType.CLASSIC: "classic",
+    ConsumerGroupType.CONSUMER: "consumer",
+}
 
 _AUTH_ERRORS = frozenset({KafkaError.GROUP_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED})
 _TOPIC_AUTH_ERRORS = frozenset({KafkaError.TOPIC_AUTHORIZATION_FAILED})
@@ -91,8 +93,8 @@ class MemberDescription(BaseModel):
     client_id: str
     host: str
     instance_id: str | None
-    assignment: tuple[TopicPartition, ...]
-    target_assignment: tuple[TopicPartition, ...] | None = None
+    assignment: tuple[PartitionKey, ...]
+    target_assignment: tuple[PartitionKey, ...] | None = None
 
 
 class GroupDescription(BaseModel):
@@ -100,10 +102,10 @@ class GroupDescription(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    group_id: str
+    group: str
     state: GroupState
-    type: GroupType
-    assignor: str
+    group_type: SeenGroupProtocol
+    selected_assignor: str
     coordinator: int | None
     members: tuple[MemberDescription, ...]
     protocol_type: str | None = None  # set where the group is not a consumer group (Connect: connect)
@@ -137,10 +139,13 @@ class GroupMetadata(BaseModel):
 
 
 class ListedGroup(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    """Its JSON (`describe --all --output json`, schema v1) keeps `group_id` and `type`; the code says
+    `group` and `group_type`, as every other model does."""
 
-    group_id: str
-    type: GroupType
+    model_config = ConfigDict(frozen=True, validate_by_name=True, validate_by_alias=True)
+
+    group: str = Field(alias="group_id")
+    group_type: SeenGroupProtocol = Field(alias="type")
     state: GroupState
     is_simple: bool
     # what ListGroups v5 says beside (kafka-python; None where not read): the group's kind as Kafka's
@@ -158,7 +163,7 @@ class PartitionOffsets(BaseModel):
     end: int | None
 
 
-def _partitions(assignment: Any) -> tuple[TopicPartition, ...]:
+def _partitions(assignment: Any) -> tuple[PartitionKey, ...]:
     if assignment is None:
         return ()
     return tuple(sorted((tp.topic, tp.partition) for tp in assignment.topic_partitions))
@@ -366,14 +371,14 @@ class ClusterAdmin:
         return sorted(
             (
                 ListedGroup(
-                    group_id=g.group_id,
-                    type=_TYPES.get(g.type, "unknown"),
+                    group=g.group_id,
+                    group_type=_TYPES.get(g.type, "unknown"),
                     state=_STATES.get(g.state, "unknown"),
                     is_simple=bool(g.is_simple_consumer_group),
                 )
                 for g in result.valid
             ),
-            key=lambda g: g.group_id,
+            key=lambda g: g.group,
         )
 
     def raw_group(self, group: str, *, timeout_s: float = DEFAULT_ADMIN_TIMEOUT_S) -> GroupMetadata | None:
@@ -659,12 +664,17 @@ def _describe_group(admin: ClusterAdmin, group: str, timeout_s: float) -> GroupD
     try:
         desc = _with_retry(admin, group, timeout_s, call)
     except _GroupNotFound:
-        return GroupDescription(
-            group_id=group, state="dead", type="unknown", assignor="", coordinator=None, members=()
-        )
+        return _dead(group)
     except _NotConsumerGroup:
         return _classic_group(admin, group, timeout_s)
     return _live_group(desc)
+
+
+def _dead(group: str) -> GroupDescription:
+    """What a group no one answers for is: dead, with no members."""
+    return GroupDescription(
+        group=group, state="dead", group_type="unknown", selected_assignor="", coordinator=None, members=()
+    )
 
 
 def _classic_group(admin: ClusterAdmin, group: str, timeout_s: float) -> GroupDescription:
@@ -672,9 +682,7 @@ def _classic_group(admin: ClusterAdmin, group: str, timeout_s: float) -> GroupDe
     describe it (_INVALID_ARG 'not a consumer group'), the classic describe answers it."""
     raw = admin.raw_group(group, timeout_s=timeout_s)
     if raw is None:
-        return GroupDescription(
-            group_id=group, state="dead", type="unknown", assignor="", coordinator=None, members=()
-        )
+        return _dead(group)
     states: dict[str, GroupState] = {
         "Stable": "stable",
         "PreparingRebalance": "preparing_rebalance",
@@ -682,10 +690,10 @@ def _classic_group(admin: ClusterAdmin, group: str, timeout_s: float) -> GroupDe
         "Empty": "empty",
     }
     return GroupDescription(
-        group_id=group,
+        group=group,
         state=states.get(raw.state, "unknown"),
-        type="classic",
-        assignor=raw.protocol,
+        group_type="classic",
+        selected_assignor=raw.protocol,
         coordinator=None,
         members=tuple(
             MemberDescription(
@@ -886,10 +894,10 @@ def _live_group(desc: Any) -> GroupDescription:
         for m in desc.members
     )
     return GroupDescription(
-        group_id=desc.group_id,
+        group=desc.group_id,
         state=_STATES.get(desc.state, "unknown"),
-        type=_TYPES.get(desc.type, "unknown"),
-        assignor=desc.partition_assignor or "",
+        group_type=_TYPES.get(desc.type, "unknown"),
+        selected_assignor=desc.partition_assignor or "",
         coordinator=desc.coordinator.id if desc.coordinator is not None else None,
         members=members,
     )

@@ -63,7 +63,7 @@ class CoordinatorAnswer(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    group_id: str
+    group: str
     status: AnswerStatus
     reason: str = ""  # the broker's own words where it gave some
     coordinator: int | None = None
@@ -86,7 +86,7 @@ class ListedGroupType(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    group_id: str
+    group: str
     group_type: str  # classic | consumer | share | streams; "" when the broker predates ListGroups v5
     protocol_type: str  # consumer | connect | ... ("" for groups that only commit offsets)
     state: str
@@ -201,7 +201,7 @@ class CoordinatorClient:
             raise self._unreachable(exc) from None
         groups = {
             g["group_id"]: ListedGroupType(
-                group_id=g["group_id"],
+                group=g["group_id"],
                 group_type=str(g.get("group_type") or ""),
                 protocol_type=str(g.get("protocol_type") or ""),
                 state=str(g.get("group_state") or ""),
@@ -278,7 +278,7 @@ class CoordinatorClient:
                 if version is None:
                     for group in members:
                         answers[group] = CoordinatorAnswer(
-                            group_id=group,
+                            group=group,
                             status="not-served",
                             reason="the broker's ApiVersions lists no ConsumerGroupDescribe version we read",
                             coordinator=_node_id(node),
@@ -302,7 +302,7 @@ class CoordinatorClient:
                 )
                 for group in members:
                     answers[group] = CoordinatorAnswer(
-                        group_id=group,
+                        group=group,
                         status="unreadable",
                         reason=f"the coordinator's ConsumerGroupDescribe answer could not be read: {why}",
                         coordinator=_node_id(node),
@@ -356,7 +356,7 @@ class CoordinatorClient:
                 f": {described.error_message}" if described.error_message else ""
             )
         return CoordinatorAnswer(
-            group_id=described.group_id,
+            group=described.group_id,
             status=status,
             reason=reason,
             coordinator=_node_id(node),

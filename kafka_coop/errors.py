@@ -14,7 +14,7 @@ hint that says what to do, plus the exit code the CLI uses for it::
 
 The CLI's top level (cli/main.py) is the one place that turns errors into messages and exit codes: a
 `KafkaCoopError` as it is, and what the system or a client library raises for bad input (a path that
-cannot be used, a setting librdkafka refuses), an interrupt or a closed pipe through cli/_edges.py;
+cannot be used, a setting librdkafka refuses), an interrupt or a closed pipe through cli/_exit_codes.py;
 anything else is a bug and shows a traceback.
 """
 

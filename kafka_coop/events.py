@@ -3,7 +3,9 @@
 Kinds: `assigned`, `revoked`, `lost` are the three rebalance kinds whose meaning never changes;
 `started` and `closed` are lifecycle markers (a member that vanishes without `closed` was killed);
 `warning` says, in `error`, why the member cannot be assigned what it subscribed to (a missing or
-unauthorized topic), repeated while it lasts; it changes no ownership.
+unauthorized topic), repeated while it lasts; it changes no ownership. `reconfigured`: the member rebuilt
+its client in-process on a control record (kafka_coop.control), after its first assignment on the new
+settings, or back on its old ones when they failed (`error` says why); it changes no ownership.
 `partitions` is always the delta of this callback; `owned` is the member's assignment after it.
 `process` names one consumer instance for its whole life (host, pid and a random tag), so instances that
 share a client id, or a dynamic member whose member id changes on each rejoin, stay one member apiece.
@@ -24,12 +26,14 @@ from kafka_coop._vocab import RebalanceProtocol
 
 EVENT_VERSION: Final = 1
 
-EventKind = Literal["assigned", "revoked", "lost", "started", "closed", "warning"]
+EventKind = Literal["assigned", "revoked", "lost", "started", "closed", "warning", "reconfigured"]
 
 # Integers are 64-bit and callback times finite: what every reader (Python, Spark, Java) can hold.
 Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 CallbackMs = Annotated[float, Field(ge=0, le=1e12, allow_inf_nan=False)]
-TopicPartition = tuple[str, Int64]
+PartitionKey = tuple[str, Int64]
+"""(topic, partition): how every kafka-coop module names a partition. Not confluent-kafka's
+`TopicPartition` class, which the client modules use under its own name."""
 CommittedOffset = tuple[str, Int64, Int64]
 
 
@@ -47,8 +51,8 @@ class RebalanceEvent(BaseModel):
     client_id: str
     protocol: RebalanceProtocol
     kind: EventKind
-    partitions: tuple[TopicPartition, ...]
-    owned: tuple[TopicPartition, ...]
+    partitions: tuple[PartitionKey, ...]
+    owned: tuple[PartitionKey, ...]
     callback_ms: CallbackMs
     committed: tuple[CommittedOffset, ...] | None = None
     error: str | None = None
@@ -74,13 +78,16 @@ class Ownership:
 
     def __init__(self, protocol: RebalanceProtocol) -> None:
         self.protocol = protocol
-        self._owned: set[TopicPartition] = set()
+        self._owned: set[PartitionKey] = set()
 
     @property
-    def owned(self) -> tuple[TopicPartition, ...]:
+    def owned(self) -> tuple[PartitionKey, ...]:
         return tuple(sorted(self._owned))
 
-    def apply(self, kind: EventKind, partitions: Iterable[TopicPartition]) -> tuple[TopicPartition, ...]:
+    def holds(self, partition: PartitionKey) -> bool:
+        return partition in self._owned
+
+    def apply(self, kind: EventKind, partitions: Iterable[PartitionKey]) -> tuple[PartitionKey, ...]:
         parts = set(partitions)
         if kind == "assigned":
             self._owned = parts if self.protocol == "eager" else self._owned | parts
@@ -88,7 +95,7 @@ class Ownership:
             self._owned -= parts
         return self.owned
 
-    def replace(self, partitions: Iterable[TopicPartition]) -> tuple[TopicPartition, ...]:
+    def replace(self, partitions: Iterable[PartitionKey]) -> tuple[PartitionKey, ...]:
         """Take the client's real assignment as the truth, e.g. when librdkafka refused or undid a call."""
         self._owned = set(partitions)
         return self.owned
@@ -117,8 +124,8 @@ class EventStamp:
         kind: EventKind,
         *,
         member_id: str,
-        partitions: Iterable[TopicPartition],
-        owned: tuple[TopicPartition, ...],
+        partitions: Iterable[PartitionKey],
+        owned: tuple[PartitionKey, ...],
         callback_ms: float,
         committed: Iterable[CommittedOffset] | None = None,
         error: str | None = None,

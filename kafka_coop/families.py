@@ -23,7 +23,6 @@ from kafka_coop._vocab import ClassicProtocol
 MixedList = Literal["refused", "common", "selected", "n/a"]
 UserData = Literal["null", "empty", "bytes"]
 Rack = Literal["absent", "null", "empty"]
-WireUserData = Literal["null", "empty", "bytes"]
 
 
 class _Frozen(BaseModel):
@@ -98,7 +97,7 @@ class Wire(_Frozen):
     client_id_source: str
     client_id_version: str | None = None  # regex whose group 1 is the version a default client id carries
     subscription_version: dict[str, int]
-    user_data: tuple[WireUserData, ...]
+    user_data: tuple[UserData, ...]
     rack: tuple[Rack, ...]
 
     @model_validator(mode="after")
@@ -412,7 +411,7 @@ class WireTraits(_Frozen):
     """What one member shows: its subscription's shape (None without one) and its client id."""
 
     subscription_version: int | None = None
-    user_data: WireUserData | None = None
+    user_data: UserData | None = None
     rack: Rack | None = None
     selected_assignor: str | None = None
     client_id: str = ""

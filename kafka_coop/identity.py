@@ -172,30 +172,34 @@ def fencing_message(instance_id: str, protocol: RebalanceProtocol) -> str:
 
 
 def check_duplicate(
-    instance_id: str, live_instance_ids: Iterable[str], protocol: RebalanceProtocol, policy: DuplicatePolicy
+    instance_id: str,
+    live_instance_ids: Iterable[str],
+    protocol: RebalanceProtocol,
+    policy: DuplicatePolicy,
+    *,
+    holder_running: str = "",
 ) -> str | None:
     """Check an id against the live group before joining; warn, fail or stay silent per `policy`.
 
-    A live holder can also be this member's own previous incarnation (a restart within the session
-    timeout), which static membership is meant for; the describe cannot tell the two apart, so the
-    message says so and `fail` is for deployments where a restart never reuses a live id.
+    A listed holder is usually this member's own previous incarnation: a static member stays listed
+    after it closes (classic: no LeaveGroup, KIP-345; KIP-848: member epoch -2) until its session ends,
+    and the new one takes its place, so a normal bounce must not warn. A describe cannot tell it from a
+    second running process, so `warn` speaks only on evidence the holder runs (`holder_running`: what
+    shows it, e.g. its manifest, never withdrawn); without it, the loser's own fatal error names the
+    twin (classic: the old member's FENCED_INSTANCE_ID; KIP-848: the new one's UNRELEASED_INSTANCE_ID).
+    `fail` is for deployments where a restart never reuses a live id: it refuses on the listing alone.
     """
     if policy == "off" or instance_id not in set(live_instance_ids):
         return None
-    if policy == "warn" and protocol == "consumer":
-        # KIP-848 keeps a static member that closed listed (member epoch -2) until its session ends, and
-        # the next incarnation takes its place: on a normal bounce every restarted member would warn. A
-        # holder that is truly alive makes the broker refuse the new member (UNRELEASED_INSTANCE_ID),
-        # and the consumer's fatal error says so; the describe here (no epochs) cannot tell them apart.
+    if policy == "warn" and not holder_running:
         return None
-    message = (
-        f"{fencing_message(instance_id, protocol)} If that member is this process's previous incarnation "
-        "(a restart within the session timeout), this is expected."
-    )
     if policy == "fail":
         raise SettingsError(
             f"group.instance.id {instance_id!r} is already held by a live member of the group.",
             hint=f"Give every member its own id (e.g. '{{pod}}' in a StatefulSet), or wait for the holder to "
             f"leave. {fencing_message(instance_id, protocol)}",
         )
-    return message
+    return (
+        f"{fencing_message(instance_id, protocol)} The holder runs: {holder_running}. If it was killed "
+        "without closing and this process replaces it, this is expected."
+    )

@@ -25,7 +25,10 @@ client it builds, `FakeConsumer`, is a stand-in for `confluent_kafka.Consumer` t
 rules the consumers depend on (librdkafka 2.16 / confluent-kafka 2.16):
 
 - rebalance callbacks, commit callbacks and log lines are served inside `poll`/`consume`/`close`;
-  confluent-kafka assigns by itself after a rebalance callback that did not;
+  confluent-kafka assigns by itself after a rebalance callback that did not; a rebalance librdkafka
+  queued behind fetched records (`after_records=`) is served in the middle of a `consume(n)` batch:
+  the batch holds records from before and after the callback, and those it collected before of a
+  partition the rebalance took or gave again are dropped (outdated: the fetch restarts);
 - `assign` under cooperative/KIP-848 and `incremental_assign` under eager are refused (`_STATE`), as
   is re-assigning an assigned partition (`_CONFLICT`); after a fatal error or during close every assign
   is an unassign; close revokes the *group's* assignment (pending partitions included);
@@ -39,7 +42,13 @@ rules the consumers depend on (librdkafka 2.16 / confluent-kafka 2.16):
   reset is fenced: FENCED_INSTANCE_ID, fatal); `commit()` without offsets commits what is stored; with
   nothing new, a synchronous one raises `_NO_OFFSET` and an asynchronous one returns and `on_commit`
   gets `_NO_OFFSET` (and the assignment) inside a later call;
-- a fatal error drops the assignment without a callback and logs facility FATAL.
+- a fatal error drops the assignment without a callback and logs facility FATAL;
+- a member that rebuilds its client in-process (live reconfiguration) gets, when the new client
+  subscribes, what the old one held: the group's rebalance for a rejoining static member
+  (`FakeGroup.refuse_rejoin` makes that join fail as a refused KIP-848 conversion does: fatal).
+
+`FakeControl` is the control topic a test drives: `CoopConsumer(conf, client=group.client,
+control=FakeControl())`, then `control.send(record)`; the member acts on it inside its next call.
 
 It is a model, not a broker: kafka-coop's own tests run the same behaviours on a real one.
 """
@@ -52,8 +61,12 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
+from kafka_coop.control import ControlOptions, ControlRecord
+from kafka_coop.events import PartitionKey
+
 __all__ = [
     "FakeConsumer",
+    "FakeControl",
     "FakeGroup",
     "FakeMessage",
     "MockedClock",
@@ -62,7 +75,6 @@ __all__ = [
     "kafka_error",
 ]
 
-Key = tuple[str, int]
 OFFSET_INVALID = -1001
 OFFSET_BEGINNING = -2
 OFFSET_END = -1
@@ -137,8 +149,8 @@ class _QueuedRebalance:
         self,
         member: FakeConsumer,
         kind: str,
-        keys: list[Key] | None,
-        offsets: Mapping[Key, int] | None = None,
+        keys: list[PartitionKey] | None,
+        offsets: Mapping[PartitionKey, int] | None = None,
     ) -> None:
         """`keys` None: the group's whole assignment when it is served (nothing to serve if empty)."""
         self.member, self.kind, self.keys, self.offsets = member, kind, keys, offsets
@@ -161,12 +173,17 @@ class FakeConsumer:
             self.protocol = "cooperative"
         else:
             self.protocol = "eager"
-        self.assigned: dict[Key, int] = {}  # partition -> next offset to fetch (OFFSET_INVALID: committed)
-        self.started: set[Key] = set()  # partitions whose fetcher has started (after a served assign)
-        self.paused: set[Key] = set()
-        self.app_pos: dict[Key, tuple[int, int | None]] = {}
-        self.group_assignment: set[Key] = set()  # what the group gave (rkcg_group_assignment)
-        self.stored: dict[Key, int] = {}
+        self.assigned: dict[
+            PartitionKey, int
+        ] = {}  # partition -> next offset to fetch (OFFSET_INVALID: committed)
+        self.started: set[PartitionKey] = (
+            set()
+        )  # partitions whose fetcher has started (after a served assign)
+        self.paused: set[PartitionKey] = set()
+        self.app_pos: dict[PartitionKey, tuple[int, int | None]] = {}
+        self.group_assignment: set[PartitionKey] = set()  # what the group gave (rkcg_group_assignment)
+        self.stored: dict[PartitionKey, int] = {}
+        self.held_at_close: list[PartitionKey] = []
         self.member_id = "member-1"
         self.fatal: int | None = None
         self.terminating = False
@@ -174,7 +191,7 @@ class FakeConsumer:
         self.closed = False
         self.calls: list[str] = []
         self.commit_errors: list[KafkaException] = []
-        self.partition_commit_errors: dict[Key, int] = {}
+        self.partition_commit_errors: dict[PartitionKey, int] = {}
         self.callbacks: dict[str, Callable[..., Any]] = {}
         self.pending: list[Callable[[], Any]] = []
         self.callback_raised: list[BaseException] = []
@@ -184,14 +201,17 @@ class FakeConsumer:
         # is undone when the reset's now outdated reply comes back, which restarts the reset
         # (rdkafka_partition.c, "outdated offset response"; librdkafka issue 2256). Set it to see it.
         self.seek_undone_by_offset_reset = False
-        self._resetting: set[Key] = set()  # ListOffsets in flight (with the race on): one call long
-        self._reset_asked: set[Key] = set()
+        self._resetting: set[PartitionKey] = set()  # ListOffsets in flight (with the race on): one call long
+        self._reset_asked: set[PartitionKey] = set()
         self.on_poll: list[Callable[[], Any]] = []  # run inside the next poll/consume, before it returns
+        self.mid_batch: list[tuple[int, Callable[[], Any]]] = []  # (after that many records, the op)
+        # Bumped by every (un)assign: older fetched records are outdated.
+        self._versions: dict[PartitionKey, int] = {}
         self._assign_calls = 0
         self._rr = 0
 
     @property
-    def committed_offsets(self) -> dict[Key, int]:
+    def committed_offsets(self) -> dict[PartitionKey, int]:
         """The group's committed offsets (what commits from this client reached)."""
         return self.group.committed_offsets
 
@@ -215,6 +235,12 @@ class FakeConsumer:
             raise TypeError("expected list of topic unicode strings")
         self.calls.append("subscribe")
         self.callbacks = callbacks
+        rejoin, self.group.rejoining = self.group.rejoining, None
+        if rejoin is not None and self.group.refused_rejoin is not None:
+            code, self.group.refused_rejoin = self.group.refused_rejoin, None
+            self.pending.append(lambda: self.raise_fatal(code, "ConsumerGroupHeartbeat"))
+        elif rejoin is not None:
+            self.pending.append(_QueuedRebalance(self, "assign", rejoin))
 
     def unsubscribe(self) -> None:
         """The group's assignment is revoked (served by the next call) and the member joins no more. A
@@ -226,7 +252,9 @@ class FakeConsumer:
         if not (queued and self.protocol == "eager"):  # the group's assignment, pending partitions included
             self.pending.append(_QueuedRebalance(self, "revoke", None))
 
-    def rebalance(self, kind: str, keys: Iterable[Key], offsets: Mapping[Key, int] | None = None) -> None:
+    def rebalance(
+        self, kind: str, keys: Iterable[PartitionKey], offsets: Mapping[PartitionKey, int] | None = None
+    ) -> None:
         """librdkafka's rebalance_cb as confluent-kafka runs it, now (kind: assign, revoke, lost)."""
         partitions = [TopicPartition(t, p, (offsets or {}).get((t, p), OFFSET_INVALID)) for t, p in keys]
         given = {(tp.topic, tp.partition) for tp in partitions}
@@ -280,7 +308,7 @@ class FakeConsumer:
                 return msg
         return None
 
-    def _fetch(self, key: Key) -> FakeMessage | None:
+    def _fetch(self, key: PartitionKey) -> FakeMessage | None:
         records = self.group.records.get(key, {})
         position = self.assigned[key]
         if position == OFFSET_INVALID:
@@ -305,17 +333,26 @@ class FakeConsumer:
             return None
         offset = min(later)
         self.assigned[key] = offset + 1
-        epoch = self.group.leader_epoch
-        self.app_pos[key] = (offset + 1, epoch)
+        return FakeMessage(key[0], key[1], offset, records[offset], leader_epoch=self.group.leader_epoch)
+
+    def _hand_out(self, msg: FakeMessage) -> None:
+        """The record reaches the application: its position (and, with auto store, its stored offset)
+        moves past it. In a batch, only once the batch is complete (rd_kafka_q_serve_rkmessages), so a
+        record dropped as outdated moves neither."""
+        key = (msg.topic(), msg.partition())
+        self.app_pos[key] = (msg.offset() + 1, msg.leader_epoch())
         if self.auto_store:
-            self.stored[key] = offset + 1
-        return FakeMessage(key[0], key[1], offset, records[offset], leader_epoch=epoch)
+            self.stored[key] = msg.offset() + 1
 
     def poll(self, timeout: float | None = -1) -> Any:
         self._check_open()
         self.calls.append("poll")
+        self.pending.extend(op for _, op in sorted(self.mid_batch, key=lambda entry: entry[0]))
+        self.mid_batch.clear()
         self._serve()
         msg = self._next_record()
+        if msg is not None:
+            self._hand_out(msg)
         self._after_poll()
         return msg
 
@@ -323,14 +360,25 @@ class FakeConsumer:
         self._check_open()
         self.calls.append("consume")
         self._serve()
-        batch: list[Any] = []
+        mid = sorted(self.mid_batch, key=lambda entry: entry[0])
+        self.mid_batch.clear()
+        batch: list[tuple[Any, int]] = []  # (record, its partition's version when fetched)
+        taken = 0
         while len(batch) < num_messages:
+            while mid and mid[0][0] <= taken:  # librdkafka serves the op where it sits in the queue
+                mid.pop(0)[1]()
+                self.started |= set(self.assigned)
+                batch = [(m, v) for m, v in batch if self._versions.get((m.topic(), m.partition())) == v]
             msg = self._next_record()
             if msg is None:
                 break
-            batch.append(msg)
+            taken += 1
+            batch.append((msg, self._versions.get((msg.topic(), msg.partition()), 0)))
+        self.pending.extend(op for _, op in mid)  # queued behind records this batch did not take
+        for msg, _ in batch:
+            self._hand_out(msg)
         self._after_poll()
-        return batch
+        return [m for m, _ in batch]
 
     def _after_poll(self) -> None:
         while self.on_poll:
@@ -378,10 +426,11 @@ class FakeConsumer:
         if self.terminating and not self.assigned:
             self.terminated = True  # close: unassign done -> leave -> terminated
 
-    def _remove(self, keys: list[Key]) -> None:
+    def _remove(self, keys: list[PartitionKey]) -> None:
         """rd_kafka_assignment_serve_removals: stop fetching; with auto commit, commit what is stored."""
         removed = [k for k in keys if k in self.assigned]
         for key in removed:
+            self._versions[key] = self._versions.get(key, 0) + 1
             self.assigned.pop(key, None)
             self.started.discard(key)
             self.app_pos.pop(key, None)
@@ -406,6 +455,7 @@ class FakeConsumer:
             self.assigned = {}
         for tp in partitions:
             key = (tp.topic, tp.partition)
+            self._versions[key] = self._versions.get(key, 0) + 1
             self.assigned[key] = tp.offset
             self.started.discard(key)
             self.app_pos.pop(key, None)
@@ -494,7 +544,7 @@ class FakeConsumer:
             raise KafkaException(failed[-1].error)
         return None if asynchronous else result
 
-    def _send_commit(self, offsets: Mapping[Key, int], *, reason: str) -> list[Any] | None:
+    def _send_commit(self, offsets: Mapping[PartitionKey, int], *, reason: str) -> list[Any] | None:
         """An OffsetCommit: refused (fatal) for a static member whose member id was reset."""
         self.group.commits.append((reason, dict(offsets), self.member_id))
         if self.member_id == "" and self.conf.get("group.instance.id"):
@@ -540,6 +590,7 @@ class FakeConsumer:
             )
         while self.pending:  # close serves what was queued before it (log lines, commit callbacks)
             self.pending.pop(0)()
+        self.held_at_close = sorted(self.group_assignment)
         if self.fatal is None and self.callbacks:
             # eager revokes the app's assignment (none after a pending assign it turned into an unassign);
             # cooperative and KIP-848 revoke the group's, pending partitions included
@@ -558,16 +609,28 @@ class FakeGroup:
     """
 
     def __init__(self, *, leader_epoch: int = 0) -> None:
-        self.records: dict[Key, dict[int, bytes | None]] = {}
-        self.committed_offsets: dict[Key, int] = {}
-        self.commits: list[tuple[str, dict[Key, int], str]] = []  # (why, offsets, member id) sent
+        self.records: dict[PartitionKey, dict[int, bytes | None]] = {}
+        self.committed_offsets: dict[PartitionKey, int] = {}
+        self.commits: list[tuple[str, dict[PartitionKey, int], str]] = []  # (why, offsets, member id) sent
         self.leader_epoch = leader_epoch
         self.consumer: FakeConsumer | None = None
+        self.clients: list[FakeConsumer] = []  # every client made, the first one first
+        self.rejoining: list[PartitionKey] | None = None  # what a rebuilt client is given when it subscribes
+        self.refused_rejoin: int | None = None
 
     def client(self, conf: Mapping[str, Any]) -> FakeConsumer:
-        """What `CoopConsumer(..., client=group.client)` calls with the client conf."""
+        """What `CoopConsumer(..., client=group.client)` calls with the client conf. A second client of a
+        member (a live rebuild) is given, when it subscribes, what the one before it held."""
+        previous = self.consumer
+        if previous is not None:
+            self.rejoining = previous.held_at_close if previous.closed else sorted(previous.group_assignment)
         self.consumer = FakeConsumer(conf, self)
+        self.clients.append(self.consumer)
         return self.consumer
+
+    def refuse_rejoin(self, code: int = KafkaError.GROUP_ID_NOT_FOUND) -> None:
+        """The next rebuilt client's join fails fatally (a refused KIP-848 conversion: GROUP_ID_NOT_FOUND)."""
+        self.refused_rejoin = code
 
     def _member(self) -> FakeConsumer:
         if self.consumer is None:
@@ -587,51 +650,65 @@ class FakeGroup:
             offset += 1
         return offsets
 
-    def committed(self) -> dict[Key, int]:
+    def committed(self) -> dict[PartitionKey, int]:
         """The group's committed offsets."""
         return dict(self.committed_offsets)
 
     # --- what the group does to its member (served by the member's next call) -----------------------
-    def assign(self, partitions: Iterable[Key], offsets: Mapping[Key, int] | None = None) -> None:
+    def _queue(self, op: Callable[[], Any], after_records: int | None) -> None:
+        """Served by the member's next call; `after_records`: queued behind that many fetched records,
+        so a `consume(n)` serves it in the middle of its batch (a `poll` first thing)."""
+        member = self._member()
+        if after_records is None:
+            member.pending.append(op)
+        else:
+            member.mid_batch.append((after_records, op))
+
+    def assign(
+        self,
+        partitions: Iterable[PartitionKey],
+        offsets: Mapping[PartitionKey, int] | None = None,
+        *,
+        after_records: int | None = None,
+    ) -> None:
         """The group gives partitions (eager: the whole new assignment)."""
         member = self._member()
-        keys = list(partitions)
-        member.pending.append(_QueuedRebalance(member, "assign", keys, offsets))
+        self._queue(_QueuedRebalance(member, "assign", list(partitions), offsets), after_records)
 
-    def revoke(self, partitions: Iterable[Key]) -> None:
+    def revoke(self, partitions: Iterable[PartitionKey], *, after_records: int | None = None) -> None:
         """The group takes partitions back (eager: everything, then `assign` the rest)."""
         member = self._member()
-        keys = list(partitions)
-        member.pending.append(_QueuedRebalance(member, "revoke", keys))
+        self._queue(_QueuedRebalance(member, "revoke", list(partitions)), after_records)
 
-    def lose(self, partitions: Iterable[Key]) -> None:
+    def lose(self, partitions: Iterable[PartitionKey], *, after_records: int | None = None) -> None:
         """The partitions were lost (session or poll limit ran out, fenced)."""
         member = self._member()
-        keys = list(partitions)
-        member.pending.append(_QueuedRebalance(member, "lost", keys))
+        self._queue(_QueuedRebalance(member, "lost", list(partitions)), after_records)
 
-    def rebalance_to(self, partitions: Iterable[Key]) -> None:
+    def rebalance_to(self, partitions: Iterable[PartitionKey], *, after_records: int | None = None) -> None:
         """A rebalance that leaves the member owning `partitions`, in its protocol's sequence, as
         librdkafka 2.16 serves it (measured on a broker: tests/integration/consumer/
         test_fake_matches_client.py): eager revokes everything and assigns the new set; cooperative and
         KIP-848 revoke what goes and then assign what comes, also when nothing comes (`on_assign` with
         `[]`, an `assigned` event with no partitions); cooperative-sticky's revoking round ends with one
-        more empty assign before the round that follows it. A rebalance that only adds assigns once."""
+        more empty assign before the round that follows it. A rebalance that only adds assigns once.
+        `after_records`: the whole sequence is served in the middle of the next `consume` batch."""
         member = self._member()
         new = set(partitions)
         old = set(member.group_assignment)
+        after = after_records
         if member.protocol == "eager":
             if old:
-                self.revoke(sorted(old))
-            self.assign(sorted(new))
+                self.revoke(sorted(old), after_records=after)
+            self.assign(sorted(new), after_records=after)
             return
         if old - new:
-            self.revoke(sorted(old - new))
+            self.revoke(sorted(old - new), after_records=after)
             if member.protocol == "cooperative":
-                self.assign([])  # the revoking round's own (empty) assignment; the rejoin follows
-            self.assign(sorted(new - old))
+                self.assign([], after_records=after)  # the revoking round's own (empty) assignment
+            self.assign(sorted(new - old), after_records=after)
         elif new - old:
-            self.assign(sorted(new - old))
+            self.assign(sorted(new - old), after_records=after)
 
     def fence(self, code: int = KafkaError.FENCED_INSTANCE_ID) -> None:
         """A fatal error (e.g. another member took this group.instance.id)."""
@@ -695,3 +772,24 @@ class MockedClock:
 
     def stopped_for(self, since: float, now: float) -> float:
         return max((length for at, length in self._stops if since < at <= now), default=0.0)
+
+
+class FakeControl:
+    """The control topic, driven by a test: `send(record)` hands the record to the member as its
+    follower would; the member judges and acts on it inside its next `poll`/`consume`."""
+
+    def __init__(self, options: ControlOptions | None = None) -> None:
+        self.options = options or ControlOptions()
+        self._deliver: Callable[[ControlRecord], None] | None = None
+        self.closed = False
+
+    def start(self, deliver: Callable[[ControlRecord], None]) -> None:
+        self._deliver = deliver
+
+    def close(self) -> None:
+        self.closed = True
+
+    def send(self, record: ControlRecord) -> None:
+        if self._deliver is None:
+            raise RuntimeError("The consumer follows no control yet: subscribe it first.")
+        self._deliver(record)

@@ -35,7 +35,7 @@ fi
 
 [ "$mode" = jdk ] && exit 0
 
-# The other client families' test-bed members (interop/) are built with Go (franz-go, sarama,
+# The other client families' test-bed members (testbed/interop/) are built with Go (franz-go, sarama,
 # confluent-kafka-go, which needs cgo: a C compiler) and Node/npm (KafkaJS). franz-go 1.22 and sarama 1.61
 # need Go 1.26+, newer than Debian's golang package, so Go itself is not installed from there.
 gobin=$(command -v go 2>/dev/null || { [ -x /usr/local/go/bin/go ] && echo /usr/local/go/bin/go; } || true)

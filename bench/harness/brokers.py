@@ -25,7 +25,7 @@ BROKER_START_TIMEOUT_S = 300.0
 
 @contextlib.contextmanager
 def patient_broker(tmp: Path) -> Iterator[Any]:
-    """Like bench._common.sandbox, with a longer start deadline: on a shared 2-core box under a load of
+    """Like bench.harness.frame.sandbox, with a longer start deadline: on a shared 2-core box under a load of
     15+ the broker has needed more than the default 120 s to serve its first group request."""
     from kafka_coop.sandbox import Sandbox, free_port
 

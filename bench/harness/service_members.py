@@ -1,7 +1,7 @@
 """Service-shaped member processes on the test bed: the same processes, events and record logs as the idle
 bed's, with real work per record and a commit after each batch.
 
-- Python: `bench/harness/service_member.py` (CoopConsumer, `consume(num_messages=500)`, `--process-ms`
+- Python: `testbed/service_member.py` (CoopConsumer, `consume(num_messages=500)`, `--process-ms`
   per record, `commit(asynchronous=False)` after each batch) instead of `kafka-coop consume`;
 - Java: the test bed's `CoopMember` with `--process-ms` and `--commit batch` (`commitSync` after each
   `poll()`'s batch; `max.poll.records` is the client's default, 500).
@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench._common import BENCH_DIR
+from bench.harness.frame import REPO_ROOT
 from kafka_coop.sandbox import MemberProcess, MemberProcesses, MemberSpec
 
-SERVICE_MEMBER = BENCH_DIR / "harness" / "service_member.py"
+SERVICE_MEMBER = REPO_ROOT / "testbed" / "service_member.py"
 BATCH = 500  # consume(num_messages=...) for Python; Java's max.poll.records default
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_coop.events import EVENT_VERSION, TopicPartition
+from kafka_coop.events import EVENT_VERSION, PartitionKey
 
 DEFAULT_START_MS = 1_700_000_000_000
 DEFAULT_MIX: Mapping[str, float] = {"eager": 1.0, "cooperative": 1.0, "consumer": 1.0}
@@ -28,7 +28,7 @@ class _Member:
     alive: bool = False
     seq: int = 0
     incarnation: int = 0
-    owned: set[TopicPartition] = field(default_factory=set)
+    owned: set[PartitionKey] = field(default_factory=set)
 
     @property
     def member_id(self) -> str:
@@ -40,7 +40,7 @@ class _Group:
     name: str
     topic: str
     protocol: str
-    partitions: list[TopicPartition]
+    partitions: list[PartitionKey]
     members: list[_Member]
 
     def alive(self) -> list[_Member]:
@@ -54,7 +54,7 @@ class _Sim:
         self.now = start_ms
         self.out: list[dict[str, Any]] = []
 
-    def event(self, group: _Group, member: _Member, kind: str, ts: int, parts: set[TopicPartition]) -> None:
+    def event(self, group: _Group, member: _Member, kind: str, ts: int, parts: set[PartitionKey]) -> None:
         rng = self.rng
         if kind == "revoked":
             committed: list[list[Any]] | None = [[t, p, rng.randrange(1, 10**6)] for t, p in sorted(parts)]
@@ -94,7 +94,7 @@ class _Sim:
         if group.protocol == "eager":
             order = alive[:]
             rng.shuffle(order)
-            target: dict[str, set[TopicPartition]] = {m.name: set() for m in order}
+            target: dict[str, set[PartitionKey]] = {m.name: set() for m in order}
             for i, tp in enumerate(group.partitions):
                 target[order[i % len(order)].name].add(tp)
             for m in alive:
@@ -118,12 +118,12 @@ class _Sim:
                 self.event(group, m, "assigned", self.jitter(t_assign, 30), added)
         return t_assign + 30
 
-    def sticky(self, group: _Group, alive: list[_Member]) -> dict[str, set[TopicPartition]]:
+    def sticky(self, group: _Group, alive: list[_Member]) -> dict[str, set[PartitionKey]]:
         """Everyone keeps up to their fair share; the rest (orphans, excess) goes to the neediest."""
         n = len(alive)
         quota = -(-len(group.partitions) // n)
-        target: dict[str, set[TopicPartition]] = {}
-        claimed: set[TopicPartition] = set()
+        target: dict[str, set[PartitionKey]] = {}
+        claimed: set[PartitionKey] = set()
         for m in alive:
             keep = sorted(m.owned - claimed)
             self.rng.shuffle(keep)

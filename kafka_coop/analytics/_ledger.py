@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from kafka_coop.events import PartitionKey
+
 GroupPartition = tuple[str, str, int]  # (group, topic, partition)
 MemberKey = tuple[str, str]  # (group, name)
 
@@ -91,7 +93,7 @@ class Ledger:
         member: str,
         ts: int,
         kind: str,
-        partitions: Iterable[tuple[str, int]],
+        partitions: Iterable[PartitionKey],
         owns: bool,
     ) -> Step:
         """One event: `partitions` is its delta, `owns` whether its `owned` is non-empty."""

@@ -33,6 +33,7 @@ from kafka_coop.analytics._read import expand_paths, is_kafka_source, kafka_topi
 from kafka_coop.analytics._timeline import LevelChange, levels
 from kafka_coop.analytics._versions import refusal
 from kafka_coop.errors import InvalidInput
+from kafka_coop.events import PartitionKey
 
 try:
     import pyarrow as pa
@@ -467,8 +468,8 @@ def _line_numbers(lines: DataFrame, bad: list[dict[str, Any]]) -> dict[tuple[str
         .agg(F.min("row").alias("first"), F.count(F.lit(1)).alias("n"))
         .collect()
     )
-    before: dict[tuple[str, int], int] = {}
-    first: dict[tuple[str, int], int] = {}
+    before: dict[PartitionKey, int] = {}
+    first: dict[PartitionKey, int] = {}
     for path in files:
         seen = 0
         for split in sorted((s for s in splits if s["path"] == path), key=lambda s: s["pid"]):

@@ -43,11 +43,12 @@ from typing import Any, Final
 from kafka_coop.analytics._ledger import IntervalTuple, Ledger, PauseTuple
 from kafka_coop.analytics._markers import parse_marker, phase_label
 from kafka_coop.analytics._versions import refusal
+from kafka_coop.events import PartitionKey
 
 STATE_FORMAT: Final = 2  # bump when the pickled state changes shape (the checkpoint records it)
 
 # Codes, as the decoder (java/EventDecoder.java) and `_columnar.KINDS` / `PROTOCOLS` number them.
-KIND_NAMES: Final = ("assigned", "revoked", "lost", "started", "closed", "warning")
+KIND_NAMES: Final = ("assigned", "revoked", "lost", "started", "closed", "warning", "reconfigured")
 PROTOCOL_NAMES: Final = ("eager", "cooperative", "consumer")
 ASSIGNED, REVOKED, LOST = 0, 1, 2
 
@@ -308,11 +309,11 @@ class GroupStream:
         self.seen: dict[tuple[str, str, int, int], None] = {}  # dedup keys
         self.windows: dict[int, _Window] = {}
         self.next_window: int | None = None  # start of the first window not emitted yet
-        self.handover: dict[tuple[str, int], tuple[int, str, str]] = {}  # last interval: end, from, to
+        self.handover: dict[PartitionKey, tuple[int, str, str]] = {}  # last interval: end, from, to
         self.phase: str | None = None
         self.version = 0
         self._out = Output(group)
-        self._dirty_parts: set[tuple[str, int]] = set()
+        self._dirty_parts: set[PartitionKey] = set()
         self._dirty_members: set[str] = set()
 
     # --- persistence ----------------------------------------------------------------------------

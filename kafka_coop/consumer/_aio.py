@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import inspect
 import logging
@@ -40,6 +41,7 @@ from kafka_coop.consumer._core import (
     Core,
     treat_as_done_on_close,
 )
+from kafka_coop.consumer._handler import client_partitions
 from kafka_coop.consumer._listener import (
     Hook,
     LegacyCallback,
@@ -47,13 +49,21 @@ from kafka_coop.consumer._listener import (
     RebalanceListener,
     StartOffsetsHook,
 )
-from kafka_coop.consumer._setup import check_duplicate_id, check_topics, manifest, prepare, publisher
+from kafka_coop.consumer._reconfigure import ControlChoice, LiveControl, live_control
+from kafka_coop.consumer._setup import (
+    DriverSetup,
+    check_duplicate_id,
+    check_topics,
+    manifest,
+    prepare,
+    publisher,
+)
 from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
 from kafka_coop.consumer._subscription import SubscriptionWatch
 from kafka_coop.errors import ConsumerFailed, InvalidInput
-from kafka_coop.events import RebalanceEvent, TopicPartition
+from kafka_coop.events import PartitionKey, RebalanceEvent
 from kafka_coop.identity import DuplicatePolicy
-from kafka_coop.manifest import Manifest
+from kafka_coop.manifest import ControlOutcome, Manifest
 from kafka_coop.settings import ConsumerSettings
 from kafka_coop.sinks import EventSink
 
@@ -224,8 +234,21 @@ class CoopAIOConsumer:
         client: ClientFactory | None = None,
         handle_signals: bool = True,
         clock: WitnessedClock | None = None,
+        control: ControlChoice = False,
     ) -> None:
         self._handle_signals = handle_signals
+        self._clock = clock  # a rebuilt client's core goes on on the same clock
+        self._factory: ClientFactory = client or Consumer
+        self._hook_args: dict[str, Any] = {
+            "listener": listener,
+            "start_offsets": start_offsets,
+            "on_assigned": on_assigned,
+            "on_revoked": on_revoked,
+            "on_lost": on_lost,
+        }
+        self._subscription: tuple[list[str], Any, Any, Any] | None = None
+        self._control_armed = False
+        self._holding = False
         self._signals: SignalStop | None = None
         self._watch: SubscriptionWatch | None = None
         self._watch_topics = client is None  # the fake client has no cluster to ask
@@ -264,6 +287,7 @@ class CoopAIOConsumer:
         self._log = prepared.log
         self._handler = prepared.handler
         self._duplicate_check = duplicate_check
+        self._manifests = manifests
         self._bridge = bridge = Bridge(loop)
         self._owns_executor = executor is None
         self._executor = executor or concurrent.futures.ThreadPoolExecutor(
@@ -282,6 +306,11 @@ class CoopAIOConsumer:
         )
         self._consumer = core.inner
         self._publisher = publisher(prepared, manifests, self._manifest)
+        self._install_calls(core)
+        # Live reconfiguration (docs/consumer.md): off unless asked for; it arms the next call's job.
+        self._control: LiveControl | None = live_control(control, prepared, self._control_arm, self._log)
+
+    def _install_calls(self, core: Core) -> None:
         self._consume_fn = core.make_consume(hand_out=False)
         self._poll_fn = core.make_poll(hand_out=False)
         self._handed = core.ledger.handed.append if core.ledger is not None else None
@@ -293,6 +322,8 @@ class CoopAIOConsumer:
                 return _DONE
 
             self.__dict__["mark_done"] = mark_done
+        else:
+            self.__dict__.pop("mark_done", None)
 
     def _on_loop(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         bridge = self._bridge
@@ -320,6 +351,10 @@ class CoopAIOConsumer:
         return messages
 
     def _consume_job(self, num_messages: int, timeout: float) -> list[Message]:
+        if self._control_armed or self._holding:
+            self._control_run(timeout)
+            if self._holding:
+                return []
         core = self._core
         core.settle_cancelled()
         if core.carry:  # what a cancelled call took comes first
@@ -343,6 +378,10 @@ class CoopAIOConsumer:
         return message
 
     def _poll_job(self, timeout: float) -> Message | None:
+        if self._control_armed or self._holding:
+            self._control_run(timeout)
+            if self._holding:
+                return None
         core = self._core
         core.settle_cancelled()
         if core.carry:
@@ -362,7 +401,7 @@ class CoopAIOConsumer:
         self, message: Message | None = None, offsets: list[ClientPartition] | None = None
     ) -> None:
         """`store_offsets`, kept by kafka-coop (no pool worker): see `CoopConsumer.store_offsets`."""
-        self._core.store_offsets(message, offsets)
+        self._core.store_offsets(message, offsets, confluent=True)
 
     async def commit(
         self,
@@ -469,7 +508,7 @@ class CoopAIOConsumer:
         )
 
     @property
-    def owned(self) -> tuple[TopicPartition, ...]:
+    def owned(self) -> tuple[PartitionKey, ...]:
         return self._handler.owned
 
     @property
@@ -497,24 +536,39 @@ class CoopAIOConsumer:
         names = check_topics(topics)
         loop = asyncio.get_running_loop()
         if self._duplicate_check != "off" and self.settings.instance_id:
-            await loop.run_in_executor(None, check_duplicate_id, self._prepared, self._duplicate_check)
+            await loop.run_in_executor(
+                None, check_duplicate_id, self._prepared, self._duplicate_check, self._manifests
+            )
+        self._subscription = (names, on_assign, on_revoke, on_lost)
+        await self._call(self._subscribe_client, names, on_assign, on_revoke, on_lost)
+        core = self._core
+        core.emit(self._handler.lifecycle("started", await self._call(self._member_id)))
+        self._restart_watch(names)
+        if self._publisher is not None:
+            await loop.run_in_executor(None, self._publisher.start)
+        if self._control is not None:
+            self._control.start()
+
+    def _subscribe_client(
+        self,
+        names: list[str],
+        on_assign: LegacyCallback | None,
+        on_revoke: LegacyCallback | None,
+        on_lost: LegacyCallback | None,
+    ) -> None:
         core = self._core
         self._handler.legacy = LegacyCallbacks(self, on_assign, on_revoke, on_lost)
         # Always pass all three: without on_lost, lost partitions arrive through on_revoke.
-        await self._call(
-            self._consumer.subscribe,
-            names,
-            on_assign=self._on_assign,
-            on_revoke=core.on_revoke,
-            on_lost=core.on_lost,
+        self._consumer.subscribe(
+            names, on_assign=self._on_assign, on_revoke=core.on_revoke, on_lost=core.on_lost
         )
         core.subscribed = True
+        core.topics.update(names)
         core.guard.restart(self._handler.rebalances)
-        core.emit(self._handler.lifecycle("started", await self._call(self._member_id)))
+
+    def _restart_watch(self, names: list[str]) -> None:
         if self._watch_topics:
-            self._watch = core.watch_subscription(self._watch, names)
-        if self._publisher is not None:
-            await loop.run_in_executor(None, self._publisher.start)
+            self._watch = self._core.watch_subscription(self._watch, names)
 
     async def assign(self, partitions: list[ClientPartition]) -> None:
         step = self._handler.legacy_assign(partitions)
@@ -569,9 +623,14 @@ class CoopAIOConsumer:
             self._watch.close()
         loop = asyncio.get_running_loop()
         report = CloseReport()
+        held = self._control is not None and self._control.closed is not None
+        if self._control is not None:
+            self._control.close()
         try:
             if self._publisher is not None:
                 await loop.run_in_executor(None, self._publisher.close)
+            if held:  # closed for a cutover: its client is closed, what was done committed then
+                return
             intended = [] if timeout is None else await self._call(core.close_intended, batch_done)
             job = asyncio.wrap_future(self._executor.submit(core.close, batch_done=batch_done))
             try:
@@ -636,4 +695,81 @@ class CoopAIOConsumer:
     def _manifest(self) -> Manifest | None:
         """Built from the member id read at the last assignment, never by a call on the client (which
         would wait for the consume in flight)."""
-        return manifest(self._prepared, self._handler.member_id)
+        built = manifest(self._prepared, self._handler.member_id)
+        control = self._control
+        if built is None or control is None or control.outcome is None:
+            return built
+        return built.model_copy(update={"control": control.outcome})
+
+    @property
+    def last_control(self) -> ControlOutcome | None:
+        """This member's answer to the last control record it acted on (`control=`), or None."""
+        return None if self._control is None else self._control.outcome
+
+    # --- live reconfiguration (LiveControl's Member, on the pool worker of the call it arms) -----
+    def _control_arm(self) -> None:
+        self._control_armed = True
+
+    def _control_run(self, timeout: float) -> None:
+        control = self._control
+        assert control is not None
+        if self._holding and not self._control_armed:
+            control.wait(timeout)
+        self._control_armed = False
+        control.point(self)
+        if control.inbox:
+            self._control_armed = True
+
+    @property
+    def control_core(self) -> Core:
+        return self._core
+
+    def control_build(self, settings: ConsumerSettings) -> tuple[DriverSetup, Core]:
+        old = self._prepared
+        prepared = prepare(
+            settings,
+            **self._hook_args,
+            events=old.sink,
+            logger=old.log,
+            default_log=log,
+            callbacks=old.callbacks,  # stats_cb and throttle_cb already run on the loop
+            transactional=old.transactional,
+            stamp=old.stamp,
+            clock=self._clock,
+        )
+        user_error_cb = prepared.callbacks.get("error_cb")
+        core = Core(
+            prepared,
+            self._factory,
+            run_hook=self._bridge.run,
+            error_cb=self._on_loop(user_error_cb) if user_error_cb is not None else None,
+            on_commit=prepared.callbacks.get("on_commit"),
+        )
+        return prepared, core
+
+    def control_close_client(self) -> None:
+        with contextlib.suppress(Exception):  # paused: close hands out nothing more (see CoopConsumer)
+            self._consumer.pause(client_partitions(self._core.keys()))
+        self._core.close(batch_done=True)
+
+    def control_install(self, prepared: DriverSetup, core: Core) -> None:
+        prepared.stamp.protocol = prepared.protocol
+        self._prepared = prepared
+        self.settings = prepared.settings
+        self.protocol = prepared.protocol
+        self._log = prepared.log
+        self._handler = prepared.handler
+        self._core = core
+        self._consumer = core.inner
+        self._install_calls(core)
+        if self._subscription is not None:
+            names, on_assign, on_revoke, on_lost = self._subscription
+            self._subscribe_client(names, on_assign, on_revoke, on_lost)
+            self._restart_watch(names)
+
+    def control_hold(self, holding: bool) -> None:
+        self._holding = holding
+
+    def control_answered(self) -> None:
+        if self._publisher is not None:
+            self._publisher.publish_now()

@@ -55,8 +55,8 @@ try:
 except ImportError:  # pragma: no cover - the wheel (pure Python): the Python path below
     FastPoll = FastCallState = None  # type: ignore[assignment,misc]
 from kafka_coop.consumer._handler import client_partitions
-from kafka_coop.consumer._offsets import Key, Ledger, commit_offset, first_offsets
-from kafka_coop.consumer._setup import LIBRDKAFKA_LOGGER, Prepared
+from kafka_coop.consumer._offsets import Ledger, commit_offset, first_offsets
+from kafka_coop.consumer._setup import LIBRDKAFKA_LOGGER, DriverSetup
 from kafka_coop.consumer._steps import (
     Assign,
     CallHook,
@@ -75,6 +75,7 @@ from kafka_coop.consumer._steps import (
 from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
 from kafka_coop.errors import ConsumerFailed
 from kafka_coop.events import CommittedOffset, RebalanceEvent
+from kafka_coop.events import PartitionKey as Key
 
 # How long close serves an incremental rebalance under way before it commits again (see close()).
 CLOSE_REBALANCE_WAIT_S = 5.0
@@ -129,7 +130,7 @@ class Core:
 
     def __init__(
         self,
-        prepared: Prepared,
+        prepared: DriverSetup,
         factory: ClientFactory,
         *,
         run_hook: RunHook = call_directly,
@@ -147,6 +148,11 @@ class Core:
         )
         self.ledger: Ledger | None = Ledger() if prepared.marks else None
         self.floors: dict[Key, int] = {}  # where kafka-coop sought a partition to: done below it
+        # Drop-in: each partition's position as read by the last slow call (at most a tick old), and
+        # the partitions sought since (their position may not show the seek yet): what a call that
+        # raised had handed out before it, for `broken_call`.
+        self.reached: dict[Key, int] = {}
+        self.sought: set[Key] = set()
         self.confirmed: dict[Key, int] = {}  # what the broker confirmed kafka-coop committed
         self.sent: dict[Key, int] = {}  # what kafka-coop sent last (an interval commit may be in flight)
         # What the application committed itself with explicit offsets (`commit(message=/offsets=)`), as
@@ -161,6 +167,7 @@ class Core:
         # Seeks made but not yet seen to hold: partition -> [offset sought, seeks made again]
         self.unconfirmed_seeks: dict[Key, list[int]] = {}
         self.manual: set[Key] = set()  # partitions the application assigned itself (no group)
+        self.topics: set[str] = set()  # subscribed or assigned: librdkafka knows their partitions
         # Calls whose await was cancelled (asyncio), and the records they took: handed out by the next
         # call, and not done until then.
         self.cancelled: deque[concurrent.futures.Future[Any]] = deque()
@@ -171,6 +178,7 @@ class Core:
         self.closed = False
         self.next_commit = self.clock.time() + prepared.interval_s
         self._close_done: object = None
+        self._close_reported = False
         self._lock = threading.Lock()
         self._user_on_commit = on_commit
         self.client_log = ClientLog(
@@ -343,6 +351,7 @@ class Core:
             state.slow = True
         if self.ledger is None:
             state.held = messages
+            self._note_reached()
         elif hand_out:
             self.ledger.handed.append(messages)
         if self.prepared.auto_commit and now >= self.next_commit:
@@ -358,11 +367,39 @@ class Core:
             with self._lock:
                 self.ledger.fold()
 
+    def _note_reached(self) -> None:
+        """Drop-in, on a slow call (about ten a second): where each partition is now (see `reached`)."""
+        keys = self.keys()
+        if not keys:
+            return
+        with self._lock:
+            skip, self.sought = self.sought, set()
+        try:
+            positions = self.inner.position(client_partitions(keys))
+        except Exception:  # closed, or the group terminated
+            return
+        with self._lock:
+            skip |= self.sought | self.unconfirmed_seeks.keys() | self.pending_seeks.keys()
+            for tp in positions:
+                key = (tp.topic, tp.partition)
+                if key in skip or tp.error is not None or tp.offset < 0:
+                    self.reached.pop(key, None)
+                else:
+                    self.reached[key] = tp.offset
+
+    def _sought(self, key: Key) -> None:
+        """(under `_lock`) `key` was sought: its `reached` no longer says where it is."""
+        self.reached.pop(key, None)
+        self.sought.add(key)
+
     def broken_call(self, at_most: int) -> None:
         """The client's `poll`/`consume` raised (Ctrl-C, an exception from a conf callback): confluent-kafka
         then drops the records the call had taken, after librdkafka moved the position past them. Which
         ones is unknown, so every partition goes back `at_most` offsets from its position: records may
-        come twice, none is lost (and none is committed unseen: the commit goes by the seek)."""
+        come twice, none is lost (and none is committed unseen: the commit goes by the seek). Not
+        further back than where the last slow call saw it (drop-in: `reached`), so a partition the call
+        took nothing from (confluent-kafka's wait for records, interrupted between its 200 ms chunks,
+        took none at all) is not sought back."""
         held, self.state.held = self.state.held, None
         self.state.slow = True
         try:
@@ -385,17 +422,26 @@ class Core:
             if msg.error() is None:
                 key = (msg.topic(), msg.partition())
                 known[key] = max(known.get(key, 0), msg.offset() + 1)
+        with self._lock:
+            reached = dict(self.reached)
         for tp in positions:
             if tp.error is not None or tp.offset < 0:
                 continue
-            back = max(tp.offset - at_most, known.get((tp.topic, tp.partition), 0))
+            key = (tp.topic, tp.partition)
+            back = max(tp.offset - at_most, known.get(key, 0))
+            seen = reached.get(key)
+            if seen is not None and seen <= tp.offset:  # (above it: sought back since, unseen)
+                back = max(back, seen)
+            if back >= tp.offset:
+                continue  # the call took nothing of it
             try:
                 self.inner.seek(ClientPartition(tp.topic, tp.partition, back))
             except Exception as exc:
                 self.log.debug("seek back %s-%d: %s", tp.topic, tp.partition, describe_error(exc))
                 continue
             with self._lock:
-                self.floors[(tp.topic, tp.partition)] = back
+                self.floors[key] = back
+                self._sought(key)
 
     def seek_back(self, messages: Iterable[Any]) -> None:
         """Records the client handed out but the application will not get: fetch them again (if this
@@ -409,6 +455,7 @@ class Core:
                 continue
             with self._lock:
                 self.floors[(topic, partition)] = offset
+                self._sought((topic, partition))
 
     def settle_cancelled(self) -> None:
         """Before any other call goes on (asyncio): wait for the calls whose await was cancelled, and carry
@@ -459,6 +506,7 @@ class Core:
             # as with confluent (the never-rewind floor is for what it did not ask for).
             self.app_sent.pop(key, None)
             self.confirmed.pop(key, None)
+            self._sought(key)
             if offset >= 0:
                 self.floors[key] = offset
                 self.unconfirmed_seeks[key] = [offset, 0]
@@ -492,6 +540,8 @@ class Core:
                 out.append(m)
                 continue
             sought[1] += 1
+            with self._lock:
+                self._sought(key)
             try:
                 self.inner.seek(ClientPartition(key[0], key[1], sought[0]))
             except KafkaException as exc:  # (not assigned any more) these records are handed out
@@ -638,12 +688,18 @@ class Core:
                 if self.confirmed.get((tp.topic, tp.partition)) != tp.offset
             ]
         result: list[ClientPartition] = []
+        reported = on_behalf and self.prepared.auto_commit and self._user_on_commit is not None
         if offsets:
             with self._lock:
                 for tp in offsets:
                     self.sent[(tp.topic, tp.partition)] = tp.offset
             try:
                 result = list(self.inner.commit(offsets=offsets, asynchronous=False) or [])
+            except KafkaException as exc:
+                self._unsend(offsets)
+                if reported:
+                    self._report_commit(exc.args[0], offsets)
+                raise
             except BaseException:
                 self._unsend(offsets)
                 raise
@@ -654,7 +710,22 @@ class Core:
             for k in keys
             if k in self.confirmed and k not in fresh
         ]
+        # (an unchanged one once in a close: not again for the revoke that close's unsubscribe makes)
+        if reported and (result or (earlier and not self._close_reported)):
+            failed = next((tp.error for tp in result if tp.error is not None), None)
+            self._report_commit(failed, result + earlier)
+            self._close_reported = self.handler.closing
         return result + earlier
+
+    def _report_commit(self, err: Any, partitions: list[ClientPartition]) -> None:
+        """A commit librdkafka makes itself with `enable.auto.commit=true` (revoke, close, unassign)
+        reaches `on_commit`; kafka-coop makes it synchronously, which librdkafka reports to no
+        callback, so it reports it here (confluent-kafka reports even an unchanged one)."""
+        assert self._user_on_commit is not None
+        try:
+            self.run_hook(self._user_on_commit, (err, partitions))
+        except Exception:
+            self.log.exception("on_commit raised")
 
     def commit_before_unassign(self, keys: Iterable[Key]) -> None:
         """The application unassigns partitions it assigned itself: what is done is committed first."""
@@ -681,15 +752,17 @@ class Core:
                 elif self.sent.get(key) == tp.offset:
                     self.sent.pop(key, None)  # failed: the next commit sends it again
 
-    def release(self, keys: Iterable[Key]) -> None:
-        """The partitions left this member: forget their offsets, marks, seeks and held records."""
+    def release(self, keys: Iterable[Key], *, retire: bool = False) -> None:
+        """The partitions left this member: forget their offsets, marks, seeks and held records (under
+        explicit marks, an eager revoke's are kept for the assignment that ends it: `Ledger.assigned`)."""
         keys = set(keys)
         with self._lock:
             if self.ledger is not None:
-                self.ledger.release(keys)
+                self.ledger.release(keys, retire=retire)
             self.carry = [m for m in self.carry if (m.topic(), m.partition()) not in keys]
             for key in keys:
                 self.floors.pop(key, None)
+                self.reached.pop(key, None)
                 self.confirmed.pop(key, None)
                 self.sent.pop(key, None)
                 self.app_sent.pop(key, None)
@@ -780,9 +853,15 @@ class Core:
             for key, offset in sent:
                 self.app_sent[key] = max(offset, self.app_sent.get(key, -1))
 
-    def store_offsets(self, message: Any = None, offsets: list[ClientPartition] | None = None) -> None:
+    def store_offsets(
+        self, message: Any = None, offsets: list[ClientPartition] | None = None, *, confluent: bool = False
+    ) -> None:
         """confluent's `store_offsets` under explicit marks: a message is marked done; an offset says
-        every record below it is done."""
+        every record below it is done. `confluent` (the application called `store_offsets`, not
+        `mark_done`): refused as librdkafka refuses it when none of its partitions is this member's,
+        and only the partitions it owns are kept."""
+        if confluent and self.ledger is not None:
+            offsets = self._refuse_unowned(message, offsets)
         if self.ledger is None:
             raise KafkaException(
                 KafkaError(
@@ -795,6 +874,30 @@ class Core:
             self.ledger.marks.append(message)
         for tp in offsets or ():
             self.ledger.marks.append((tp.topic, tp.partition, tp.offset, tp.metadata))
+
+    def _refuse_unowned(
+        self, message: Any, offsets: list[ClientPartition] | None
+    ) -> list[ClientPartition] | None:
+        """librdkafka stores an offset only for a partition assigned now (`_STATE` otherwise, or
+        `_UNKNOWN_PARTITION` for a topic it knows nothing of) and raises the last error when none could
+        be stored. Returns the offsets to keep."""
+        owns, manual = self.handler.owns, self.manual
+        keys = [] if message is None else [(message.topic(), message.partition())]
+        kept = (
+            None
+            if offsets is None
+            else [
+                tp for tp in offsets if owns((tp.topic, tp.partition)) or (tp.topic, tp.partition) in manual
+            ]
+        )
+        if any(owns(k) or k in manual for k in keys) or kept:
+            return kept
+        keys += [(tp.topic, tp.partition) for tp in offsets or ()]
+        if not keys:
+            return kept
+        topic = keys[-1][0]
+        known = topic in self.topics or any(t == topic for t, _ in manual)
+        raise KafkaException(KafkaError(KafkaError._STATE if known else KafkaError._UNKNOWN_PARTITION))
 
     def committable(self) -> list[ClientPartition]:
         """What `commit()` would commit now (every partition, changed or not): for transactions."""
@@ -827,7 +930,7 @@ class Core:
                 on_behalf=True,
             )
         if isinstance(step, Release):
-            return self.release(step.keys)
+            return self.release(step.keys, retire=step.retire)
         if isinstance(step, ReadCommitted):
             return inner.committed(step.partitions, timeout=step.timeout_s)
         if isinstance(step, ReadAssignment):
@@ -868,6 +971,10 @@ class Core:
     # --- librdkafka's callbacks (inside poll/consume/close, on that call's thread) --------------------
     def on_assign(self, _consumer: Any, partitions: list[ClientPartition]) -> None:
         self.errors.reached()
+        self.topics.update(tp.topic for tp in partitions)
+        if self.ledger is not None:
+            with self._lock:
+                self.ledger.assigned({(tp.topic, tp.partition) for tp in partitions})
         self._callback(self.handler.assign(partitions))
         self._rebalance_ended()
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from confluent_kafka import KafkaError, KafkaException
 
 from kafka_coop._vocab import RebalanceProtocol
+from kafka_coop.consumer._refusal import Refusal
 from kafka_coop.errors import ConsumerFailed, InstanceIdConflict
 
 # Commit errors meaning "this member's claim on the partitions is gone": nothing was committed, the next
@@ -66,6 +67,7 @@ def fatal_error(
     protocol: RebalanceProtocol,
     evicted: Eviction | None = None,
     now: float = 0.0,
+    refusal: Refusal | None = None,
 ) -> ConsumerFailed:
     """The typed exception for a fatal client error: what happened, in one sentence, and the fix.
 
@@ -75,6 +77,10 @@ def fatal_error(
     coordinator), librdkafka reset its member id and rejoined, and a request still carrying the old identity
     is fenced. librdkafka logs the eviction first (MAXPOLL / SESSTMOUT), so with `evicted` (and `now` on the
     same clock) the message says so instead of blaming a twin; without it, it names both causes.
+
+    GROUP_ID_NOT_FOUND to a consumer-protocol member is a refused online upgrade: `refusal` is the rule
+    that refused it, read from the group and the broker's configs (`_refusal`); without it the sentence
+    names all four.
     """
     name = KafkaError(code).name()
     who = f"group.instance.id {instance_id!r}" if instance_id else "this member's group.instance.id"
@@ -118,6 +124,13 @@ def fatal_error(
             "one that was killed, the old session holds the id until the broker's "
             "group.consumer.session.timeout.ms (45 s by default) runs out. This consumer cannot continue; "
             "create a new one once the id is free.",
+        )
+    if code == KafkaError.GROUP_ID_NOT_FOUND and protocol == "consumer" and refusal is not None:
+        return ConsumerFailed(
+            f"The broker refused this consumer-protocol member of group {group!r} ({name}): it will not "
+            f"convert the classic group online because {refusal.rule}.",
+            code=name,
+            hint=f"To upgrade online, {refusal.remedy}. This consumer cannot continue; create a new one.",
         )
     if code == KafkaError.GROUP_ID_NOT_FOUND and protocol == "consumer":
         return ConsumerFailed(

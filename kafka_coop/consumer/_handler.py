@@ -50,6 +50,7 @@ from kafka_coop.consumer._fatal import (
     is_fatal,
 )
 from kafka_coop.consumer._listener import Hooks, LegacyCallbacks, Partitions
+from kafka_coop.consumer._refusal import Refusal
 from kafka_coop.consumer._steps import (
     Assign,
     CallHook,
@@ -64,7 +65,7 @@ from kafka_coop.consumer._steps import (
     Wait,
 )
 from kafka_coop.errors import ConsumerFailed
-from kafka_coop.events import CommittedOffset, EventKind, EventStamp, Ownership, TopicPartition
+from kafka_coop.events import CommittedOffset, EventKind, EventStamp, Ownership, PartitionKey
 
 READ_BACK_TIMEOUT_S = 10.0
 STALE_EPOCH_RETRIES = 4
@@ -78,7 +79,7 @@ def keys_of(partitions: Iterable[ClientPartition]) -> Partitions:
     return [(tp.topic, tp.partition) for tp in partitions]
 
 
-def client_partitions(keys: Iterable[TopicPartition]) -> list[ClientPartition]:
+def client_partitions(keys: Iterable[PartitionKey]) -> list[ClientPartition]:
     return [ClientPartition(topic, partition) for topic, partition in keys]
 
 
@@ -114,6 +115,8 @@ class RebalanceHandler:
         self.evicted = False
         self.rebalances = 0  # callbacks (and fatal errors) served so far: the group's answers
         self.eviction_window_s = eviction_window_s
+        # Reads which broker rule refused an online upgrade (set by `prepare`, which has the connection).
+        self.explain_refusal: Callable[[], Refusal | None] | None = None
         self._stamp = stamp
         self._log = log
         self._ownership = Ownership(protocol)
@@ -126,11 +129,15 @@ class RebalanceHandler:
         # librdkafka's close revokes the *group's* assignment, which under cooperative and KIP-848 includes
         # the partitions of an assign still pending when close began (rd_kafka_cgrp_revoke_all_rejoin); the
         # application never had those, so hooks and events name only what it was given.
-        self._given: set[TopicPartition] = set()
+        self._given: set[PartitionKey] = set()
 
     @property
-    def owned(self) -> tuple[TopicPartition, ...]:
+    def owned(self) -> tuple[PartitionKey, ...]:
         return self._ownership.owned
+
+    def owns(self, key: PartitionKey) -> bool:
+        """Whether the group gave this member `key` (one set lookup: the store path asks per record)."""
+        return self._ownership.holds(key)
 
     @property
     def member_id(self) -> str:
@@ -150,6 +157,7 @@ class RebalanceHandler:
         eviction, now = self._eviction, self.clock.time()
         if eviction is not None and now - eviction.at > self.eviction_window_s:
             eviction = None
+        refused = code == KafkaError.GROUP_ID_NOT_FOUND and self.protocol == "consumer"
         return fatal_error(
             code,
             detail,
@@ -158,6 +166,7 @@ class RebalanceHandler:
             protocol=self.protocol,
             evicted=eviction,
             now=now,
+            refusal=self.explain_refusal() if refused and self.explain_refusal is not None else None,
         )
 
     def fatal_from_log(self, text: str) -> ConsumerFailed:
@@ -256,7 +265,7 @@ class RebalanceHandler:
         released = keys_of(partitions)
         self._ownership.apply("revoked", released)
         self._given -= set(released)
-        yield Release(tuple(released))
+        yield Release(tuple(released), retire=self.protocol == "eager")
         yield from self._reconcile()
         yield from self._emit(
             "revoked", keys, started, committed=committed, error=_join(errors), commit_ms=commit_ms
@@ -280,7 +289,7 @@ class RebalanceHandler:
         yield from self._fail_owned(error, time.perf_counter(), extra=(), errors=[])
 
     def commit_done(
-        self, keys: Sequence[TopicPartition]
+        self, keys: Sequence[PartitionKey]
     ) -> Steps[tuple[list[CommittedOffset], str | None, Verdict]]:
         """The commit before close: what is done of `keys`. Returns (committed, error description, verdict:
         "evicted" when the broker refused it as from a stale member or generation)."""
@@ -359,7 +368,7 @@ class RebalanceHandler:
         yield from self._emit("lost", keys, started, error=_join(errors))
 
     def _fail_owned(
-        self, error: ConsumerFailed, started: float, *, extra: Iterable[TopicPartition], errors: list[str]
+        self, error: ConsumerFailed, started: float, *, extra: Iterable[PartitionKey], errors: list[str]
     ) -> Steps[None]:
         """Everything this member owned is lost, and it owns nothing from now on."""
         lost = sorted({*self.owned, *(k for k in extra if k in self._given)})
@@ -392,7 +401,7 @@ class RebalanceHandler:
             self._keep_interrupt(exc)
 
     def _commit(
-        self, keys: Sequence[TopicPartition]
+        self, keys: Sequence[PartitionKey]
     ) -> Steps[tuple[list[CommittedOffset] | None, str | None, Verdict]]:
         """Commit what is done of `keys`; report what the group holds for them. Never raises
         (BaseException aside)."""
@@ -437,7 +446,7 @@ class RebalanceHandler:
             return committed, (f"commit failed for {', '.join(failed)}" if failed else None), "ok"
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _read_back(self, keys: Sequence[TopicPartition]) -> Steps[list[CommittedOffset] | None]:
+    def _read_back(self, keys: Sequence[PartitionKey]) -> Steps[list[CommittedOffset] | None]:
         if not keys:
             return []
         try:
@@ -502,7 +511,7 @@ class RebalanceHandler:
     def _emit(
         self,
         kind: EventKind,
-        keys: Iterable[TopicPartition],
+        keys: Iterable[PartitionKey],
         started: float,
         *,
         committed: Iterable[CommittedOffset] | None = None,

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from kafka_coop.errors import InvalidInput
-from kafka_coop.events import TopicPartition
+from kafka_coop.events import PartitionKey
 
-Partitions: TypeAlias = list[TopicPartition]
-StartOffsets: TypeAlias = Mapping[TopicPartition, int]
+Partitions: TypeAlias = list[PartitionKey]
+StartOffsets: TypeAlias = Mapping[PartitionKey, int]
 # A hook is a plain function, or (CoopAIOConsumer) a coroutine function.
 Hook: TypeAlias = Callable[[Partitions], Awaitable[None] | None]
 StartOffsetsHook: TypeAlias = Callable[[Partitions], StartOffsets | Awaitable[StartOffsets | None] | None]

@@ -25,7 +25,8 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-Key = tuple[str, int]
+from kafka_coop.events import PartitionKey
+
 # A range mark from `store_offsets(offsets=[...])`: every record of the partition below `offset` is done,
 # and the metadata to commit with it (confluent-kafka commits a stored offset's metadata).
 RangeMark = tuple[str, int, int, str | None]
@@ -85,10 +86,14 @@ class Ledger:
         self.handed: deque[Any] = deque()
         # A message marked done, or a RangeMark: appended by any thread or task.
         self.marks: deque[Any] = deque()
-        self.parts: dict[Key, Progress] = {}
+        self.parts: dict[PartitionKey, Progress] = {}
         # The last record of each partition done in hand-out order (the sequential loop's fast path:
         # no `Progress` bookkeeping, only this store), for the offset after the highest record done.
-        self.last_done: dict[Key, Any] = {}
+        self.last_done: dict[PartitionKey, Any] = {}
+        # Partitions an eager rebalance revoked, kept until the assignment that ends it: one assigned
+        # again takes its records back (a mark of one handed out before still counts, as confluent
+        # accepts a store for a partition assigned again; one not marked is still unfinished).
+        self.retired: dict[PartitionKey, tuple[Progress | None, Any]] = {}
 
     def fold(self) -> None:
         """Take in what was handed out and what was marked (a mark is always for a record handed out
@@ -158,22 +163,22 @@ class Ledger:
                 last_done[(record.topic(), record.partition())] = record
         return True
 
-    def lowest_unfinished(self, key: Key) -> int | None:
+    def lowest_unfinished(self, key: PartitionKey) -> int | None:
         progress = self.parts.get(key)
         lowest = None if progress is None else progress.lowest_unfinished()
         return None if lowest is None else lowest[0]
 
-    def range_mark(self, key: Key) -> int:
+    def range_mark(self, key: PartitionKey) -> int:
         progress = self.parts.get(key)
         return -1 if progress is None else progress.below
 
-    def handed_high(self, key: Key) -> int:
+    def handed_high(self, key: PartitionKey) -> int:
         """The offset after the highest record of `key` registered as handed out (fold first), or -1."""
         progress, last = self.parts.get(key), self.last_done.get(key)
         high = -1 if last is None else last.offset() + 1
         return high if progress is None else max(high, progress.high)
 
-    def commit_point(self, key: Key) -> tuple[int, int | None, str | None] | None:
+    def commit_point(self, key: PartitionKey) -> tuple[int, int | None, str | None] | None:
         """The explicit-marks commit of one partition (fold first): (offset, leader epoch, metadata), or
         None when nothing was marked since it was assigned (as librdkafka commits nothing unstored).
 
@@ -199,17 +204,31 @@ class Ledger:
             return progress.below, epoch if progress.below == offset else None, progress.metadata
         return offset, epoch, None
 
-    def release(self, keys: Iterable[Key]) -> None:
-        """The partitions left: forget them (marks still queued for them are dropped when folded)."""
+    def release(self, keys: Iterable[PartitionKey], *, retire: bool = False) -> None:
+        """The partitions left: forget them (marks still queued for them are dropped when folded), or,
+        `retire` (an eager revoke), keep them aside until the next assignment (`assigned`)."""
         self.fold()
         for key in keys:
-            self.parts.pop(key, None)
-            self.last_done.pop(key, None)
+            progress, last = self.parts.pop(key, None), self.last_done.pop(key, None)
+            if retire and (progress is not None or last is not None):
+                self.retired[key] = (progress, last)
+
+    def assigned(self, keys: Iterable[PartitionKey]) -> None:
+        """An assignment: the retired partitions among `keys` take their records back; the others
+        retired are forgotten (another member may own them now)."""
+        retired, self.retired = self.retired, {}
+        for key in keys:
+            if key in retired and key not in self.parts and key not in self.last_done:
+                progress, last = retired[key]
+                if progress is not None:
+                    self.parts[key] = progress
+                if last is not None:
+                    self.last_done[key] = last
 
 
-def first_offsets(messages: Iterable[Any]) -> dict[Key, int]:
+def first_offsets(messages: Iterable[Any]) -> dict[PartitionKey, int]:
     """The first offset of each partition among `messages` (error events carry no record)."""
-    first: dict[Key, int] = {}
+    first: dict[PartitionKey, int] = {}
     for msg in messages:
         if msg is None or msg.error() is not None:
             continue

@@ -9,10 +9,11 @@ run, and `publisher` the manifest publisher both start.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import confluent_kafka
 
@@ -22,12 +23,25 @@ from kafka_coop.consumer._clock import SYSTEM_CLOCK, Clock, Witness, WitnessedCl
 from kafka_coop.consumer._freeze import LIBRDKAFKA_MAX_POLL_S, WATCHDOG, freeze_limit_s
 from kafka_coop.consumer._handler import RebalanceHandler
 from kafka_coop.consumer._listener import Hook, Hooks, RebalanceListener, StartOffsetsHook
+from kafka_coop.consumer._refusal import explain as explain_refusal
 from kafka_coop.errors import InvalidInput
 from kafka_coop.events import EventStamp, RebalanceEvent
 from kafka_coop.identity import DuplicatePolicy, check_duplicate
-from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, Manifest, ManifestPublisher, local_host, timestamp_ms
+from kafka_coop.manifest import (
+    DEFAULT_HEARTBEAT_S,
+    DEFAULT_MANIFEST_TOPIC,
+    Manifest,
+    ManifestPublisher,
+    local_host,
+    manifest_key,
+    read_manifest_keys,
+    timestamp_ms,
+)
 from kafka_coop.settings import CALLBACK_KEYS, ConsumerSettings
 from kafka_coop.sinks import EventSink, as_sink
+
+if TYPE_CHECKING:
+    from kafka_coop.admin import MemberDescription
 
 LIBRDKAFKA_LOGGER = "kafka_coop.librdkafka"
 # kafka-coop owns marks and commits: its client never stores an offset (so nothing is ever committed
@@ -43,7 +57,7 @@ WRAPPED_CALLBACKS = ("logger", "error_cb", "on_commit")
 
 
 @dataclass
-class Prepared:
+class DriverSetup:
     """Everything a driver needs before it creates its client."""
 
     settings: ConsumerSettings
@@ -63,6 +77,7 @@ class Prepared:
     transactional: bool  # the application's producer transactions own the commit
     clock: Clock  # the consumer's one clock (core, freeze guard, handler, fatal rules)
     witness: Witness  # the watchdog it registers with: the process's, or a test's MockedClock
+    stamp: EventStamp  # the member's event identity and sequence (kept across a live rebuild)
 
     def client_conf(self) -> dict[str, Any]:
         """The client's conf: rendered settings, with the client storing and committing nothing, and the
@@ -85,7 +100,9 @@ def prepare(
     callbacks: Mapping[str, Any] | None = None,
     transactional: bool = False,
     clock: WitnessedClock | None = None,
-) -> Prepared:
+    stamp: EventStamp | None = None,
+) -> DriverSetup:
+    """`stamp`: a rebuilt client's member goes on with its predecessor's (one `process`, one `seq`)."""
     callbacks_given = check_callbacks(callbacks or {})
     if isinstance(conf, ConsumerSettings):
         settings = conf
@@ -104,10 +121,14 @@ def prepare(
     sink = as_sink(events)
     rendered = settings.render()
     client_id = settings.client_id or "rdkafka"  # librdkafka's default
-    stamp = EventStamp(settings.group_id, client_id, settings.instance_id, protocol)
+    stamp = stamp or EventStamp(settings.group_id, client_id, settings.instance_id, protocol)
     handler = RebalanceHandler(
         protocol=protocol, stamp=stamp, hooks=hooks, log=log, clock=clock or SYSTEM_CLOCK
     )
+    if protocol == "consumer":
+        handler.explain_refusal = partial(
+            explain_refusal, settings.bootstrap_servers, admin_conf(rendered), settings.group_id
+        )
     auto_commit = settings.auto_commit is not False  # librdkafka's default: true
     if transactional and settings.auto_commit:
         raise InvalidInput(
@@ -116,7 +137,7 @@ def prepare(
             hint="Leave enable.auto.commit out (or false) when the producer's transactions commit offsets.",
         )
     interval_ms = settings.auto_commit_interval_ms or LIBRDKAFKA_INTERVAL_MS
-    return Prepared(
+    return DriverSetup(
         settings=settings,
         log=log,
         protocol=protocol,
@@ -134,6 +155,7 @@ def prepare(
         transactional=transactional,
         clock=clock or SYSTEM_CLOCK,
         witness=clock or WATCHDOG,
+        stamp=stamp,
     )
 
 
@@ -160,7 +182,7 @@ def check_callbacks(callbacks: Mapping[str, Any]) -> dict[str, Any]:
     return dict(callbacks)
 
 
-def manifest(prepared: Prepared, member_id: str) -> Manifest | None:
+def manifest(prepared: DriverSetup, member_id: str) -> Manifest | None:
     """This member's manifest record, or None before it has a member id."""
     if not member_id:
         return None
@@ -185,17 +207,55 @@ def manifest(prepared: Prepared, member_id: str) -> Manifest | None:
     )
 
 
-def check_duplicate_id(prepared: Prepared, policy: DuplicatePolicy) -> None:
-    """Warn (or raise, per `policy`) when a live member of the group already holds this instance id."""
+def check_duplicate_id(prepared: DriverSetup, policy: DuplicatePolicy, manifests: bool | str = False) -> None:
+    """Warn (or raise, per `policy`) when a live member of the group already holds this instance id.
+
+    `warn` needs evidence that the listed holder runs: with manifests on, the holder's manifest, under
+    the listed member id, neither withdrawn (a close tombstones it) nor older than two of its heartbeats.
+    """
     from kafka_coop.admin import ClusterAdmin
 
     instance_id = prepared.settings.instance_id
     assert instance_id is not None
     admin = ClusterAdmin(prepared.settings.bootstrap_servers, admin_conf(prepared.rendered))
     live = admin.describe_group(prepared.settings.group_id)
-    message = check_duplicate(instance_id, live.instance_ids, prepared.protocol, policy)
+    running = ""
+    if policy == "warn" and manifests and instance_id in live.instance_ids:
+        running = _holder_running(prepared, live.members, instance_id, manifests)
+    message = check_duplicate(
+        instance_id, live.instance_ids, prepared.protocol, policy, holder_running=running
+    )
     if message:
         prepared.log.warning(message)
+
+
+# A running member republishes its manifest every DEFAULT_HEARTBEAT_S: two missed, and it is not running.
+_MANIFEST_STALE_MS = int(2 * DEFAULT_HEARTBEAT_S * 1000)
+
+
+def _holder_running(
+    prepared: DriverSetup, members: Sequence[MemberDescription], instance_id: str, topic: bool | str
+) -> str:
+    """What shows the listed holder of `instance_id` runs (its live manifest), or '' for no evidence."""
+    holders = {m.member_id for m in members if m.instance_id == instance_id}
+    latest, _error = read_manifest_keys(
+        prepared.rendered["bootstrap.servers"],
+        admin_conf(prepared.rendered),
+        topic=topic if isinstance(topic, str) else DEFAULT_MANIFEST_TOPIC,
+        timeout_s=5.0,
+    )
+    found = latest.get(manifest_key(prepared.settings.group_id, instance_id, ""))
+    if (
+        found is None
+        or found.member_id not in holders
+        or timestamp_ms() - found.heartbeat_ms > _MANIFEST_STALE_MS
+    ):
+        return ""
+    age = max(0, timestamp_ms() - found.heartbeat_ms) / 1000
+    return (
+        f"its manifest (host {found.host}, member id {found.member_id}) was republished {age:.0f} s ago "
+        "and never withdrawn"
+    )
 
 
 def admin_conf(rendered: Mapping[str, str]) -> dict[str, str]:
@@ -205,7 +265,7 @@ def admin_conf(rendered: Mapping[str, str]) -> dict[str, str]:
 
 
 def publisher(
-    prepared: Prepared, manifests: bool | str, build: Callable[[], Manifest | None]
+    prepared: DriverSetup, manifests: bool | str, build: Callable[[], Manifest | None]
 ) -> ManifestPublisher | None:
     """The manifest publisher `manifests=` asks for (True: the default topic; a name: that topic)."""
     if not manifests:

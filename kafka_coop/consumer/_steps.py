@@ -14,7 +14,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
-from kafka_coop.events import RebalanceEvent, TopicPartition
+from kafka_coop.events import PartitionKey, RebalanceEvent
 
 T = TypeVar("T")
 
@@ -41,14 +41,16 @@ class Commit:
     decides the offsets); returns the committed `confluent_kafka.TopicPartition`s, per-partition errors
     included, or raises the client's KafkaException."""
 
-    keys: tuple[TopicPartition, ...]
+    keys: tuple[PartitionKey, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Release:
     """The partitions left this member (revoked, lost, fenced): forget their offsets, marks and seeks."""
 
-    keys: tuple[TopicPartition, ...]
+    keys: tuple[PartitionKey, ...]
+    # An eager revoke: the partitions may be assigned again by the assignment that ends the rebalance.
+    retire: bool = False
 
 
 @dataclass(frozen=True, slots=True)

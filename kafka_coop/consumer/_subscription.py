@@ -17,6 +17,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
+from kafka_coop.events import PartitionKey
+
 FIRST_CHECK_S: Final = 2.0
 REPEAT_S: Final = 30.0
 IDLE_CHECK_S: Final = 120.0
@@ -52,7 +54,7 @@ class SubscriptionWatch:
         *,
         group: str,
         admin: Callable[[], Any],
-        owned: Callable[[], Iterable[tuple[str, int]]],
+        owned: Callable[[], Iterable[PartitionKey]],
         emit: Callable[[str], None],
         log: logging.Logger,
     ) -> None:
@@ -146,7 +148,7 @@ def restart_watch(
     *,
     rendered: Mapping[str, str],
     group: str,
-    owned: Callable[[], Iterable[tuple[str, int]]],
+    owned: Callable[[], Iterable[PartitionKey]],
     warn: Callable[[str], None],
     log: logging.Logger,
 ) -> SubscriptionWatch:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from types import TracebackType
@@ -13,6 +14,7 @@ from confluent_kafka import TopicPartition as ClientPartition
 from kafka_coop._waiting import StillRunning, bounded_call
 from kafka_coop.consumer._clock import WitnessedClock
 from kafka_coop.consumer._core import ClientFactory, CloseReport, Core, treat_as_done_on_close
+from kafka_coop.consumer._handler import client_partitions
 from kafka_coop.consumer._listener import (
     Hook,
     LegacyCallback,
@@ -20,13 +22,21 @@ from kafka_coop.consumer._listener import (
     RebalanceListener,
     StartOffsetsHook,
 )
-from kafka_coop.consumer._setup import check_duplicate_id, check_topics, manifest, prepare, publisher
+from kafka_coop.consumer._reconfigure import ControlChoice, LiveControl, live_control
+from kafka_coop.consumer._setup import (
+    DriverSetup,
+    check_duplicate_id,
+    check_topics,
+    manifest,
+    prepare,
+    publisher,
+)
 from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
 from kafka_coop.consumer._subscription import SubscriptionWatch
 from kafka_coop.errors import ConsumerFailed
-from kafka_coop.events import RebalanceEvent, TopicPartition
+from kafka_coop.events import PartitionKey, RebalanceEvent
 from kafka_coop.identity import DuplicatePolicy
-from kafka_coop.manifest import Manifest
+from kafka_coop.manifest import ControlOutcome, Manifest
 from kafka_coop.settings import ConsumerSettings
 from kafka_coop.sinks import EventSink
 
@@ -76,6 +86,10 @@ class CoopConsumer:
     (the next `poll`/`consume` raises `ShutdownSignal`, which the block swallows after closing: final
     commit, leave, `revoked`/`closed`), unless the application installed handlers of its own or passed
     `handle_signals=False` (docs/consumer.md "Stopping").
+
+    Live reconfiguration: with `control=True` (or `ControlOptions`) the member follows the control topic
+    and, at its next `poll`/`consume`, rebuilds its client on the settings a rollout step gives, keeping
+    its group.instance.id (docs/consumer.md "Live reconfiguration"); `last_control` is its last answer.
     """
 
     def __init__(
@@ -96,8 +110,24 @@ class CoopConsumer:
         client: ClientFactory | None = None,
         handle_signals: bool = True,
         clock: WitnessedClock | None = None,
+        control: ControlChoice = False,
     ) -> None:
         self._handle_signals = handle_signals
+        self._clock = clock  # a rebuilt client's core goes on on the same clock
+        # With control on, poll/consume go through one indirection, so that a service holding on to
+        # `c.poll` (a local for speed) still reaches the client a reconfiguration rebuilt.
+        self._routed = control is not False
+        self._poll_stopped = False
+        self._holding = False
+        self._subscription: tuple[list[str], Any, Any, Any] | None = None
+        self._factory: ClientFactory = client or Consumer
+        self._hook_args: dict[str, Any] = {
+            "listener": listener,
+            "start_offsets": start_offsets,
+            "on_assigned": on_assigned,
+            "on_revoked": on_revoked,
+            "on_lost": on_lost,
+        }
         self._signals: SignalStop | None = None
         self._watch: SubscriptionWatch | None = None
         self._watch_topics = client is None  # the fake client has no cluster to ask
@@ -132,17 +162,52 @@ class CoopConsumer:
         self._consumer = core.inner
         if duplicate_check != "off" and self.settings.instance_id:
             try:
-                check_duplicate_id(prepared, duplicate_check)
+                check_duplicate_id(prepared, duplicate_check, manifests)
             except BaseException:
                 self._consumer.close()
                 raise
         self._publisher = publisher(prepared, manifests, self._manifest)
         self._manifest_member_id = ""
-        # The per-call path: closures of a fixed signature around the client's own (see _core).
-        self.__dict__["poll"] = core.make_poll()
-        self.__dict__["consume"] = core.make_consume()
+        self._install_calls(core)
+        # Live reconfiguration (docs/consumer.md): off unless asked for; it arms the next call.
+        self._control: LiveControl | None = live_control(control, prepared, self._control_arm, self._log)
+
+    def _install_calls(self, core: Core) -> None:
+        """The per-call path: closures of a fixed signature around the client's own (see _core)."""
+        self._core_poll = core.make_poll()
+        self._core_consume = core.make_consume()
+        self._route_calls()
         if core.ledger is not None:  # marking done is one deque append: no lock, no client call
             self.__dict__["mark_done"] = core.ledger.marks.append
+        else:
+            self.__dict__.pop("mark_done", None)
+
+    def _route_calls(self) -> None:
+        """poll/consume go to the client, or (closed for a cutover) return nothing; a signal's stop wins."""
+        if self._poll_stopped:
+            return
+        if self._holding:
+            self._set_calls(self._held_poll, self._held_consume)
+        else:
+            self._set_calls(self._core_poll, self._core_consume)
+
+    def _set_calls(self, poll: Callable[..., Any], consume: Callable[..., Any]) -> None:
+        if not self._routed:
+            self.__dict__["poll"] = poll
+            self.__dict__["consume"] = consume
+            return
+        self._poll_target, self._consume_target = poll, consume
+        if "_via" not in self.__dict__:
+            self.__dict__["_via"] = True
+
+            def via_poll(timeout: float = -1) -> Message | None:
+                return self._poll_target(timeout)  # type: ignore[no-any-return]
+
+            def via_consume(num_messages: int = 1, timeout: float = -1) -> list[Message]:
+                return self._consume_target(num_messages, timeout)  # type: ignore[no-any-return]
+
+            self.__dict__["poll"] = via_poll
+            self.__dict__["consume"] = via_consume
 
     # --- the per-call path (instance attributes set in __init__ take the calls; these say the types) ---
     def poll(self, timeout: float = -1) -> Message | None:
@@ -163,7 +228,7 @@ class CoopConsumer:
     ) -> None:
         """`Consumer.store_offsets`, kept by kafka-coop: a message is marked done; `offsets` say every
         record below each offset is done. Needs `enable.auto.offset.store=false`, as librdkafka does."""
-        self._core.store_offsets(message, offsets)
+        self._core.store_offsets(message, offsets, confluent=True)
 
     @overload
     def commit(self, *, asynchronous: Literal[True] = ...) -> None: ...
@@ -248,7 +313,7 @@ class CoopConsumer:
         )
 
     @property
-    def owned(self) -> tuple[TopicPartition, ...]:
+    def owned(self) -> tuple[PartitionKey, ...]:
         return self._handler.owned
 
     @property
@@ -256,6 +321,11 @@ class CoopConsumer:
         """True from the start of `close()`. An event sink must not call `assignment()` or `memberid()`
         then: once the group has terminated, librdkafka never answers them (the call hangs)."""
         return self._handler.closing
+
+    @property
+    def last_control(self) -> ControlOutcome | None:
+        """This member's answer to the last control record it acted on (`control=`), or None."""
+        return None if self._control is None else self._control.outcome
 
     @property
     def failure(self) -> ConsumerFailed | None:
@@ -280,6 +350,20 @@ class CoopConsumer:
         """
         self._require_open()
         names = check_topics(topics)
+        self._subscription = (names, on_assign, on_revoke, on_lost)
+        self._subscribe(names, on_assign, on_revoke, on_lost, started=True)
+        if self._control is not None:
+            self._control.start()
+
+    def _subscribe(
+        self,
+        names: list[str],
+        on_assign: LegacyCallback | None,
+        on_revoke: LegacyCallback | None,
+        on_lost: LegacyCallback | None,
+        *,
+        started: bool,
+    ) -> None:
         core = self._core
         self._handler.legacy = LegacyCallbacks(self, on_assign, on_revoke, on_lost)
         # Always pass all three: without on_lost, lost partitions arrive through on_revoke (FACTS).
@@ -287,8 +371,10 @@ class CoopConsumer:
             names, on_assign=self._on_assign, on_revoke=core.on_revoke, on_lost=core.on_lost
         )
         core.subscribed = True
+        core.topics.update(names)
         core.guard.restart(self._handler.rebalances)
-        core.emit(self._handler.lifecycle("started", self._member_id()))
+        if started:
+            core.emit(self._handler.lifecycle("started", self._member_id()))
         if self._watch_topics:
             self._watch = core.watch_subscription(self._watch, names)
         if self._publisher is not None:
@@ -351,11 +437,16 @@ class CoopConsumer:
         if self._watch is not None:
             self._watch.close()
         report = CloseReport()
+        held = self._control is not None and self._control.closed is not None
+        if self._control is not None:
+            self._control.close()
         try:
             # The manifest heartbeat thread reads the member id: stop it before the client goes.
             if self._publisher is not None:
                 self._publisher.close()
-            if timeout is None:
+            if held:  # closed for a cutover: its client is closed, what was done committed then
+                pass
+            elif timeout is None:
                 report = core.close(batch_done=batch_done)
             else:
                 report = self._close_within(timeout, batch_done)
@@ -402,6 +493,7 @@ class CoopConsumer:
     def _stop_polling(self, signum: int) -> None:
         """The first signal: the next `poll`/`consume` raises instead of calling the client."""
         assert self._signals is not None
+        self._poll_stopped = True  # a control record arriving now must not take the call back
         stopped = self._signals.stopped
 
         def poll(timeout: float = -1) -> Message | None:
@@ -412,6 +504,7 @@ class CoopConsumer:
 
         self.__dict__["poll"] = poll
         self.__dict__["consume"] = consume
+        self._poll_target, self._consume_target = poll, consume  # a routed poll held by the service
 
     def _require_open(self) -> None:
         if self._core.closed:
@@ -438,4 +531,98 @@ class CoopConsumer:
         client, so a memberid() from the heartbeat thread waits for the poll in flight, and a service that
         polls back to back starved the heartbeat (seen on the broker). A member id changes only by a new
         join, which an assignment follows."""
-        return manifest(self._prepared, self._manifest_member_id)
+        built = manifest(self._prepared, self._manifest_member_id)
+        control = self._control
+        if built is None or control is None or control.outcome is None:
+            return built
+        return built.model_copy(update={"control": control.outcome})
+
+    # --- live reconfiguration (LiveControl's Member; all on the polling thread but _control_arm) ----
+    def _control_arm(self) -> None:
+        """From the control feed's thread: the next poll/consume acts on the queued records first."""
+        if not self._poll_stopped:
+            self._set_calls(self._armed_poll, self._armed_consume)
+
+    def _control_run(self) -> None:
+        control = self._control
+        assert control is not None
+        self._route_calls()
+        control.point(self)
+        self._route_calls()
+        if control.inbox:  # delivered while the point ran
+            self._control_arm()
+
+    def _armed_poll(self, timeout: float = -1) -> Message | None:
+        self._control_run()
+        return self.__dict__["poll"](timeout)  # type: ignore[no-any-return]
+
+    def _armed_consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
+        self._control_run()
+        return self.__dict__["consume"](num_messages, timeout)  # type: ignore[no-any-return]
+
+    def _held_poll(self, timeout: float = -1) -> Message | None:
+        assert self._control is not None
+        self._control.wait(timeout)
+        self._control_run()
+        return None
+
+    def _held_consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
+        assert self._control is not None
+        self._control.wait(timeout)
+        self._control_run()
+        return []
+
+    @property
+    def control_core(self) -> Core:
+        return self._core
+
+    def control_build(self, settings: ConsumerSettings) -> tuple[DriverSetup, Core]:
+        old = self._prepared
+        prepared = prepare(
+            settings,
+            **self._hook_args,
+            events=old.sink,
+            logger=old.log,
+            default_log=log,
+            callbacks=old.callbacks,
+            transactional=old.transactional,
+            stamp=old.stamp,
+            clock=self._clock,
+        )
+        core = Core(
+            prepared,
+            self._factory,
+            error_cb=prepared.callbacks.get("error_cb"),
+            on_commit=prepared.callbacks.get("on_commit"),
+        )
+        return prepared, core
+
+    def control_close_client(self) -> None:
+        # Paused first: close serves the rebalances queued for the member until the client has nothing
+        # more to hand out, and records it would fetch meanwhile go to no one (it seeks them back).
+        with contextlib.suppress(KafkaException, RuntimeError):
+            self._consumer.pause(client_partitions(self._core.keys()))
+        self._core.close(batch_done=True)  # at a call: the batch the application held is done
+
+    def control_install(self, prepared: DriverSetup, core: Core) -> None:
+        prepared.stamp.protocol = prepared.protocol  # the member's events go on, on the new protocol
+        self._prepared = prepared
+        self.settings = prepared.settings
+        self.protocol = prepared.protocol
+        self._log = prepared.log
+        self._handler = prepared.handler
+        self._core = core
+        self._consumer = core.inner
+        self._install_calls(core)
+        if self._subscription is not None:
+            names, on_assign, on_revoke, on_lost = self._subscription
+            self._subscribe(names, on_assign, on_revoke, on_lost, started=False)
+
+    def control_hold(self, holding: bool) -> None:
+        self._holding = holding
+        self._route_calls()
+
+    def control_answered(self) -> None:
+        if self._publisher is not None:
+            self._manifest_member_id = self._handler.member_id or self._manifest_member_id
+            self._publisher.publish_now()

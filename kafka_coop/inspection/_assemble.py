@@ -46,7 +46,7 @@ class GroupAnswers:
 
     @property
     def selected_assignor(self) -> str:
-        return self.live.assignor or (self.raw.protocol if self.raw is not None else "")
+        return self.live.selected_assignor or (self.raw.protocol if self.raw is not None else "")
 
     @property
     def protocol_type(self) -> str | None:
@@ -61,7 +61,7 @@ class GroupAnswers:
         """librdkafka reads a consumer group's Assigning and Reconciling states as unknown; the
         coordinator names them."""
         described = self.coordinator.described if self.coordinator is not None else None
-        if described is None or self.live.type != "consumer" or not described.group_state:
+        if described is None or self.live.group_type != "consumer" or not described.group_state:
             return self.live.state
         return described.group_state.lower()
 
@@ -101,7 +101,7 @@ def assemble_members(group: str, answers: GroupAnswers) -> tuple[MemberSnapshot,
         )
     return infer_members(
         group,
-        answers.live.type,
+        answers.live.group_type,
         answers.selected_assignor,
         inputs,
         list(answers.manifests),
@@ -146,22 +146,22 @@ def assemble_snapshot(
         broker = BrokerFacts(configs_error=later.broker_error)
     api = answers.view_api
     notes = []
-    if raw is None and live.type == "consumer" and not api:
+    if raw is None and live.group_type == "consumer" and not api:
         notes.append("consumer-protocol group: member protocol metadata is not visible; types are inferred")
     if api == "ConsumerGroupDescribe v0":
         notes.append("the coordinator answered ConsumerGroupDescribe v0: epochs, no member types (inferred)")
-    if answers.coordinator_note and live.type == "consumer":
+    if answers.coordinator_note and live.group_type == "consumer":
         notes.append(answers.coordinator_note)
     if live.state in ("preparing_rebalance", "completing_rebalance"):
         notes.append("a rebalance is in progress: member metadata may be from the previous generation")
     return GroupSnapshot(
-        group_id=group,
+        group=group,
         taken_ms=taken_ms,
         exists=answers.exists,
-        type=live.type,
+        group_type=live.group_type,
         state=answers.state,
         protocol_type=answers.protocol_type,
-        assignor=answers.selected_assignor,
+        selected_assignor=answers.selected_assignor,
         coordinator=live.coordinator,
         generation=infer_generation(members),
         members=members,

@@ -129,7 +129,7 @@ class _FanOut:
     def group_answers(self) -> GroupAnswers:
         live = self._live.result()
         exists = not (live.state == "dead" and not live.members)
-        raw = self._raw.result() if exists and live.type == "classic" else None
+        raw = self._raw.result() if exists and live.group_type == "classic" else None
         answer, group_configs, note = self._view.result()
         seen = GroupAnswers(
             live=live, raw=raw, coordinator=answer, group_configs=group_configs, coordinator_note=note
@@ -280,13 +280,13 @@ def lag_sample(admin: ClusterAdmin, group: str, *, timeout_s: float = 10.0) -> G
         return None
     lag = partition_lag(offsets)
     return GroupSnapshot(
-        group_id=group,
+        group=group,
         taken_ms=now_ms(),
         exists=bool(lag),
-        type="unknown",
+        group_type="unknown",
         state="unknown",
         protocol_type=None,
-        assignor="",
+        selected_assignor="",
         coordinator=None,
         members=(),
         lag=lag,
@@ -312,7 +312,7 @@ def list_groups(
     try:
         reader = coordinator or CoordinatorClient(admin.bootstrap, conf, timeout_s=timeout_s)
         try:
-            kinds = {g.group_id: (g.group_type, g.protocol_type, g.state) for g in reader.list_groups()}
+            kinds = {g.group: (g.group_type, g.protocol_type, g.state) for g in reader.list_groups()}
         finally:
             if coordinator is None:
                 reader.close()
@@ -320,26 +320,28 @@ def list_groups(
         pass  # the kinds are extra: librdkafka's list stands on its own
     rows = []
     for g in listed:
-        group_type, protocol_type, _ = kinds.get(g.group_id, (g.type, "", ""))
-        kind = group_kind(group_type or g.type, protocol_type, g.is_simple) if g.group_id in kinds else None
+        group_type, protocol_type, _ = kinds.get(g.group, (g.group_type, "", ""))
+        kind = (
+            group_kind(group_type or g.group_type, protocol_type, g.is_simple) if g.group in kinds else None
+        )
         rows.append(g.model_copy(update={"kind": kind, "protocol_type": protocol_type or None}))
-    seen = {g.group_id for g in listed}
+    seen = {g.group for g in listed}
     for name, (group_type, protocol_type, state) in sorted(kinds.items()):
         if name not in seen:  # share and streams groups: not consumer groups, listed for what they are
             rows.append(
                 ListedGroup(
-                    group_id=name,
-                    type="unknown",
+                    group=name,
+                    group_type="unknown",
                     state=_LISTED_STATES.get(state, "unknown"),
                     is_simple=False,
                     kind=group_kind(group_type, protocol_type),
                     protocol_type=protocol_type or None,
                 )
             )
-    rows.sort(key=lambda g: g.group_id)
-    consumers = [g.group_id for g in rows if not g.is_simple and g.kind not in ("share", "streams", "simple")]
+    rows.sort(key=lambda g: g.group)
+    consumers = [g.group for g in rows if not g.is_simple and g.kind not in ("share", "streams", "simple")]
     described = admin.describe_groups(consumers, timeout_s=timeout_s)
-    return [(g, described.get(g.group_id)) for g in rows]
+    return [(g, described.get(g.group)) for g in rows]
 
 
 _LISTED_STATES: dict[str, GroupState] = {

@@ -16,10 +16,10 @@ from kafka_coop._vocab import (
     COOPERATIVE_ASSIGNORS,
     EAGER_ONLY_ASSIGNORS,
     SeenFamily,
-    SeenMemberType,
+    SeenGroupProtocol,
     SeenProtocol,
 )
-from kafka_coop.events import TopicPartition
+from kafka_coop.events import PartitionKey
 from kafka_coop.families import WireTraits, catalog, recognise
 from kafka_coop.inspection._model import BrokerFacts, Fact, MemberSnapshot
 from kafka_coop.manifest import Manifest
@@ -74,13 +74,13 @@ class MemberInput(BaseModel):
     client_id: str
     host: str
     instance_id: str | None
-    assignment: tuple[TopicPartition, ...]
+    assignment: tuple[PartitionKey, ...]
     subscription: bytes | None = None
     assignment_bytes: bytes | None = None
     # the coordinator's view of the member (ConsumerGroupDescribe), where it gave one
-    broker_type: SeenMemberType | None = None
+    broker_type: SeenGroupProtocol | None = None
     member_epoch: int | None = None
-    target_assignment: tuple[TopicPartition, ...] | None = None
+    target_assignment: tuple[PartitionKey, ...] | None = None
     subscribed_regex: str | None = None
 
 
@@ -132,7 +132,7 @@ def _decode(
 
 def _member_type(
     group_type: str, member: MemberInput, manifest: Manifest | None, view_api: str
-) -> Fact[SeenMemberType]:
+) -> Fact[SeenGroupProtocol]:
     if member.broker_type in ("classic", "consumer"):
         return Fact(value=member.broker_type, source="broker", signal=view_api or "the group's coordinator")
     if manifest is not None:
@@ -229,7 +229,7 @@ def _never_assigned(sub: ConsumerProtocolSubscription) -> bool:
 
 def _protocol(
     selected: str,
-    member_type: SeenMemberType,
+    member_type: SeenGroupProtocol,
     family: SeenFamily,
     sub: ConsumerProtocolSubscription | None,
     rejoins: _Rejoins,
@@ -274,7 +274,7 @@ def _protocol(
 
 
 def _assignors(
-    selected: str, member_type: SeenMemberType, manifest: Manifest | None
+    selected: str, member_type: SeenGroupProtocol, manifest: Manifest | None
 ) -> Fact[tuple[str, ...]]:
     if manifest is not None:
         return Fact(value=tuple(manifest.assignors), source="declared", signal="manifest")

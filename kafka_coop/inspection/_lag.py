@@ -11,7 +11,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop.events import TopicPartition
+from kafka_coop.events import PartitionKey
 from kafka_coop.inspection._model import GroupSnapshot
 
 # Facts this module relies on. The rules are Burrow's (linkedin/Burrow, core/internal/evaluator/
@@ -165,9 +165,9 @@ def evaluate_partition(
 
 
 def evaluate_group(
-    series: Mapping[TopicPartition, Sequence[OffsetSample]],
+    series: Mapping[PartitionKey, Sequence[OffsetSample]],
     *,
-    owned: Iterable[TopicPartition] | None = None,
+    owned: Iterable[PartitionKey] | None = None,
     allowed_lag: int = 0,
     judge_after_s: float = 0.0,
 ) -> GroupLagStatus:
@@ -191,10 +191,10 @@ def evaluate_group(
     return GroupLagStatus(status=status, window_s=window, partitions=parts)
 
 
-def lag_series(snapshots: Sequence[GroupSnapshot]) -> dict[TopicPartition, list[OffsetSample]]:
+def lag_series(snapshots: Sequence[GroupSnapshot]) -> dict[PartitionKey, list[OffsetSample]]:
     """Each partition's (time, committed, end) samples over the snapshots, oldest first, the last
     LAG_MAX_SAMPLES of each."""
-    series: dict[TopicPartition, list[OffsetSample]] = {}
+    series: dict[PartitionKey, list[OffsetSample]] = {}
     for snap in sorted(snapshots, key=lambda s: s.taken_ms):
         for p in snap.lag:
             if p.committed is not None:

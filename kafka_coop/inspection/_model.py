@@ -13,10 +13,10 @@ import base64
 import binascii
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
-from kafka_coop._vocab import SeenFamily, SeenMemberType, SeenProtocol
-from kafka_coop.events import TopicPartition
+from kafka_coop._vocab import SeenFamily, SeenGroupProtocol, SeenProtocol
+from kafka_coop.events import PartitionKey
 from kafka_coop.manifest import Manifest
 from kafka_coop.protocol import ConsumerProtocolSubscription
 
@@ -43,8 +43,8 @@ class MemberSnapshot(BaseModel):
     instance_id: str | None
     client_id: str
     host: str
-    assignment: tuple[TopicPartition, ...]
-    member_type: Fact[SeenMemberType]
+    assignment: tuple[PartitionKey, ...]
+    member_type: Fact[SeenGroupProtocol]
     client_family: Fact[SeenFamily]
     rebalance_protocol: Fact[SeenProtocol]
     assignors: Fact[tuple[str, ...]]
@@ -58,7 +58,7 @@ class MemberSnapshot(BaseModel):
     # The coordinator's own view (ConsumerGroupDescribe; None where it gave none): the member's epoch,
     # the assignment it is being moved to, and the regex it subscribes with (evaluated on the broker).
     member_epoch: int | None = None
-    target_assignment: tuple[TopicPartition, ...] | None = None
+    target_assignment: tuple[PartitionKey, ...] | None = None
     subscribed_regex: str | None = None
 
     @field_serializer("subscription", when_used="json")
@@ -135,15 +135,18 @@ class CoordinatorView(BaseModel):
 
 
 class GroupSnapshot(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    """Its JSON (`describe --output json`, schema v1) keeps the names it was published with: `group_id`,
+    `type`, `assignor`; the code reads it by the names every other model uses."""
 
-    group_id: str
+    model_config = ConfigDict(frozen=True, validate_by_name=True, validate_by_alias=True)
+
+    group: str = Field(alias="group_id")
     taken_ms: int
     exists: bool
-    type: SeenMemberType  # the group type, in the same words
+    group_type: SeenGroupProtocol = Field(alias="type")
     state: str
     protocol_type: str | None
-    assignor: str
+    selected_assignor: str = Field(alias="assignor")
     coordinator: int | None
     generation: Fact[int | None] = Fact(value=None, source="unknown")
     members: tuple[MemberSnapshot, ...]

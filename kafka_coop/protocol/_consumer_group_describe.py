@@ -16,7 +16,8 @@ from typing import Annotated, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kafka_coop._vocab import SeenMemberType
+from kafka_coop._vocab import SeenGroupProtocol
+from kafka_coop.events import PartitionKey
 from kafka_coop.protocol._buffer import INT16_MAX, INT32_MAX, INT32_MIN, INT32_SIZE
 from kafka_coop.protocol._compact import (
     INT8_MAX,
@@ -31,7 +32,7 @@ from kafka_coop.protocol._consumer_protocol import WireString
 API_KEY: Final = 69
 MAX_VERSION: Final = 1
 MEMBER_TYPE_UNKNOWN: Final = -1
-MEMBER_TYPES: Final[dict[int, SeenMemberType]] = {0: "classic", 1: "consumer"}
+MEMBER_TYPES: Final[dict[int, SeenGroupProtocol]] = {0: "classic", 1: "consumer"}
 AUTHORIZED_OPERATIONS_OMITTED: Final = INT32_MIN  # the schema's default: not asked for
 
 Int8 = Annotated[int, Field(ge=INT8_MIN, le=INT8_MAX)]
@@ -64,7 +65,7 @@ class MemberAssignment(_Wire):
     topic_partitions: tuple[AssignedTopic, ...] = ()
 
     @property
-    def partitions(self) -> tuple[tuple[str, int], ...]:
+    def partitions(self) -> tuple[PartitionKey, ...]:
         """(topic, partition) pairs, sorted: the wire's grouping by topic is not information."""
         return tuple(sorted((t.topic_name, p) for t in self.topic_partitions for p in t.partitions))
 
@@ -83,7 +84,7 @@ class DescribedMember(_Wire):
     member_type: Int8 = MEMBER_TYPE_UNKNOWN  # v1+: 0 classic, 1 consumer; -1 where not sent (v0)
 
     @property
-    def type_name(self) -> SeenMemberType:
+    def type_name(self) -> SeenGroupProtocol:
         return MEMBER_TYPES.get(self.member_type, "unknown")
 
 

@@ -12,6 +12,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from kafka_coop.events import PartitionKey
 from kafka_coop.protocol._buffer import (
     INT16_MAX,
     INT16_SIZE,
@@ -98,13 +99,13 @@ def _read_topic_partitions_element(reader: Reader, field: str) -> tuple[str, tup
     return topic, partitions
 
 
-def _read_topic_partitions(reader: Reader, field: str) -> tuple[tuple[str, int], ...]:
+def _read_topic_partitions(reader: Reader, field: str) -> tuple[PartitionKey, ...]:
     """Flatten the wire's per-topic grouping, which is an encoding detail rather than information."""
     groups = reader.array(field, _read_topic_partitions_element, _TOPIC_PARTITIONS_MIN_SIZE)
     return tuple((topic, partition) for topic, partitions in groups for partition in partitions)
 
 
-def _group_by_topic(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, list[int]]]:
+def _group_by_topic(partitions: Iterable[PartitionKey]) -> list[tuple[str, list[int]]]:
     """Group as the wire requires, in first-appearance order so encoding is deterministic and stable.
 
     A topic that reappears later joins its first group rather than starting a second one, matching
@@ -122,7 +123,7 @@ def _write_topic_partitions_element(writer: Writer, element: tuple[str, list[int
     writer.array(partitions, Writer.int32, f"{field}.partitions")
 
 
-def _write_topic_partitions(writer: Writer, partitions: Iterable[tuple[str, int]], field: str) -> None:
+def _write_topic_partitions(writer: Writer, partitions: Iterable[PartitionKey], field: str) -> None:
     writer.array(_group_by_topic(partitions), _write_topic_partitions_element, field)
 
 

@@ -5,10 +5,13 @@
 - `_match`: the phase-matching engine: is a fleet in the state phase N leaves it in? The planner and
   the gate both ask it, so a plan and its own gates cannot disagree.
 - `_requirements`: a migration's broker/group prerequisites as checks, on facts built once.
-- `_gate`: verify-group's checks on a snapshot; `_plan`: the planner; `_contract`: the Plan it writes;
+- `_gate`: verify-group's checks on a snapshot; `_plan`: the planner; `_plan_model`: the Plan it writes;
   `_wording`: the config and pause wording of a phase; `_checks`: the Check every one of them returns.
+- `_watch`: what `watch` shows of a group, one record per look.
+- `_walk`: a plan as a walk of steps, and the loop that takes them; `_journal`: the walk's journal file.
 - `_verify`: the shell of a gate run (`run_gate`: looks on a live group, `--wait`), loaded on first use,
-  so the planner and the gate import this face without loading a client.
+  so the planner and the gate import this face without loading a client. `_run` (shell, loaded on
+  first use too): `rollout run`'s effects, the restart hook, the control topic and the gates.
 """
 
 from __future__ import annotations
@@ -16,12 +19,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kafka_coop._lazy import lazy_attributes
+from kafka_coop._vocab import Direction
 from kafka_coop.rollout._checks import Check, worst
 from kafka_coop.rollout._commands import GateSpec, PlanSpec, RemoveStaticSpec, argv, consume_flags, render
-from kafka_coop.rollout._contract import (
+from kafka_coop.rollout._fleet import (
+    FleetDescription,
+    FleetMember,
+    fleet_from_snapshot,
+    load_fleet,
+    parse_fleet,
+)
+from kafka_coop.rollout._gate import GateReport, GateTarget, evaluate
+from kafka_coop.rollout._journal import JournalEntry, default_journal, read_journal
+from kafka_coop.rollout._match import (
+    detect_state,
+    locate,
+    match_phase,
+    phase_match,
+)
+from kafka_coop.rollout._plan import make_plan
+from kafka_coop.rollout._plan_model import (
     PLAN_HINT,
     TARGETS,
-    Direction,
     FamilyConfig,
     FleetSummary,
     GateCommand,
@@ -30,22 +49,6 @@ from kafka_coop.rollout._contract import (
     Target,
     load_plan,
 )
-from kafka_coop.rollout._fleet import (
-    BrokerInfo,
-    FleetDescription,
-    FleetMember,
-    fleet_from_snapshot,
-    load_fleet,
-    parse_fleet,
-)
-from kafka_coop.rollout._gate import GateReport, GateTarget, evaluate
-from kafka_coop.rollout._match import (
-    detect_state,
-    locate,
-    match_phase,
-    phase_match,
-)
-from kafka_coop.rollout._plan import make_plan
 from kafka_coop.rollout._spec import (
     MemberConfig,
     MigrationSpec,
@@ -54,9 +57,23 @@ from kafka_coop.rollout._spec import (
     migration_names,
     parse_migration,
 )
+from kafka_coop.rollout._walk import (
+    Progress,
+    Step,
+    StepFailed,
+    WalkMember,
+    WalkStopped,
+    execute,
+    plan_id,
+    resume_point,
+    rollback_walk,
+    walk_steps,
+)
+from kafka_coop.rollout._watch import WatchRecord, unowned_now, watch_record
 from kafka_coop.rollout._wording import config_lines
 
 if TYPE_CHECKING:
+    from kafka_coop.rollout._run import Runner, resume_walk, start_walk
     from kafka_coop.rollout._verify import GateProgress, group_missing, run_gate
 
 # name -> the shell module that defines it, imported on first use
@@ -64,6 +81,9 @@ _LAZY: dict[str, str] = {
     "GateProgress": "kafka_coop.rollout._verify",
     "group_missing": "kafka_coop.rollout._verify",
     "run_gate": "kafka_coop.rollout._verify",
+    "Runner": "kafka_coop.rollout._run",
+    "resume_walk": "kafka_coop.rollout._run",
+    "start_walk": "kafka_coop.rollout._run",
 }
 
 
@@ -72,7 +92,6 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 __all__ = [
     "PLAN_HINT",
     "TARGETS",
-    "BrokerInfo",
     "Check",
     "Direction",
     "FamilyConfig",
@@ -84,19 +103,29 @@ __all__ = [
     "GateReport",
     "GateSpec",
     "GateTarget",
+    "JournalEntry",
     "MemberConfig",
     "MigrationSpec",
     "Plan",
     "PlanPhase",
     "PlanSpec",
+    "Progress",
     "RemoveStaticSpec",
+    "Runner",
+    "Step",
+    "StepFailed",
     "Target",
+    "WalkMember",
+    "WalkStopped",
+    "WatchRecord",
     "all_migrations",
     "argv",
     "config_lines",
     "consume_flags",
+    "default_journal",
     "detect_state",
     "evaluate",
+    "execute",
     "fleet_from_snapshot",
     "group_missing",
     "load_fleet",
@@ -109,7 +138,16 @@ __all__ = [
     "parse_fleet",
     "parse_migration",
     "phase_match",
+    "plan_id",
+    "read_journal",
     "render",
+    "resume_point",
+    "resume_walk",
+    "rollback_walk",
     "run_gate",
+    "start_walk",
+    "unowned_now",
+    "walk_steps",
+    "watch_record",
     "worst",
 ]

@@ -17,7 +17,7 @@ PROGRAM = "kafka-coop"
 GATE_TIMEOUT_S = 300
 
 
-class _Reach(BaseModel):
+class _ClusterAccess(BaseModel):
     """How a printed command reaches the cluster: never secrets, only the file that holds them."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -26,7 +26,7 @@ class _Reach(BaseModel):
     command_config: str | None = None
 
 
-class GateSpec(_Reach):
+class GateSpec(_ClusterAccess):
     """`verify-group`: the gate before a phase (the state after phase `phase` of `migration`), or, mid
     bounce where no phase holds, health only."""
 
@@ -42,7 +42,7 @@ class GateSpec(_Reach):
     max_pause_ms: int | None = None
 
 
-class RemoveStaticSpec(_Reach):
+class RemoveStaticSpec(_ClusterAccess):
     """`remove-members --all-static`: static members leave now instead of after session.timeout.ms.
     With `wait_stopped_s` it is started with the stop and waits for the members' manifests to close."""
 
@@ -66,7 +66,7 @@ class PlanSpec(BaseModel):
 CommandSpec = GateSpec | RemoveStaticSpec | PlanSpec
 
 
-def _reach(spec: _Reach) -> list[str]:
+def _access_flags(spec: _ClusterAccess) -> list[str]:
     out = ["--bootstrap-server", spec.bootstrap] if spec.bootstrap else []
     if spec.command_config:
         out += ["--command-config", spec.command_config]
@@ -76,7 +76,7 @@ def _reach(spec: _Reach) -> list[str]:
 def argv(spec: CommandSpec) -> list[str]:
     """The command's words, the program's name first."""
     if isinstance(spec, GateSpec):
-        words = [PROGRAM, spec.command, spec.group, *_reach(spec)]
+        words = [PROGRAM, spec.command, spec.group, *_access_flags(spec)]
         if spec.migration is not None and spec.phase is not None:
             words += ["--migration", spec.migration, "--phase", str(spec.phase)]
         if spec.expect_members is not None:
@@ -89,7 +89,7 @@ def argv(spec: CommandSpec) -> list[str]:
             words += ["--max-pause-ms", str(spec.max_pause_ms)]
         return [*words, "--wait", "--timeout", str(spec.timeout_s)]
     if isinstance(spec, RemoveStaticSpec):
-        words = [PROGRAM, spec.command, spec.group, *_reach(spec), "--all-static"]
+        words = [PROGRAM, spec.command, spec.group, *_access_flags(spec), "--all-static"]
         if spec.wait_stopped_s is not None:
             words += ["--wait-stopped", str(spec.wait_stopped_s)]
         return words

@@ -21,17 +21,13 @@ from kafka_coop._vocab import (
     GroupProtocol,
     KnownFamily,
     SeenFamily,
-    SeenMemberType,
+    SeenGroupProtocol,
     SeenProtocol,
     plural,
 )
 from kafka_coop.errors import InvalidInput
 from kafka_coop.families import KnownDefect, catalog, cite
-from kafka_coop.inspection import Fact, GroupSnapshot, MemberSnapshot
-
-FleetFamily = SeenFamily
-MemberKind = SeenMemberType
-MemberProtocol = SeenProtocol
+from kafka_coop.inspection import BrokerFacts, Fact, GroupSnapshot, MemberSnapshot
 
 
 class FleetMember(BaseModel):
@@ -40,9 +36,9 @@ class FleetMember(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = ""
-    family: FleetFamily
-    member_type: MemberKind = "classic"
-    protocol: MemberProtocol = "unknown"
+    family: SeenFamily
+    member_type: SeenGroupProtocol = "classic"
+    protocol: SeenProtocol = "unknown"
     assignors: tuple[str, ...] | None = None  # None: not visible (no manifest)
     # a live member without a manifest: the list the broker's view settles (`wire_assignors`), if any
     wire_assignors: tuple[str, ...] | None = None
@@ -52,8 +48,8 @@ class FleetMember(BaseModel):
     evidence: str = ""
     version: str | None = None  # the library's version: fleet file, or declared in a manifest
     version_source: str = ""
-    metadata_error: str | None = None  # its protocol bytes do not decode as the consumer protocol
-    pattern: str | None = None  # the regex it subscribes with, when known (fleet file, coordinator)
+    subscription_error: str | None = None  # its protocol bytes do not decode as the consumer protocol
+    subscribed_regex: str | None = None  # the regex it subscribes with, when known (fleet file, coordinator)
     topics: tuple[str, ...] = ()  # the topics it consumes today, when known
     restart_s: float | None = None  # how long a restart takes (fleet file)
 
@@ -62,13 +58,19 @@ class FleetMember(BaseModel):
         return self.name or f"{self.count} x {self.family}"
 
 
-class BrokerInfo(BaseModel):
+MigrationPolicy = Literal["bidirectional", "upgrade", "downgrade", "disabled"]
+MIGRATION_POLICIES: tuple[MigrationPolicy, ...] = ("bidirectional", "upgrade", "downgrade", "disabled")
+
+
+class _FileBroker(BaseModel):
+    """The broker section as people write it in a fleet file; it fills a BrokerFacts, marked declared."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     version: str | None = None
     version_source: str = ""
     rebalance_protocols: tuple[str, ...] | None = None
-    migration_policy: Literal["bidirectional", "upgrade", "downgrade", "disabled"] | None = None
+    migration_policy: MigrationPolicy | None = None
     group_max_size: int | None = None
     group_consumer_max_size: int | None = None
     group_version: int | None = None  # the finalized group.version feature
@@ -79,18 +81,43 @@ class BrokerInfo(BaseModel):
     consumer_heartbeat_ms: int | None = None
     group_session_ms: int | None = None  # the group's own consumer.session.timeout.ms
 
+    def facts(self) -> BrokerFacts:
+        """The record inspection fills for a live broker, with every value the file gives `declared`."""
+        level = None if self.group_version is None else str(self.group_version)
+        return BrokerFacts(
+            **self.model_dump(exclude=_FILE_ONLY),
+            kafka_version=_declared(self.version, self.version_source),
+            group_version=_declared(level, self.group_version_source),
+        )
+
+
+# the file's words for what BrokerFacts holds as Facts; every other key is a BrokerFacts field by name
+_FILE_ONLY = {"version", "version_source", "group_version", "group_version_source"}
+
+
+def _declared(value: str | None, signal: str) -> Fact[str]:
+    if value is None:
+        return Fact(value="unknown", source="unknown", signal=signal)
+    return Fact(value=value, source="declared", signal=signal)
+
 
 class FleetDescription(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     group: str
     source: Literal["live", "file"] = "file"
-    group_type: MemberKind = "classic"
+    group_type: SeenGroupProtocol = "classic"
     state: str | None = None
     selected_assignor: str | None = None
     members: tuple[FleetMember, ...]
-    broker: BrokerInfo = BrokerInfo()
+    broker: BrokerFacts = BrokerFacts()  # live: as inspection read it; a fleet file's: declared
     protocol_type: str | None = None  # a classic group's protocol type; None: not visible
+
+    @property
+    def broker_version(self) -> str | None:
+        """The broker's Kafka version, None where neither the broker nor the file said."""
+        fact = self.broker.kafka_version
+        return fact.value if fact.source != "unknown" else None
 
     @property
     def size(self) -> int:
@@ -146,47 +173,25 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
                 member_type=m.member_type.value,
                 protocol=m.rebalance_protocol.value,
                 assignors=m.assignors.value if declared else None,
-                wire_assignors=None if declared else wire_assignors(m, snap.assignor),
+                wire_assignors=None if declared else wire_assignors(m, snap.selected_assignor),
                 static=m.instance_id is not None,
                 assignment_user_data=None if m.assignment_user_data is None else m.assignment_user_data > 0,
                 evidence=f"family {m.client_family.source}, protocol {m.rebalance_protocol.source}",
                 version=m.client_version.value if m.client_version.source != "unknown" else None,
                 version_source=_origin(m.client_version) if m.client_version.source != "unknown" else "",
-                metadata_error=m.subscription_error,
-                pattern=m.subscribed_regex,
+                subscription_error=m.subscription_error,
+                subscribed_regex=m.subscribed_regex,
                 topics=tuple(m.subscription.topics) if m.subscription is not None else (),
             )
         )
-    broker = snap.broker
-    version = broker.kafka_version.value if broker.kafka_version.source != "unknown" else None
     return FleetDescription(
-        group=snap.group_id,
+        group=snap.group,
         source="live",
-        group_type=snap.type,
+        group_type=snap.group_type,
         state=snap.state,
-        selected_assignor=snap.assignor or None,
+        selected_assignor=snap.selected_assignor or None,
         members=tuple(members),
-        broker=BrokerInfo(
-            version=version,
-            version_source=broker.kafka_version.signal,
-            rebalance_protocols=broker.rebalance_protocols,
-            migration_policy=broker.migration_policy
-            if broker.migration_policy in ("bidirectional", "upgrade", "downgrade", "disabled")
-            else None,
-            group_max_size=broker.group_max_size,
-            group_consumer_max_size=broker.group_consumer_max_size,
-            group_version=_level(broker.group_version.value)
-            if broker.group_version.source == "broker"
-            else None,
-            group_version_source=_origin(broker.group_version)
-            if broker.group_version.source == "broker"
-            else "",
-            consumer_session_ms=broker.consumer_session_ms,
-            consumer_min_session_ms=broker.consumer_min_session_ms,
-            consumer_max_session_ms=broker.consumer_max_session_ms,
-            consumer_heartbeat_ms=broker.consumer_heartbeat_ms,
-            group_session_ms=broker.group_session_ms,
-        ),
+        broker=snap.broker,
         protocol_type=snap.protocol_type,
     )
 
@@ -226,6 +231,18 @@ def fatal_defect_sentences(fleet: FleetDescription, *, to_consumer: bool = False
     """The fatal defects (`fatal: true`) of members whose version is known to have them: plan blockers."""
     hits = _defect_hits(fleet, to_consumer, known_only=True)
     return [_defect_sentence(f, d, m) for (f, d), m in hits.items() if d.fatal]
+
+
+def group_version_level(fact: Fact[str]) -> int | None:
+    """The finalized group.version feature level, where the broker or a fleet file gave it."""
+    return _level(fact.value) if fact.source in ("broker", "declared") else None
+
+
+def group_version_origin(fact: Fact[str]) -> str:
+    """Where the level came from: the broker (`broker: <signal>`), or a fleet file's own words."""
+    if fact.source == "broker":
+        return _origin(fact)
+    return "" if fact.source == "inferred" else fact.signal
 
 
 def _level(value: str) -> int | None:
@@ -268,14 +285,14 @@ class _FleetFile(BaseModel):
     group: str
     selected_assignor: str | None = None
     protocol_type: str | None = None  # a classic group's protocol type (consumer unless it says)
-    broker: BrokerInfo = BrokerInfo()
+    broker: _FileBroker = _FileBroker()
     members: list[_FileMember] = Field(min_length=1)
 
 
 def _member_from_file(entry: _FileMember) -> FleetMember:
     facts = catalog()[entry.family]
     if entry.group_protocol == "consumer":
-        protocol: MemberProtocol = "consumer"
+        protocol: SeenProtocol = "consumer"
     elif entry.assignors:
         protocols = {facts.assignors[a].protocol for a in entry.assignors}
         # one protocol, or a mixed list: Java's rule (common: eager); franz-go follows the selected one
@@ -300,7 +317,7 @@ def _member_from_file(entry: _FileMember) -> FleetMember:
         evidence="fleet file",
         version=entry.version,
         version_source="fleet file" if entry.version is not None else "",
-        pattern=entry.pattern,
+        subscribed_regex=entry.pattern,
         topics=entry.topics,
         restart_s=entry.restart_s,
     )
@@ -352,7 +369,7 @@ def parse_fleet(text: str, source: str) -> FleetDescription:
         state="stable",
         selected_assignor=None if consumer else (parsed.selected_assignor or _vote(members)),
         members=tuple(members),
-        broker=parsed.broker,
+        broker=parsed.broker.facts(),
         protocol_type=parsed.protocol_type or "consumer",
     )
 

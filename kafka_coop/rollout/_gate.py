@@ -75,7 +75,7 @@ def _general_checks(snap: GroupSnapshot, previous: GroupSnapshot | None, expect_
             Check(
                 name="group-exists",
                 status="fail",
-                reason=f"group {snap.group_id} has no members",
+                reason=f"group {snap.group} has no members",
                 hint="Check the group name (kafka-coop describe --all) and that its members run.",
             )
         )
@@ -169,7 +169,7 @@ def _unconfirmed_while_failing(checks: list[Check]) -> list[Check]:
 def _static_bounce_hint(snap: GroupSnapshot) -> list[str]:
     """A consumer-protocol group short of members, with static ones: a restarted member may be refused
     while its killed predecessor's session lasts (UNRELEASED_INSTANCE_ID)."""
-    if snap.type != "consumer" or not any(m.instance_id for m in snap.members):
+    if snap.group_type != "consumer" or not any(m.instance_id for m in snap.members):
         return []
     return [f"Under the consumer protocol, {STATIC_BOUNCE_ADVICE}."]
 
@@ -286,7 +286,7 @@ def evaluate(
             checks.extend(requirement_checks(spec.requires, requirement_facts(fleet)))
     checks = _unconfirmed_while_failing(checks)
     return GateReport(
-        group=snap.group_id,
+        group=snap.group,
         target=GateTarget(migration=spec.name if spec else None, phase=phase, expect_members=expect_members),
         status=worst(c.status for c in checks),
         checks=tuple(checks),

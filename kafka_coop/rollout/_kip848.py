@@ -11,16 +11,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Final, Literal
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop._vocab import plural, verb
+from kafka_coop._vocab import Direction, plural, verb
 from kafka_coop.families import catalog, older_than
 from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._checks import Check, Status
-
-Direction = Literal["upgrade", "downgrade"]
 
 RULES: Final[Mapping[str, str]] = {
     "broker-version": "KafkaApis.handleConsumerGroupHeartbeat: ConsumerGroupHeartbeat (API 68), GA in "

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop._vocab import ClientFamily, plural, verb
+from kafka_coop._vocab import ConfiguredFamily, plural, verb
 from kafka_coop.families import Family, catalog
 from kafka_coop.rollout._checks import Check, Status, worst
 from kafka_coop.rollout._fleet import FleetDescription, FleetMember
@@ -95,7 +95,7 @@ def why_not(family: Family, config: MemberConfig, *, version: str | None = None)
 
 
 def member_findings(
-    member: FleetMember, configs: Mapping[ClientFamily, MemberConfig] | None, expect: Expect
+    member: FleetMember, configs: Mapping[ConfiguredFamily, MemberConfig] | None, expect: Expect
 ) -> list[Finding]:
     """Does one member look as `expect` says and run its family's config in `configs`?
 
@@ -129,7 +129,7 @@ def member_findings(
 
 
 def member_match(
-    member: FleetMember, configs: Mapping[ClientFamily, MemberConfig] | None, expect: Expect
+    member: FleetMember, configs: Mapping[ConfiguredFamily, MemberConfig] | None, expect: Expect
 ) -> tuple[Match, str]:
     """The planner's view of one member: yes / maybe / no and the first reason for the worst."""
     findings = member_findings(member, configs, expect)

@@ -18,15 +18,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kafka_coop._vocab import ClientFamily, KnownFamily, plural, verb
+from kafka_coop._vocab import ConfiguredFamily, Direction, KnownFamily, plural, verb
 from kafka_coop.families import broker_defects, catalog, cite, older_than
 from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._commands import render
-from kafka_coop.rollout._contract import (
+from kafka_coop.rollout._fleet import FleetDescription, fatal_defect_sentences, known_defect_notes
+from kafka_coop.rollout._kip848 import static_id_advice
+from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match, why_not
+from kafka_coop.rollout._plan_model import (
     TARGETS,
     Alternative,
     Blocker,
-    Direction,
     FamilyConfig,
     FleetSummary,
     GateCommand,
@@ -35,9 +37,6 @@ from kafka_coop.rollout._contract import (
     PlanStatus,
     Target,
 )
-from kafka_coop.rollout._fleet import FleetDescription, fatal_defect_sentences, known_defect_notes
-from kafka_coop.rollout._kip848 import static_id_advice
-from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match, why_not
 from kafka_coop.rollout._requirements import requirement_checks, requirement_facts
 from kafka_coop.rollout._spec import MemberConfig, MigrationSpec
 from kafka_coop.rollout._wording import family_config, pause_note, progress_note
@@ -52,7 +51,7 @@ class _Candidate(BaseModel):
     rejected: str | None
 
 
-def _base_config(configs: Mapping[ClientFamily, MemberConfig]) -> MemberConfig | None:
+def _base_config(configs: Mapping[ConfiguredFamily, MemberConfig]) -> MemberConfig | None:
     """A phase's config, family-neutral: the migration's families agree on what a member runs."""
     return next(iter(configs.values()), None)
 
@@ -209,7 +208,7 @@ def _alternatives(
                 )
             )
     librdkafka = fleet.families().get("librdkafka", 0)
-    version_ok = fleet.broker.version is None or version_at_least(fleet.broker.version, (4, 0)) is not False
+    version_ok = fleet.broker_version is None or version_at_least(fleet.broker_version, (4, 0)) is not False
     kip848_since = catalog()["librdkafka"].kip848.since
     clients_ok = not any(
         m.family == "librdkafka" and older_than(m.version, kip848_since) for m in fleet.members
@@ -227,7 +226,7 @@ def _alternatives(
 
 
 def _phase_configs(
-    family_configs: Mapping[ClientFamily, MemberConfig], families: set[str]
+    family_configs: Mapping[ConfiguredFamily, MemberConfig], families: set[str]
 ) -> dict[KnownFamily, FamilyConfig]:
     """Each family's config in its own terms: the migration's own, else the phase's rendered for it."""
     base = _base_config(family_configs)
@@ -289,7 +288,7 @@ def _phases(
                 expect=phase.expect,
                 pause=phase.pause,
                 pause_note=pause_note(phase, protocol_before, fleet.size, static)
-                + _assignment_interval_note(phase.expect.rebalance_protocol, fleet.broker.version),
+                + _assignment_interval_note(phase.expect.rebalance_protocol, fleet.broker_version),
                 pause_budget_ms=pause_budget_ms,
                 rollback=phase.rollback,
                 notes=phase.notes,
@@ -500,8 +499,8 @@ def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
             )
     out += [n for n in known_defect_notes(fleet, to_consumer=spec.to == "consumer") if n not in fatal]
     out += [
-        f"Kafka {fleet.broker.version or 'of unknown version'}: {d.sentence()}"
-        for d in broker_defects().affecting(fleet.broker.version, spec.name)
+        f"Kafka {fleet.broker_version or 'of unknown version'}: {d.sentence()}"
+        for d in broker_defects().affecting(fleet.broker_version, spec.name)
     ]
     manifests = _manifest_note(fleet, spec)
     if manifests:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from kafka_coop._vocab import plural
+from kafka_coop.events import PartitionKey
 from kafka_coop.inspection import GroupSnapshot, MemberSnapshot
 from kafka_coop.rollout._checks import Check
 
@@ -44,7 +45,7 @@ def _behind(member: MemberSnapshot, assignment_epoch: int) -> bool:
     return member.member_epoch < assignment_epoch or not holds_target
 
 
-def _parts(partitions: Sequence[tuple[str, int]] | None) -> str:
+def _parts(partitions: Sequence[PartitionKey] | None) -> str:
     if not partitions:
         return "nothing"
     topics = sorted({t for t, _ in partitions})
@@ -68,7 +69,7 @@ def _behind_since(member: MemberSnapshot, snap: GroupSnapshot, history: Sequence
     return since
 
 
-def _unreleased(snap: GroupSnapshot) -> list[tuple[str, int]]:
+def _unreleased(snap: GroupSnapshot) -> list[PartitionKey]:
     """Partitions the target gives a member that no member is assigned: a member behind the epoch still
     holds them, pending revocation (ConsumerGroupDescribe before Kafka 4.4 shows a member's assignment
     without its partitions pending revocation, so this is where they show)."""

@@ -9,7 +9,12 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from kafka_coop.rollout._checks import Check
-from kafka_coop.rollout._fleet import FleetDescription
+from kafka_coop.rollout._fleet import (
+    MIGRATION_POLICIES,
+    FleetDescription,
+    group_version_level,
+    group_version_origin,
+)
 from kafka_coop.rollout._kip848 import (
     REFUSALS,
     ClientFact,
@@ -33,7 +38,7 @@ from kafka_coop.rollout._spec import Requirements
 class RequirementFacts(BaseModel):
     """What a migration's broker/group prerequisites are judged on."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     group: str = ""
     kafka_version: str = "unknown"
@@ -43,7 +48,7 @@ class RequirementFacts(BaseModel):
     group_max_size: int | None = None
     group_consumer_max_size: int | None = None
     member_count: int = 0
-    assignor: str = ""
+    selected_assignor: str = ""
     carrying_user_data: tuple[str, ...] = ()  # members whose assignment carries userData
     user_data_unseen: tuple[str, ...] = ()  # members whose assignment bytes were not visible
     # the online upgrade's other rules (rollout/_kip848.py)
@@ -72,14 +77,14 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
     given = [m.restart_s for m in fleet.members if m.restart_s is not None]
     return RequirementFacts(
         group=fleet.group,
-        kafka_version=broker.version or "unknown",
-        version_signal=broker.version_source,
+        kafka_version=fleet.broker_version or "unknown",
+        version_signal=broker.kafka_version.signal,
         rebalance_protocols=broker.rebalance_protocols,
-        migration_policy=broker.migration_policy,
+        migration_policy=broker.migration_policy if broker.migration_policy in MIGRATION_POLICIES else None,
         group_max_size=broker.group_max_size,
         group_consumer_max_size=broker.group_consumer_max_size,
         member_count=fleet.size,
-        assignor=fleet.selected_assignor or "",
+        selected_assignor=fleet.selected_assignor or "",
         carrying_user_data=tuple(m.label for m in fleet.members if m.assignment_user_data),
         user_data_unseen=tuple(
             m.label
@@ -89,11 +94,11 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
             and fleet.group_type == "classic"
             and (live or m.protocol != "eager")
         ),
-        group_version=broker.group_version,
-        group_version_signal=broker.group_version_source,
+        group_version=group_version_level(broker.group_version),
+        group_version_signal=group_version_origin(broker.group_version),
         protocol_type=fleet.protocol_type,
         static_count=sum(m.count for m in fleet.members if m.static),
-        malformed={m.label: m.metadata_error for m in fleet.members if m.metadata_error},
+        malformed={m.label: m.subscription_error for m in fleet.members if m.subscription_error},
         clients=tuple(
             ClientFact(
                 label=m.label,
@@ -105,7 +110,7 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
             )
             for m in fleet.members
         ),
-        patterns={m.label: (m.pattern, m.topics) for m in fleet.members if m.pattern},
+        patterns={m.label: (m.subscribed_regex, m.topics) for m in fleet.members if m.subscribed_regex},
         restart_s=restart_s if restart_s is not None else (max(given) if given else None),
         session=SessionFacts(
             session_ms=broker.consumer_session_ms,
@@ -147,7 +152,9 @@ def requirement_checks(req: Requirements, facts: RequirementFacts) -> list[Check
         checks.append(metadata_check(facts.malformed))
     if req.no_assignment_user_data:
         checks.append(
-            user_data_check(facts.carrying_user_data, facts.user_data_unseen, facts.assignor, facts.group)
+            user_data_check(
+                facts.carrying_user_data, facts.user_data_unseen, facts.selected_assignor, facts.group
+            )
         )
     if req.online_upgrade:
         refusals = [c for c in checks if c.name in REFUSALS]

@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from kafka_coop._vocab import (
     JAVA_ASSIGNOR_CLASSES,
-    ClientFamily,
+    ConfiguredFamily,
+    Direction,
     GroupProtocol,
     RebalanceProtocol,
     mixes_protocols,
@@ -88,7 +89,7 @@ class MigrationPhase(BaseModel):
     n: int = Field(ge=1)
     title: str
     action: Action
-    config: dict[ClientFamily, MemberConfig]
+    config: dict[ConfiguredFamily, MemberConfig]
     expect: Expect
     pause: PauseClass
     rollback: str
@@ -102,7 +103,7 @@ class Requirements(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     broker_min: tuple[int, int] | None = None
-    policy_allows: Literal["upgrade", "downgrade"] | None = None
+    policy_allows: Direction | None = None
     no_assignment_user_data: bool = False
     size_limit: Literal["group.max.size", "group.consumer.max.size"] | None = None
     # the broker converts the live group (KIP-848): its online-upgrade rules, the clients' answer to a
@@ -115,15 +116,17 @@ class MigrationSpec(BaseModel):
 
     name: str
     title: str
-    direction: Literal["upgrade", "downgrade"]
+    direction: Direction
     from_: RebalanceProtocol | Literal["classic"] = Field(alias="from")
     to: RebalanceProtocol | Literal["classic"]
-    families: tuple[ClientFamily, ...]
+    families: tuple[ConfiguredFamily, ...]
     summary: str
-    excludes: dict[ClientFamily, str] = Field(default_factory=dict)  # family -> why it cannot take this path
+    excludes: dict[ConfiguredFamily, str] = Field(
+        default_factory=dict
+    )  # family -> why it cannot take this path
     requires: Requirements = Requirements()
     start: Expect
-    start_config: dict[ClientFamily, MemberConfig]
+    start_config: dict[ConfiguredFamily, MemberConfig]
     phases: tuple[MigrationPhase, ...]
 
     @model_validator(mode="after")
@@ -155,7 +158,7 @@ class MigrationSpec(BaseModel):
             return self.start
         return self.phase(phase).expect
 
-    def config_at(self, phase: int) -> dict[ClientFamily, MemberConfig]:
+    def config_at(self, phase: int) -> dict[ConfiguredFamily, MemberConfig]:
         """The config members run once phase `phase` is done (stop-all phases keep the previous one)."""
         config = dict(self.start_config)
         for p in self.phases[:phase]:

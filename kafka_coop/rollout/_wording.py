@@ -6,7 +6,7 @@ from __future__ import annotations
 from kafka_coop._vocab import ASSIGNOR_REBALANCE_MODE, plural
 from kafka_coop.families import catalog
 from kafka_coop.rollout._commands import consume_flags
-from kafka_coop.rollout._contract import FamilyConfig, PlanPhase
+from kafka_coop.rollout._plan_model import FamilyConfig, PlanPhase
 from kafka_coop.rollout._spec import MemberConfig, MigrationPhase
 
 STATIC_ID_HINT = "<unique per member, stable across restarts>"

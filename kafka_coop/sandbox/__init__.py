@@ -71,12 +71,8 @@ from kafka_coop.sandbox._jars import (  # noqa: E402
     resolve_kafka_jars,
 )
 from kafka_coop.sandbox._java import (  # noqa: E402
-    CACHE_SUFFIX,
     JAVA_MEMBER_MIN_KAFKA,
     JVM_OPTIONS,
-    CacheKind,
-    cache_options,
-    cache_output_option,
     has_java_member,
     java_member_archive,
     java_member_classpath,
@@ -84,13 +80,9 @@ from kafka_coop.sandbox._java import (  # noqa: E402
 from kafka_coop.sandbox._ports import port_is_free  # noqa: E402
 
 __all__ += [
-    "CACHE_SUFFIX",
     "JAVA_MEMBER_MIN_KAFKA",
     "JVM_OPTIONS",
     "SUPPORTED_KAFKA_TEXT",
-    "CacheKind",
-    "cache_options",
-    "cache_output_option",
     "check_kafka_version",
     "has_java_member",
     "java_member_archive",

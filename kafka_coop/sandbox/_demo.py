@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from kafka_coop._vocab import Direction
 from kafka_coop.analytics import PhaseWindow, Summary, summarize
 from kafka_coop.errors import KafkaCoopError
 from kafka_coop.events import now_ms
@@ -223,7 +224,7 @@ def _walk(
         if hooks.on_member is not None:
             hooks.on_member(member)
 
-    def plan(direction: Literal["upgrade", "downgrade"], to: Any) -> Plan:
+    def plan(direction: Direction, to: Any) -> Plan:
         snap = take_snapshot(
             processes.admin, group, conf=processes.conf, manifests_topic=DEFAULT_MANIFEST_TOPIC, with_lag=True
         )

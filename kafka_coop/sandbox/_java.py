@@ -19,9 +19,18 @@ import tempfile
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Literal, TypeAlias
 
-from kafka_coop._jvm import cache_dir, compile_java, jar_of, jdk_key, partial_path, publish_file
+from kafka_coop._jvm import (
+    CACHE_SUFFIX,
+    CacheKind,
+    cache_dir,
+    cache_output_option,
+    compile_java,
+    jar_of,
+    jdk_key,
+    partial_path,
+    publish_file,
+)
 from kafka_coop._vocab import GroupProtocol
 from kafka_coop.sandbox._jars import resolve_kafka_jars
 from kafka_coop.sandbox._ports import free_port
@@ -40,9 +49,6 @@ def has_java_member(kafka_version: str) -> bool:
 MEMBER_JAR = "coop-member.jar"
 # Every member JVM runs with these; an AppCDS archive is only valid for the options it was made with.
 JVM_OPTIONS: tuple[str, ...] = ("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
-# "cds": a dynamic AppCDS archive (JDK >= 13); "aot": a Leyden AOT cache (JDK >= 25, JEPs 483/514/515)
-CacheKind: TypeAlias = Literal["cds", "aot"]
-CACHE_SUFFIX: dict[CacheKind, str] = {"cds": ".jsa", "aot": ".aot"}
 ARCHIVE_TRAINING_S = 2.5  # long enough for the consumer to start, subscribe and try to connect
 ARCHIVE_TRAINING_TIMEOUT_S = 60.0
 
@@ -106,18 +112,6 @@ def java_member_archive(
         return archive
     failed.touch()
     return None
-
-
-def cache_options(archive: Path | None, kind: CacheKind = "cds") -> list[str]:
-    """The JVM option that maps `archive` (none without one)."""
-    if archive is None:
-        return []
-    return [f"-XX:SharedArchiveFile={archive}" if kind == "cds" else f"-XX:AOTCache={archive}"]
-
-
-def cache_output_option(partial: Path, kind: CacheKind = "cds") -> str:
-    """The JVM option that writes a training run's cache to `partial` as the JVM exits."""
-    return f"-XX:ArchiveClassesAtExit={partial}" if kind == "cds" else f"-XX:AOTCacheOutput={partial}"
 
 
 def _train_archive(

@@ -22,16 +22,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kafka_coop._jvm import cache_options
 from kafka_coop._vocab import GroupProtocol
 from kafka_coop.admin import ClusterAdmin, GroupDescription
 from kafka_coop.errors import InvalidInput, KafkaCoopError
-from kafka_coop.events import RebalanceEvent, TopicPartition
+from kafka_coop.events import PartitionKey, RebalanceEvent
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 from kafka_coop.sandbox._broker import DEFAULT_KAFKA_VERSION
 from kafka_coop.sandbox._java import (
     JVM_OPTIONS,
     MAIN_CLASS,
-    cache_options,
     java_member_archive,
     java_member_classpath,
 )
@@ -41,7 +41,8 @@ ClientKind = Literal[
 ]
 # kind -> the argv prefix that runs one member of another client family (the Java member's options
 # follow it). The wheel ships only the java and python members; the others are built from the
-# repository's interop/ folder by `testbed.interop.member_command`, which tests and benchmarks pass in.
+# repository's testbed/interop/ folder by `testbed.interop.member_command`, which tests and benchmarks
+# pass in.
 FamilyCommand = Callable[[str], list[str]]
 DEFAULT_STABLE_TIMEOUT_S = 90.0
 DEFAULT_STOP_TIMEOUT_S = 30.0
@@ -73,6 +74,7 @@ class MemberSpec(BaseModel):
     process_ms: int = 0
     record_log: bool = False
     manifests: bool = True  # publish to _kafka_coop_manifests when that topic exists
+    control: bool = False  # python members: follow the control topic (live reconfiguration)
     # None = the member's name, "default" = the library's own default client id (what a service that
     # never sets one sends, and what inference reads on the wire); a Python member takes any other
     # value as its client.id, e.g. "rdkafka" for instances of a service that sets none.
@@ -82,7 +84,7 @@ class MemberSpec(BaseModel):
         return self.model_validate({**self.model_dump(), **changes})
 
 
-def unowned_partitions(live: GroupDescription, partitions: Mapping[str, int]) -> list[TopicPartition]:
+def unowned_partitions(live: GroupDescription, partitions: Mapping[str, int]) -> list[PartitionKey]:
     """Partitions of the subscribed topics that no member is assigned.
 
     A Stable group is not a settled one under the cooperative protocol: the first round of a rebalance
@@ -94,7 +96,7 @@ def unowned_partitions(live: GroupDescription, partitions: Mapping[str, int]) ->
     return [(t, p) for t, n in sorted(partitions.items()) for p in range(n) if (t, p) not in owned]
 
 
-def latest_owned(events: Sequence[Mapping[str, Any]]) -> frozenset[TopicPartition] | None:
+def latest_owned(events: Sequence[Mapping[str, Any]]) -> frozenset[PartitionKey] | None:
     """What one consumer owns after its last assigned/revoked/lost event; None before its first."""
     for event in reversed(events):
         if event.get("kind") in ("assigned", "revoked", "lost"):
@@ -102,9 +104,9 @@ def latest_owned(events: Sequence[Mapping[str, Any]]) -> frozenset[TopicPartitio
     return None
 
 
-def ownership_settled(owned: Mapping[str, frozenset[TopicPartition] | None], partitions: int) -> bool:
+def ownership_settled(owned: Mapping[str, frozenset[PartitionKey] | None], partitions: int) -> bool:
     """Every member owns something, no partition is owned twice, and all `partitions` are owned."""
-    seen: set[TopicPartition] = set()
+    seen: set[PartitionKey] = set()
     for parts in owned.values():
         if not parts or seen & parts:
             return False
@@ -238,6 +240,8 @@ class MemberProcess:
             cmd += ["--records", str(self.records_path)]
         if not spec.manifests:
             cmd += ["--no-manifests"]
+        if spec.control:
+            cmd += ["--control"]
         if spec.process_ms:
             cmd += ["--process-ms", str(spec.process_ms)]
         if spec.close != "default":
@@ -301,7 +305,7 @@ class MemberProcess:
         if self.families is None:
             raise InvalidInput(
                 f"Member {spec.name}: {spec.kind} members are built from the kafka-coop repository's "
-                "interop/ folder, which the installed package does not include.",
+                "testbed/interop/ folder, which the installed package does not include.",
                 hint="From a repository checkout: "
                 "MemberProcesses(..., families=testbed.interop.member_command).",
             )

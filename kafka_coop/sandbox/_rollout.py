@@ -16,7 +16,6 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel
 
@@ -266,9 +265,7 @@ class PlanRunner:
         if self.on_phase is not None:
             self.on_phase(phase)
         started = now_ms()
-        action: Literal["none", "rolling-bounce", "stop-all", "start-all", "stop-all-start-all"] = (
-            phase.action
-        )
+        action = phase.action
         if action == "rolling-bounce":
             self.processes.rolling_bounce(
                 self.group,

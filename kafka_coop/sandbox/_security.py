@@ -259,8 +259,9 @@ def write_client_properties(directory: Path, made: Secrets, files: TlsFiles) -> 
 
 
 def restricted_acl_bindings() -> list[Any]:
-    """What `app` may do: its own prefixed topics and groups, reading cluster and broker configs, and
-    the manifest topic (so its members can publish what they are)."""
+    """What `app` may do: its own prefixed topics and groups, reading cluster and broker configs, the
+    manifest topic (so its members can publish what they are) and reading the control topic (so they
+    can be reconfigured live, by the operator only)."""
     from confluent_kafka.admin import (  # type: ignore[attr-defined]
         AclBinding,
         AclOperation,
@@ -269,6 +270,7 @@ def restricted_acl_bindings() -> list[Any]:
         ResourceType,
     )
 
+    from kafka_coop.control import CONTROL_TOPIC
     from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC
 
     principal = f"User:{RESTRICTED_USER}"
@@ -291,6 +293,12 @@ def restricted_acl_bindings() -> list[Any]:
             DEFAULT_MANIFEST_TOPIC,
             ResourcePatternType.LITERAL,
             [AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE],
+        ),
+        (  # a member follows the control topic; only the operator (admin here) writes it
+            ResourceType.TOPIC,
+            CONTROL_TOPIC,
+            ResourcePatternType.LITERAL,
+            [AclOperation.READ, AclOperation.DESCRIBE],
         ),
         (
             ResourceType.BROKER,  # the cluster resource ("kafka-cluster")

@@ -41,9 +41,7 @@ from kafka_coop.settings._env import DEFAULT_ENV_PREFIX, conf_from_env
 from kafka_coop.settings._keys import CALLBACK_KEYS, KNOWN_CONSUMER_KEYS, SECRET_KEYS, TYPED_KEYS
 from kafka_coop.settings._properties import parse_properties, read_properties
 
-Rebalance = RebalanceMode
-
-DEFAULT_REBALANCE: Rebalance = "cooperative-sticky"
+DEFAULT_REBALANCE: RebalanceMode = "cooperative-sticky"
 
 # Facts these rules rest on (docs/protocols.md "Client capabilities"):
 # - librdkafka refuses mixed eager + cooperative assignor lists, so the KIP-429 two-bounce does not
@@ -180,7 +178,7 @@ class ConsumerSettings(BaseModel):
 
     bootstrap_servers: str
     group_id: str
-    rebalance: Rebalance = DEFAULT_REBALANCE
+    rebalance: RebalanceMode = DEFAULT_REBALANCE
     assignors: tuple[str, ...] | None = None
     remote_assignor: str | None = None
     instance_id: str | None = None

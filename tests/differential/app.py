@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
 import threading
 import time
@@ -18,7 +19,10 @@ from typing import Any
 
 from confluent_kafka import KafkaException, Producer, TopicPartition
 
-from tests.differential.program import Program
+from tests.differential.program import MAX_POLL_INTERVAL_MS, Program
+
+ENDS = ("close", "raise", "sigterm")  # the steps after which the app has closed its consumer
+REJOIN_S = 3.0  # after a poll overrun: the lost partitions are served and the member rejoins
 
 
 class Ledger:
@@ -37,6 +41,7 @@ class Ledger:
         self.allowed: dict[int, int] = {}  # the app's own commits, and what auto-commit may commit
         self.floor: dict[int, int] = {}
         self.batch: list[Any] = []  # the records of the last poll/consume (drop-in: in flight)
+        self.raised: dict[int, int] = {}  # partition -> the record whose processing raised
         self.lock = threading.Lock()
 
     def take(self, messages: list[Any]) -> None:
@@ -72,6 +77,8 @@ class Ledger:
             open_ = handed - self.done.get(p, set())
             if open_:
                 return min(open_)
+        if p in self.raised:  # never past a record whose processing raised
+            return min(max(handed) + 1, self.raised[p])
         return max(handed) + 1
 
     def allow(self, p: int, offset: int) -> None:
@@ -113,6 +120,9 @@ class App:
             **self.program.conf(),
         }
         self.c: Any = None
+        self.ends = self.program.steps[-1][0] if self.program.steps else "close"
+        self.running = True  # confluent's service loop flag, cleared by its SIGTERM handler
+        self.error: str | None = None  # an error a step caught and went on after
 
     async def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         result = getattr(self.c, name)(*args, **kwargs)
@@ -130,6 +140,11 @@ class App:
             from confluent_kafka.aio import AIOConsumer
 
             self.c = AIOConsumer(self.conf) if self.aio else Consumer(self.conf)
+        if self.ends == "sigterm":
+            if self.coop:  # the README's service: the block owns the signal
+                await self.c.__aenter__() if self.aio else self.c.__enter__()
+            else:  # examples/service.py's way on confluent: a handler that ends the loop
+                signal.signal(signal.SIGTERM, lambda *_: setattr(self, "running", False))
         await self.call("subscribe", [self.topic])
 
     async def mark(self, message: Any) -> None:
@@ -230,7 +245,9 @@ class App:
             await self._step(kind, step)
         except KafkaException as exc:
             error = exc.args[0].name()
-        assignment = sorted(tp.partition for tp in await self.call("assignment")) if kind != "close" else []
+        if self.error is not None:
+            error, self.error = self.error, None
+        assignment = sorted(tp.partition for tp in await self.call("assignment")) if kind not in ENDS else []
         return {"step": list(step), "error": error, "owned": assignment, **self.ledger.report()}
 
     async def _step(self, kind: str, step: tuple[Any, ...]) -> None:
@@ -256,15 +273,77 @@ class App:
             while time.monotonic() < end and got < 3:
                 got += len(await self.take(1, False, deadline_s=0.1))
             time.sleep(max(0.0, end - time.monotonic()))
-        elif kind in ("join", "leave"):
-            want = 1 if kind == "join" else 2
-            end = time.monotonic() + 30
-            while time.monotonic() < end:
-                await self.take(1, False, deadline_s=0.1)
-                if len(await self.call("assignment")) == want:
-                    break
+        elif kind in ("join", "leave", "join_commit"):
+            if kind == "join_commit":  # the second member's join is under way: commit before polling
+                try:
+                    await self.commit(str(step[1]), bool(step[2]))
+                except KafkaException as exc:
+                    self.error = exc.args[0].name()
+            await self._poll_until_owned(1 if kind != "leave" else 2)
+        elif kind == "overrun":  # then, before any poll, the commit the group refuses (member dropped)
+            time.sleep(MAX_POLL_INTERVAL_MS / 1000 + 1.5)
+            if step[1] != "none":
+                try:
+                    await self.commit(str(step[1]), bool(step[2]))
+                except KafkaException as exc:
+                    self.error = exc.args[0].name()
+            await self._poll_until_owned(None)
         elif kind == "close":
             await self.call("close")
+        elif kind == "raise":
+            await self._raise()
+        elif kind == "sigterm":
+            await self._sigterm()
+
+    async def _poll_until_owned(self, want: int | None, timeout_s: float = 30.0) -> None:
+        """Polls (processing what comes) until the app owns `want` partitions (None: after a loss, at
+        least REJOIN_S, until it owns some again: the lost partitions served, the member back)."""
+        started = time.monotonic()
+        while time.monotonic() < started + timeout_s:
+            await self.take(1, False, deadline_s=0.1)
+            owned = len(await self.call("assignment"))
+            if owned == want or (want is None and owned and time.monotonic() > started + REJOIN_S):
+                break
+
+    async def _raise(self) -> None:
+        """The next record's processing raises; the loop ends on it and the consumer is closed while
+        the exception propagates, as a `with` block (or `try`/`finally: close()`) does."""
+        got: list[Any] = []
+        end = time.monotonic() + 5
+        while not got and time.monotonic() < end:
+            msg = await self.call("poll", 0.3)
+            if msg is not None and msg.error() is None:
+                got = [msg]
+        self.ledger.take(got)
+        for msg in got:
+            self.ledger.raised[msg.partition()] = msg.offset()
+        try:
+            raise RuntimeError("processing failed")
+        except RuntimeError:
+            await self.call("close")
+
+    async def _sigterm(self) -> None:
+        """SIGTERM came (the runner sent it before this step): the service loop goes on polling until
+        the signal ends it. kafka-coop: the next poll raises ShutdownSignal, the block's exit closes
+        and swallows it; confluent: the handler cleared `running`, the loop ends, close()."""
+        end = time.monotonic() + 20
+        if not self.coop:
+            while self.running and time.monotonic() < end:
+                await self.take(1, False, deadline_s=0.1)
+            await self.call("close")
+            return
+        try:
+            while time.monotonic() < end:
+                await self.take(1, False, deadline_s=0.1)
+        except SystemExit as exc:  # kafka_coop's ShutdownSignal
+            exit_ = self.c.__aexit__(type(exc), exc, exc.__traceback__) if self.aio else None
+            swallowed = (
+                await exit_ if exit_ is not None else self.c.__exit__(type(exc), exc, exc.__traceback__)
+            )
+            if not swallowed:
+                raise
+            return
+        raise RuntimeError("SIGTERM did not end kafka-coop's `with` block within 20 s")
 
     async def _mark_thread(self, count: int) -> None:
         todo = self.ledger.unfinished() if self.program.marks else []
@@ -366,7 +445,7 @@ async def main(spec: dict[str, Any]) -> None:
         step = tuple(json.loads(line))
         report = await app.step(step)
         print(json.dumps(report), flush=True)
-        if step[0] == "close":
+        if step[0] in ENDS:
             return
 
 

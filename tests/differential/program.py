@@ -29,9 +29,23 @@ RECORDS = 40  # per partition, produced before the program starts
 #   ("pause", ms)          no call at all for ms (an interval commit falls due)
 #   ("idle", ms)           poll for ms, processing what comes
 #   ("join",) ("leave",)   a second member (a plain confluent Consumer that never commits) joins/leaves
+#   ("join_commit", how, sync)  the second member joins and, while the group rebalances (before the
+#                          app's next poll), the app commits: a commit the group may refuse for real
+#                          (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, STALE_MEMBER_EPOCH)
+#   ("overrun", how, sync) no call for longer than max.poll.interval.ms: the group drops the member;
+#                          then a commit ("none": no commit) before any poll, which the group refuses
+#                          for real (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION); the next poll serves the
+#                          lost partitions, and the app polls until it owns partitions again
 #   ("close",) ("kill",)   the program ends: close(), or SIGKILL of its process
+#   ("raise",)             the program ends: processing the next record raises, the loop ends on the
+#                          exception and the app closes the consumer while it propagates (its `with`)
+#   ("sigterm",)           the program ends: SIGTERM; kafka-coop's app is inside `with`/`async with`
+#                          (no handler of its own), confluent's has examples/service.py's handler (a
+#                          `running` flag its loop reads, then close())
 Step = tuple[object, ...]
 COMMIT_HOWS = ("plain", "message", "offsets")
+ENDS = ("close", "kill", "raise", "sigterm")
+MAX_POLL_INTERVAL_MS = 6000  # programs with an overrun: the least librdkafka allows (>= session timeout)
 
 
 @dataclass(frozen=True)
@@ -42,6 +56,10 @@ class Program:
     auto_store: bool
     mark_style: str
     steps: tuple[Step, ...]
+
+    @property
+    def overruns(self) -> bool:
+        return any(step[0] == "overrun" for step in self.steps)
 
     @property
     def marks(self) -> bool:
@@ -60,6 +78,8 @@ class Program:
             conf["partition.assignment.strategy"] = self.protocol.removeprefix("eager-")
             conf["session.timeout.ms"] = "6000"
             conf["heartbeat.interval.ms"] = "500"
+        if self.overruns:
+            conf["max.poll.interval.ms"] = str(MAX_POLL_INTERVAL_MS)
         return conf
 
     def __repr__(self) -> str:
@@ -69,8 +89,11 @@ class Program:
         )
 
 
-def generate(seed: int, *, max_steps: int = 9) -> Program:
-    """One program, the same for the same seed."""
+def generate(seed: int, *, max_steps: int = 9, faults: bool = True) -> Program:
+    """One program, the same for the same seed. `faults=False` draws the program of the first
+    generator (no raise, SIGTERM, poll overrun or commit during a rebalance): the seeds CI named before
+    those existed keep their programs. With faults, the same draws are made and a second stream,
+    seeded apart, adds them."""
     rng = random.Random(seed)
     steps: list[Step] = []
     joined = False
@@ -95,7 +118,7 @@ def generate(seed: int, *, max_steps: int = 9) -> Program:
             steps.append(("leave",) if joined else ("join",))
             joined = not joined
     steps.append(("kill",) if rng.random() < 0.3 else ("close",))
-    return Program(
+    program = Program(
         protocol=rng.choice(PROTOCOLS),
         driver=rng.choice(DRIVERS),
         auto_commit=rng.random() < 0.5,
@@ -103,12 +126,27 @@ def generate(seed: int, *, max_steps: int = 9) -> Program:
         mark_style=rng.choice(MARK_STYLES),
         steps=tuple(steps),
     )
+    return _with_faults(program, random.Random(f"faults-{seed}")) if faults else program
+
+
+def _with_faults(program: Program, rng: random.Random) -> Program:
+    steps = list(program.steps)
+    joins = [i for i, step in enumerate(steps) if step[0] == "join"]
+    if joins and rng.random() < 0.5:
+        steps[rng.choice(joins)] = ("join_commit", rng.choice(COMMIT_HOWS), rng.random() < 0.6)
+    if rng.random() < 0.2:
+        how = rng.choice(("none", *COMMIT_HOWS))
+        steps.insert(rng.randrange(len(steps)), ("overrun", how, rng.random() < 0.6))
+    if steps[-1] == ("close",):
+        end = rng.random()
+        steps[-1] = ("raise",) if end < 0.25 else ("sigterm",) if end < 0.55 else ("close",)
+    return replace(program, steps=tuple(steps))
 
 
 def _valid(steps: tuple[Step, ...]) -> bool:
     joined = False
     for step in steps:
-        if step[0] == "join":
+        if step[0] in ("join", "join_commit"):
             if joined:
                 return False
             joined = True
@@ -116,7 +154,7 @@ def _valid(steps: tuple[Step, ...]) -> bool:
             if not joined:
                 return False
             joined = False
-    return bool(steps) and steps[-1][0] in ("close", "kill")
+    return bool(steps) and steps[-1][0] in ENDS and all(step[0] not in ENDS for step in steps[:-1])
 
 
 def shrink_candidates(program: Program) -> Iterator[Program]:
@@ -130,7 +168,10 @@ def shrink_candidates(program: Program) -> Iterator[Program]:
         if step[0] in ("poll", "consume", "mark_thread", "commit_thread") and int(str(step[1])) > 1:
             smaller = (step[0], max(1, int(str(step[1])) // 2))
             yield replace(program, steps=(*steps[:i], smaller, *steps[i + 1 :]))
-    if steps[-1] == ("kill",):
+    for i, step in enumerate(steps):
+        if step[0] == "join_commit":
+            yield replace(program, steps=(*steps[:i], ("join",), *steps[i + 1 :]))
+    if steps[-1] != ("close",):
         yield replace(program, steps=(*steps[:-1], ("close",)))
     for field, simple in (("driver", "sync"), ("protocol", "eager-range"), ("mark_style", "mark_done")):
         if getattr(program, field) != simple:

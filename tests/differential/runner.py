@@ -4,8 +4,10 @@ After every step the committed offsets are read back from the broker (a side con
 and held against the app's ledger (tests/differential/app.py) and against the confluent run:
 - loss: above what the rule lets anyone commit (what the app finished, or committed itself);
 - rewind: below what the app's own synchronous commit put there, where confluent did not go below it;
-- regression: at close, more left uncommitted than confluent left, beyond what the rule allows
-  (explicit marks: contiguity; the drop-in rule counts the last batch done on a normal close).
+- regression: at close (or the close SIGTERM makes), more left uncommitted than confluent left, beyond
+  what the rule allows (explicit marks: contiguity; the drop-in rule counts the last batch done on a
+  normal close; a close while processing raised may commit less: never the record that raised);
+- unclean: SIGTERM did not end the app with exit code 0.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from tests.differential.program import PARTITIONS, RECORDS, Program, shrink_cand
 
 ROOT = Path(__file__).resolve().parents[2]
 STEP_TIMEOUT_S = 60.0
+REBALANCE_UNDER_WAY_S = 1.0  # join_commit: the second member's JoinGroup reached the group
 SETTLE_S = 0.15  # an asynchronous commit the step made lands before the read
 
 
@@ -45,6 +48,7 @@ class Run:
     impl: str
     observations: list[Observation] = field(default_factory=list)
     crash: str | None = None
+    exit_code: int | None = None  # the app's, after a program that ends with SIGTERM
 
 
 @dataclass
@@ -53,6 +57,7 @@ class Verdict:
     violations: list[str]
     confluent_violations: list[str]
     seconds: float
+    errors: list[str] = field(default_factory=list)  # "impl step: error" a step caught (a refused commit)
 
     @property
     def kinds(self) -> set[str]:
@@ -75,6 +80,7 @@ class SecondMember:
         }
         self._consumer = Consumer(conf)
         self._consumer.subscribe([topic])
+        self.owned = 0  # how many partitions it holds, as of its last poll
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -82,6 +88,7 @@ class SecondMember:
     def _run(self) -> None:
         while not self._stop.is_set():
             self._consumer.poll(0.1)
+            self.owned = len(self._consumer.assignment())
         self._consumer.close()
 
     def leave(self) -> None:
@@ -136,10 +143,14 @@ def run_once(program: Program, impl: str, bootstrap: str, admin: ClusterAdmin) -
                 time.sleep(0.5)
                 run.observations.append(Observation(step, last, read_committed(reader, topic)))
                 break
-            if step[0] == "join":
+            if step[0] in ("join", "join_commit"):
                 second = SecondMember(bootstrap, group, topic, program)
+                if step[0] == "join_commit":
+                    time.sleep(REBALANCE_UNDER_WAY_S)
             elif step[0] == "leave" and second is not None:
                 second.leave()
+            elif step[0] == "sigterm":
+                child.send_signal(signal.SIGTERM)
             child.stdin.write(json.dumps(list(step)) + "\n")
             child.stdin.flush()
             line = _line(child)
@@ -150,6 +161,11 @@ def run_once(program: Program, impl: str, bootstrap: str, admin: ClusterAdmin) -
             if step[0] == "leave" and second is not None:
                 second.join()
                 second = None
+            if step[0] == "sigterm":
+                try:
+                    run.exit_code = child.wait(20)
+                except subprocess.TimeoutExpired:
+                    run.exit_code = None
             time.sleep(SETTLE_S)
             run.observations.append(Observation(step, last, read_committed(reader, topic)))
         return run
@@ -199,6 +215,8 @@ def check(program: Program, run: Run, oracle: Run | None) -> list[str]:
                 found.append(f"loss: p{p} committed {committed} > {permit.get(p, -1)} the app finished, {at}")
             if p in floor and committed < floor[p] and not _oracle_below_floor(oracle, i, p):
                 found.append(f"rewind: p{p} committed {committed} < {floor[p]} the app committed, {at}")
+    if program.steps and program.steps[-1] == ("sigterm",) and run.exit_code != 0:
+        found.append(f"unclean: SIGTERM ended the app with exit code {run.exit_code} (not 0)")
     if oracle is not None and oracle.crash is None:
         found.extend(_regressions(program, run, oracle))
     return found
@@ -217,7 +235,7 @@ def _regressions(program: Program, run: Run, oracle: Run) -> list[str]:
     (relative to what each run was handed), plus what contiguity holds back under explicit marks.
     Only where both runs saw the same ownership at every step (which partition a rebalance moves is
     the broker's choice)."""
-    if not run.observations or run.observations[-1].step != ("close",):
+    if not run.observations or run.observations[-1].step not in (("close",), ("sigterm",)):
         return []
     if len(run.observations) != len(oracle.observations):
         return []
@@ -248,8 +266,18 @@ def run_program(program: Program, bootstrap: str, admin: ClusterAdmin) -> Verdic
     started = time.monotonic()
     oracle = run_once(program, "confluent", bootstrap, admin)
     coop = run_once(program, "coop", bootstrap, admin)
+    errors = [
+        f"{run.impl} {obs.step[0]}: {obs.report['error']}"
+        for run in (oracle, coop)
+        for obs in run.observations
+        if obs.report.get("error")
+    ]
     return Verdict(
-        program, check(program, coop, oracle), check(program, oracle, None), time.monotonic() - started
+        program,
+        check(program, coop, oracle),
+        check(program, oracle, None),
+        time.monotonic() - started,
+        errors,
     )
 
 

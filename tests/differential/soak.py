@@ -10,6 +10,7 @@ import os
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from kafka_coop.admin import ClusterAdmin
@@ -29,6 +30,7 @@ def main() -> int:
     )
     box.start()
     tried = failed = 0
+    refused: Counter[str] = Counter()  # errors the steps caught (commits the group refused), by kind
     started = time.monotonic()
     try:
         admin = ClusterAdmin(box.bootstrap)
@@ -38,6 +40,9 @@ def main() -> int:
             tried += 1
             status = "FAIL" if verdict.violations else "ok"
             print(f"[{tried}] seed {seed} {status} {verdict.seconds:.1f}s {program!r}", flush=True)
+            refused.update(verdict.errors)
+            for error in verdict.errors:
+                print(f"    step error: {error}", flush=True)
             if verdict.violations:
                 failed += 1
                 for v in verdict.violations:
@@ -55,6 +60,8 @@ def main() -> int:
         f"soak: {tried} programs in {elapsed:.1f} min ({tried / elapsed:.1f} programs/min, shrinking "
         f"included), {failed} failed"
     )
+    for error, count in refused.most_common():
+        print(f"  step error {error}: {count}")
     return 1 if failed else 0
 
 

@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from kafka_coop.admin import ClusterAdmin
-from tests.differential.parity import differences, on_broker, on_fake
+from tests.differential.parity import (
+    BatchShape,
+    batch_on_broker,
+    batch_on_fake,
+    differences,
+    on_broker,
+    on_fake,
+)
 from tests.differential.program import PARTITIONS, Program, generate
 from tests.differential.regressions import REGRESSIONS
 from tests.differential.runner import Verdict, run_program, shrink
@@ -35,11 +42,26 @@ SEEDS: dict[int, str] = {
     27: F1,
     21: N1,
 }
+# The faults (generate's second stream: processing that raises, SIGTERM, a poll overrun with a commit
+# the group refuses, a commit during a rebalance), each seed chosen for the faults it draws.
+FAULT_SEEDS: dict[int, str] = {
+    201: "",  # KIP-848, asyncio, marks: a poll overrun, a commit after it (refused), SIGTERM
+    203: "",  # cooperative-sticky, marks: a commit while the second member joins, SIGTERM
+    162: "",  # cooperative-sticky, asyncio, drop-in: processing raises
+    378: "",  # eager, drop-in: SIGTERM
+    231: "",  # cooperative-sticky, marks: a commit while the second member joins, processing raises
+}
 SHRINK_ATTEMPTS = 8
 
 
 # Findings fixed on main (issue 38): their programs must pass now; the name stays as the program's why.
-FIXED = ("finding 1:", "finding 2:", "finding 3:", "finding 4:")
+FIXED = (
+    "finding 1:",
+    "finding 2:",
+    "finding 3:",
+    "finding 4:",
+    "marks of a partition an eager rebalance gave back",  # N1
+)
 
 
 def _xfail(finding: str) -> Any:
@@ -64,6 +86,13 @@ def _judge(verdict: Verdict, bootstrap: str, admin: ClusterAdmin, request: pytes
 def test_a_generated_program_commits_what_confluent_would_and_nothing_unfinished(
     seed: int, bootstrap: str, admin: ClusterAdmin, request: pytest.FixtureRequest
 ) -> None:
+    _judge(run_program(generate(seed, faults=False), bootstrap, admin), bootstrap, admin, request)
+
+
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=_xfail(f)) for s, f in FAULT_SEEDS.items()])
+def test_a_generated_program_with_faults_commits_what_confluent_would_and_nothing_unfinished(
+    seed: int, bootstrap: str, admin: ClusterAdmin, request: pytest.FixtureRequest
+) -> None:
     _judge(run_program(generate(seed), bootstrap, admin), bootstrap, admin, request)
 
 
@@ -80,24 +109,7 @@ def test_a_kept_regression_program_keeps_the_rule(
     _judge(run_program(program, bootstrap, admin), bootstrap, admin, request)
 
 
-@pytest.mark.parametrize(
-    "protocol",
-    [
-        "eager-range",
-        pytest.param(
-            "cooperative-sticky",
-            marks=_xfail(
-                "finding 5: the real client gives assigned events with no partitions, the fake none"
-            ),
-        ),
-        pytest.param(
-            "consumer",
-            marks=_xfail(
-                "finding 5: the real client gives an assigned event with no partitions, the fake none"
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("protocol", ["eager-range", "cooperative-sticky", "consumer"])
 def test_the_shipped_fake_gives_the_events_the_real_client_gives(
     protocol: str, bootstrap: str, admin: ClusterAdmin, unique: Any
 ) -> None:
@@ -106,3 +118,15 @@ def test_the_shipped_fake_gives_the_events_the_real_client_gives(
     real, owned = on_broker(protocol, bootstrap, topic, unique("parity"))
     found = differences(real, on_fake(protocol, topic, owned))
     assert not found, "kafka_coop.testing departs from the real client:\n" + "\n".join(found)
+
+
+def test_the_real_client_serves_a_rebalance_in_the_middle_of_a_consume_batch_and_the_fake_does_too(
+    bootstrap: str, admin: ClusterAdmin, unique: Any
+) -> None:
+    """One consume(n) while a second member joins: the revoke callback runs inside the call, the batch
+    holds records of the kept partition from before and after it, none of the revoked one."""
+    topic = unique("midbatch")
+    admin.ensure_topic(topic, PARTITIONS)
+    real = batch_on_broker(bootstrap, topic, unique("midbatch"))
+    assert real == BatchShape(callback_inside=True, kept_before=True, kept_after=True, revoked_in_batch=False)
+    assert batch_on_fake(topic) == real

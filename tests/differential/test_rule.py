@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.differential.program import Program, generate, shrink_candidates
+from tests.differential.app import Ledger
+from tests.differential.program import ENDS, Program, generate, shrink_candidates
 from tests.differential.runner import Observation, Run, check
 
 MARKS = Program("eager-range", "sync", False, False, "mark_done", (("poll", 3), ("close",)))
@@ -69,5 +70,42 @@ def test_a_program_prints_as_a_literal_that_rebuilds_it() -> None:
 def test_every_shrink_candidate_is_a_program_that_still_ends() -> None:
     for seed in range(50):
         for smaller in shrink_candidates(generate(seed)):
-            assert smaller.steps[-1][0] in ("close", "kill")
+            assert smaller.steps[-1][0] in ENDS
             assert smaller != generate(seed)
+
+
+def test_the_first_generators_programs_are_kept_for_the_seeds_named_before_faults() -> None:
+    for seed in range(50):
+        plain = generate(seed, faults=False)
+        assert plain.steps[-1][0] in ("close", "kill")
+        assert not any(step[0] in ("raise", "sigterm", "overrun", "join_commit") for step in plain.steps)
+
+
+def test_every_fault_the_generator_knows_comes_up_within_a_hundred_seeds() -> None:
+    kinds = {step[0] for seed in range(100) for step in generate(seed).steps}
+    assert {"raise", "sigterm", "overrun", "join_commit"} <= kinds
+
+
+class _Record:
+    def __init__(self, partition: int, offset: int) -> None:
+        self._p, self._o = partition, offset
+
+    def partition(self) -> int:
+        return self._p
+
+    def offset(self) -> int:
+        return self._o
+
+
+def test_drop_in_permits_no_commit_past_a_record_whose_processing_raised() -> None:
+    ledger = Ledger(DROP_IN, "coop")
+    ledger.take([_Record(0, o) for o in range(3)])
+    ledger.take([_Record(0, 3)])
+    ledger.raised[0] = 3
+    assert ledger.report()["permit"] == {0: 3}
+
+
+def test_an_app_that_sigterm_did_not_end_with_exit_code_0_is_unclean() -> None:
+    program = Program("eager-range", "sync", True, True, "mark_done", (("poll", 3), ("sigterm",)))
+    run = Run("coop", [_obs(("sigterm",), {}, owned=[])], exit_code=1)
+    assert [v.split(":")[0] for v in check(program, run, None)] == ["unclean"]

@@ -48,7 +48,7 @@ def test_franz_go_fleet_takes_the_live_two_bounce_to_cooperative_losing_nothing(
         assert up.fleet.families == {"franz-go": 3}
         assert "franz-go" in up.phases[0].config
         _walk(processes, admin, up)
-        assert admin.describe_group(group).assignor == "cooperative-sticky"
+        assert admin.describe_group(group).selected_assignor == "cooperative-sticky"
         _assert_nothing_lost(processes, topic, producer)
 
 
@@ -75,6 +75,6 @@ def test_kafka_python_blocks_the_live_path_and_the_cutover_runs_for_it_and_java_
         assert set(plan.phases[-1].config) == {"java", "kafka-python"}
         _walk(processes, admin, plan)
         final = admin.describe_group(group)
-        assert final.assignor == "cooperative-sticky"
+        assert final.selected_assignor == "cooperative-sticky"
         assert sorted(final.instance_ids) == ["java-0", "kafka-python-0", "kafka-python-1"]
         _assert_nothing_lost(processes, topic, producer)

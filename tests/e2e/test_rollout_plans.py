@@ -58,9 +58,11 @@ def _assert_as_planned(admin: ClusterAdmin, processes: MemberProcesses, group: s
         assert not live.members, f"phase {phase.n}: group still has members"
         return
     if expect.group_type is not None:
-        assert live.type == expect.group_type, f"phase {phase.n}: group type {live.type}"
-    if expect.selected_assignor is not None and live.type == "classic":
-        assert live.assignor in expect.selected_assignor, f"phase {phase.n}: selected {live.assignor}"
+        assert live.group_type == expect.group_type, f"phase {phase.n}: group type {live.group_type}"
+    if expect.selected_assignor is not None and live.group_type == "classic":
+        assert live.selected_assignor in expect.selected_assignor, (
+            f"phase {phase.n}: selected {live.selected_assignor}"
+        )
     if expect.rebalance_protocol is not None:
         protocols = {
             e["protocol"]
@@ -139,12 +141,12 @@ def test_java_fleet_walks_the_printed_two_bounce_upgrade_and_the_reverse_downgra
     assert (up.migration, up.from_, up.status) == ("eager-to-cooperative", "eager", "ready")
     assert [p.action for p in up.phases] == ["rolling-bounce", "rolling-bounce"]
     _walk(processes, admin, up)
-    assert admin.describe_group(group).assignor == "cooperative-sticky"
+    assert admin.describe_group(group).selected_assignor == "cooperative-sticky"
 
     down = _plan(run_cli, "downgrade-plan", group, "eager", bootstrap)
     assert (down.migration, down.from_) == ("cooperative-to-eager", "cooperative")
     _walk(processes, admin, down)
-    assert admin.describe_group(group).assignor == "range"
+    assert admin.describe_group(group).selected_assignor == "range"
     _assert_nothing_lost(processes, topic, producer)
 
 
@@ -167,13 +169,13 @@ def test_librdkafka_fleet_moves_live_to_kip848_and_back_to_classic_losing_nothin
     assert (up.migration, up.status) == ("classic-to-consumer", "ready")
     assert {c.name: c.status for c in up.preconditions}["migration-policy"] == "pass"
     _walk(processes, admin, up)
-    assert admin.describe_group(group).type == "consumer"
+    assert admin.describe_group(group).group_type == "consumer"
 
     down = _plan(run_cli, "downgrade-plan", group, "classic", bootstrap)
     assert (down.migration, down.from_) == ("consumer-to-classic", "consumer")
     _walk(processes, admin, down)
     final = admin.describe_group(group)
-    assert (final.type, final.assignor) == ("classic", "cooperative-sticky")
+    assert (final.group_type, final.selected_assignor) == ("classic", "cooperative-sticky")
     _assert_nothing_lost(processes, topic, producer)
 
 
@@ -200,7 +202,7 @@ def test_librdkafka_eager_fleet_is_offered_kip848_and_cuts_over_with_its_pause_m
 
     runs = _walk(processes, admin, plan)
     final = admin.describe_group(group)
-    assert final.assignor == "cooperative-sticky"
+    assert final.selected_assignor == "cooperative-sticky"
     assert sorted(final.instance_ids) == ["py0", "py1", "py2"], "the cutover starts static members"
     events = [e for m in processes.members.values() for e in m.events()]
     paused = unavailable_ms(unavailability(events), since_ms=runs[0].started_ms, until_ms=runs[-1].ended_ms)
@@ -233,7 +235,7 @@ def test_mixed_java_and_librdkafka_fleet_gets_a_cutover_safe_for_both_and_it_run
     assert plan.migration == "eager-to-cooperative-cutover"
     assert set(plan.phases[1].config) == {"java", "librdkafka"}
     _walk(processes, admin, plan)
-    assert admin.describe_group(group).assignor == "cooperative-sticky"
+    assert admin.describe_group(group).selected_assignor == "cooperative-sticky"
     _assert_nothing_lost(processes, topic, producer)
 
 

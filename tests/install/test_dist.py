@@ -18,7 +18,7 @@ NOT_SHIPPED = {
     "migrations/README.md": "the migration YAML format, for contributors (docs/planning.md in the sdist)",
     "kafka_coop/consumer/_fastcall.c": "the optional C path, compiled only by a source install asking for it",
 }
-TEST_BED = ("testbed/", "interop/", "tests/", "bench/", "scripts/")
+TEST_BED = ("testbed/", "tests/", "bench/", "scripts/")
 
 
 def _wheel_names(dist: Dist) -> set[str]:

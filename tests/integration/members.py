@@ -8,7 +8,9 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError
 
+from kafka_coop.consumer import CoopConsumer
 from kafka_coop.coordinator import CoordinatorClient
+from kafka_coop.errors import ConsumerFailed
 
 
 def wait_for(condition: Callable[[], bool], timeout_s: float = 60.0, what: str = "condition") -> None:
@@ -64,5 +66,22 @@ def consumer_protocol_refusal(bootstrap: str, group: str, topic: str, **conf: st
                 error: KafkaError = msg.error()
                 return error
         return None
+    finally:
+        consumer.close()
+
+
+def coop_consumer_refusal(bootstrap: str, group: str, topic: str) -> ConsumerFailed:
+    """The error a kafka-coop consumer joining `group` with group.protocol=consumer raises when the broker
+    will not convert the group (GROUP_ID_NOT_FOUND, fatal from librdkafka 2.15)."""
+    consumer = CoopConsumer({"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer"})
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                consumer.poll(0.5)
+            except ConsumerFailed as failed:
+                return failed
+        raise AssertionError(f"the consumer-protocol member of {group} was not refused within 20 s")
     finally:
         consumer.close()

@@ -90,7 +90,7 @@ def test_list_groups_says_each_group_type(
     processes.wait_stable(classic, members=1)
     processes.wait_stable(consumer, members=1)
     with CoordinatorClient(bootstrap) as client:
-        listed = {g.group_id: g for g in client.list_groups()}
+        listed = {g.group: g for g in client.list_groups()}
     assert (listed[classic].group_type, listed[classic].protocol_type) == ("classic", "consumer")
     assert (listed[consumer].group_type, listed[consumer].protocol_type) == ("consumer", "consumer")
 

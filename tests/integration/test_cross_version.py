@@ -50,7 +50,7 @@ def test_describe_reads_the_release_and_the_classic_group(
     result = run_cli("describe", GROUP, "--bootstrap-server", kafka4.bootstrap, "-o", "json")
     assert result.code == 0, result.stderr
     snap = GroupSnapshot.model_validate(result.json())
-    assert (snap.type, snap.state, snap.assignor) == ("classic", "stable", "range")
+    assert (snap.group_type, snap.state, snap.selected_assignor) == ("classic", "stable", "range")
     assert snap.broker.kafka_version.value == kafka4.kafka_version.rsplit(".", 1)[0]
     assert snap.broker.group_version.source == "broker" and int(snap.broker.group_version.value) >= 1
 

@@ -83,7 +83,7 @@ def test_kip848_support_is_as_the_file_says(
         assert _wait_exit(processes, spec.name) == 2, "a member of this family cannot be started on KIP-848"
         return
     live = processes.wait_stable(group, joined=[member])
-    assert live.type == "consumer"
+    assert live.group_type == "consumer"
     assert {e["protocol"] for e in member.events()} == {"consumer"}
 
 

@@ -50,7 +50,7 @@ def test_describe_keeps_the_classic_answer(kafka3: Sandbox, run_cli: Callable[..
     result = run_cli("describe", GROUP, "--bootstrap-server", kafka3.bootstrap, "-o", "json")
     assert result.code == 0, result.stderr
     snap = GroupSnapshot.model_validate(result.json())
-    assert (snap.type, snap.state, snap.assignor) == ("classic", "stable", "range")
+    assert (snap.group_type, snap.state, snap.selected_assignor) == ("classic", "stable", "range")
     assert snap.coordinator_view.api == "" and snap.coordinator_view.note.startswith("not-served")
     assert {(m.member_type.value, m.member_type.source) for m in snap.members} == {("classic", "inferred")}
     assert all(m.member_epoch is None and m.target_assignment is None for m in snap.members)

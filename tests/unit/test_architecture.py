@@ -17,6 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SHELL_LIBRARIES = ("confluent_kafka", "click", "rich", "pyspark")
 # folder -> dotted name it is imported as (the CLI installs as kafka_coop.cli)
 SOURCES = {"kafka_coop": "kafka_coop", "cli": "kafka_coop.cli", "testbed": "testbed", "bench": "bench"}
+# Python that runs in an interpreter of its own, not as a module of ours: the kafka-python and aiokafka
+# members, in the venv testbed.interop builds for them.
+NOT_MODULES = ("testbed/interop/python",)
 
 # The functional core: decisions over plain typed values.
 PURE = (
@@ -34,6 +37,8 @@ PURE = (
     "kafka_coop.inspection._lag",
     "kafka_coop.membership",
     "kafka_coop.membership._removal",
+    "kafka_coop.control",
+    "kafka_coop.control._record",
     "kafka_coop.sandbox._node_config",
     "kafka_coop.rollout",
     "kafka_coop.rollout.*",
@@ -50,7 +55,7 @@ PURE = (
     "kafka_coop.analytics._phases",
 )
 # The shells inside a pure package, which its face loads on first use: a gate run's looks on a live group.
-SHELLS_IN_PURE = ("kafka_coop.rollout._verify",)
+SHELLS_IN_PURE = ("kafka_coop.rollout._verify", "kafka_coop.rollout._run")
 
 # The test bed (docs/design/layout.md "The test bed"): the shipped sandbox and the repository's testbed/.
 TEST_BED = ("kafka_coop.sandbox", "kafka_coop.sandbox.*", "testbed", "testbed.*")
@@ -101,6 +106,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "kafka_coop.coordinator",
             "kafka_coop.sinks",
             "kafka_coop.sinks.*",
+            "kafka_coop.control",
+            "kafka_coop.control.*",
         ),
     ),
     ("service runtime", ("kafka_coop.consumer", "kafka_coop.consumer.*", "kafka_coop.testing")),
@@ -131,6 +138,8 @@ def _module_files() -> dict[str, Path]:
         # a compiled extension is a module too, known by its stub (it imports none of ours)
         for path in [*base.rglob("*.py"), *base.rglob("*.pyi")]:
             if path.suffix == ".pyi" and path.with_suffix(".py").exists():
+                continue
+            if path.parent.relative_to(ROOT).as_posix().startswith(NOT_MODULES):
                 continue
             parts = list(path.relative_to(base).with_suffix("").parts)
             if parts[-1] == "__init__":
@@ -577,3 +586,47 @@ def test_the_cli_prints_only_through_consoles_that_read_no_markup() -> None:
     )
     escapes = sorted(name for name in cli if "rich.markup" in imports_of(name))
     assert (own_consoles, escapes) == ([], [])
+
+
+def test_the_library_the_test_bed_and_the_benchmarks_never_import_the_tests() -> None:
+    """tests/ are not a package anyone runs from: what a test and the program it starts share is the
+    test bed's (testbed/), so a member program works wherever the test bed does."""
+    crossings = sorted(
+        f"{name} -> {imported}"
+        for name in MODULES
+        for imported in imports_of(name)
+        if imported == "tests" or imported.startswith("tests.")
+    )
+    assert crossings == []
+
+
+# `python -m NAME` programs outside the test bed and the package, each with its reason.
+PROGRAMS_OUTSIDE_THE_TEST_BED = {
+    "tests.differential.app": "the differential harness's application under test, which lives with it",
+}
+
+
+def _programs_started(path: Path) -> Iterator[str]:
+    """The NAME of every `[..., "-m", "NAME", ...]` list literal in one file."""
+    text = path.read_text(encoding="utf-8")
+    if '"-m"' not in text:  # most files start no program: no need to parse them
+        return
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.List):
+            items = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
+            yield from (str(items[i + 1]) for i in range(len(items) - 1) if items[i] == "-m" and items[i + 1])
+
+
+def test_every_member_program_a_test_or_benchmark_starts_is_the_test_beds() -> None:
+    """Member programs live in one place (testbed/), whoever starts them; the package's own programs
+    (the CLI, the Spark engine) are the package's."""
+    started = {
+        f"{path.relative_to(ROOT)}: {program}"
+        for folder in ("tests", "bench", "testbed")
+        for path in (ROOT / folder).rglob("*.py")
+        for program in _programs_started(path)
+        if program.split(".")[0] in ("tests", "bench", "testbed", "kafka_coop")
+        and not program.startswith(("testbed.", "kafka_coop."))
+        and program not in PROGRAMS_OUTSIDE_THE_TEST_BED
+    }
+    assert sorted(started) == []

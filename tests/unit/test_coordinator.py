@@ -69,13 +69,13 @@ def test_an_undecodable_body_is_kept_for_the_sentence_and_raised_for_kafka_pytho
 
 def test_answers_say_which_request_they_came_from() -> None:
     described = DescribedGroup(group_id="g")
-    assert CoordinatorAnswer(group_id="g", status="described", version=1, described=described).api == (
+    assert CoordinatorAnswer(group="g", status="described", version=1, described=described).api == (
         "ConsumerGroupDescribe v1"
     )
-    assert CoordinatorAnswer(group_id="g", status="described", version=0, described=described).api == (
+    assert CoordinatorAnswer(group="g", status="described", version=0, described=described).api == (
         "ConsumerGroupDescribe v0"
     )
-    assert CoordinatorAnswer(group_id="g", status="not-a-consumer-group", version=1).api is None
+    assert CoordinatorAnswer(group="g", status="not-a-consumer-group", version=1).api is None
 
 
 @pytest.mark.parametrize(("node", "broker"), [(3, 3), ("coordinator-2", 2), ("bootstrap-0", 0), ("x", None)])

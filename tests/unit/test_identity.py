@@ -120,11 +120,20 @@ def test_no_clash_reports_nothing(policy: str) -> None:
     assert check_duplicate("orders-0", ["orders-1"], "eager", policy) is None  # type: ignore[arg-type]
 
 
-def test_warn_policy_returns_the_protocol_specific_message() -> None:
-    message = check_duplicate("orders-0", iter(["orders-0"]), "cooperative", "warn")
+@pytest.mark.parametrize("protocol", ["eager", "cooperative", "consumer"])
+def test_a_listed_holder_with_no_sign_it_runs_is_not_warned(protocol: str) -> None:
+    """A static member stays listed after it closes (classic: no LeaveGroup; KIP-848: epoch -2), so the
+    listing alone is this member's previous incarnation on every normal bounce."""
+    assert check_duplicate("orders-0", ["orders-0"], protocol, "warn") is None  # type: ignore[arg-type]
+
+
+def test_a_holder_shown_running_is_warned_with_the_protocol_specific_message() -> None:
+    message = check_duplicate(
+        "orders-0", iter(["orders-0"]), "cooperative", "warn", holder_running="its manifest was republished"
+    )
     assert message is not None
     assert "FENCED_INSTANCE_ID" in message
-    assert "previous incarnation" in message
+    assert "The holder runs: its manifest was republished." in message
 
 
 def test_a_kip848_member_restarted_in_a_normal_bounce_is_not_warned() -> None:

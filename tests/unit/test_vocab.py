@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import functools
+from collections.abc import Iterator
+from pathlib import Path
 from typing import get_args
 
 import pytest
@@ -77,3 +81,107 @@ def test_connection_conf_keeps_connection_and_security_and_drops_consumer_keys()
         "client.id": "ops",
     }
     assert not is_consumer_only("ssl.ca.location")
+
+
+# --- one name per closed set ------------------------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = sorted([*(ROOT / "kafka_coop").rglob("*.py"), *(ROOT / "cli").rglob("*.py")])
+
+
+def _literal_members(node: ast.expr) -> frozenset[object] | None:
+    """The members of `Literal["a", "b"]` (also `typing.Literal[...]`), else None."""
+    if not isinstance(node, ast.Subscript):
+        return None
+    name = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", None)
+    if name != "Literal":
+        return None
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if not all(isinstance(item, ast.Constant) for item in items):
+        return None
+    return frozenset(item.value for item in items if isinstance(item, ast.Constant))
+
+
+@functools.cache
+def _module_ast(path: Path) -> ast.Module:
+    """Parsed once per run: every test below reads the same trees (nothing mutates them)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _aliases(tree: ast.Module) -> Iterator[tuple[str, ast.expr]]:
+    """Module-level `Name = ...` and `Name: TypeAlias = ...` assignments."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            yield stmt.targets[0].id, stmt.value
+        elif (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and stmt.value is not None
+            and "TypeAlias" in ast.unparse(stmt.annotation)
+        ):
+            yield stmt.target.id, stmt.value
+
+
+def _named_sets() -> dict[frozenset[object], list[str]]:
+    named: dict[frozenset[object], list[str]] = {}
+    for path in SOURCES:
+        for name, value in _aliases(_module_ast(path)):
+            members = _literal_members(value)
+            if members is not None:
+                named.setdefault(members, []).append(f"{path.relative_to(ROOT)}:{name}")
+    return named
+
+
+def test_every_closed_set_of_words_is_defined_once_under_one_name() -> None:
+    """Two Literals with the same members drift apart; the second is imported, not written again."""
+    twice = {
+        tuple(sorted(map(str, members))): where for members, where in _named_sets().items() if len(where) > 1
+    }
+    assert twice == {}
+
+
+def test_no_literal_alias_is_given_a_second_name() -> None:
+    """`MemberKind = SeenMemberType` makes a reader learn two words for one set: use the first."""
+    literal_names = {where.rsplit(":", 1)[1] for places in _named_sets().values() for where in places}
+    renamed = [
+        f"{path.relative_to(ROOT)}:{name} = {value.id}"
+        for path in SOURCES
+        for name, value in _aliases(_module_ast(path))
+        if isinstance(value, ast.Name) and value.id in literal_names
+    ]
+    assert renamed == []
+
+
+def test_no_field_spells_out_a_set_that_has_a_name() -> None:
+    """An inline `Literal["classic", "consumer"]` is a copy of a named set: name it instead."""
+    named = _named_sets()
+    spelled = []
+    for path in SOURCES:
+        tree = _module_ast(path)
+        definitions = {id(value) for _, value in _aliases(tree)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Subscript) and id(node) not in definitions:
+                members = _literal_members(node)
+                if members is not None and members in named:
+                    spelled.append(f"{path.relative_to(ROOT)}:{node.lineno} is {named[members][0]}")
+    assert spelled == []
+
+
+# Where another name is the outside world's: ConsumerSettings mirrors librdkafka's `group.id`, and the
+# protocol package decodes Kafka's own schemas field by field.
+OUTSIDE_NAMES = ("kafka_coop/settings/", "kafka_coop/protocol/")
+ONE_FIELD_NAME = {"group_id": "group", "type": "group_type", "assignor": "selected_assignor"}
+
+
+def test_a_model_names_the_group_its_type_and_its_assignor_one_way() -> None:
+    """`group`, `group_type` and `selected_assignor` in every model, whatever a JSON alias says."""
+    drifted = [
+        f"{path.relative_to(ROOT)}:{stmt.lineno} {node.name}.{stmt.target.id}"
+        for path in SOURCES
+        if not str(path.relative_to(ROOT)).startswith(OUTSIDE_NAMES)
+        for node in ast.walk(_module_ast(path))
+        if isinstance(node, ast.ClassDef)
+        for stmt in node.body
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+        if stmt.target.id in ONE_FIELD_NAME
+    ]
+    assert drifted == []

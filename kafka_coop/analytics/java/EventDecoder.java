@@ -42,7 +42,9 @@ public final class EventDecoder implements UDF1<byte[], Row> {
   private static final JsonFactory FACTORY =
       JsonFactory.builder().enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS).build();
 
-  static final String[] KINDS = {"assigned", "revoked", "lost", "started", "closed", "warning"};
+  static final String[] KINDS = {
+    "assigned", "revoked", "lost", "started", "closed", "warning", "reconfigured"
+  };
   static final String[] PROTOCOLS = {"eager", "cooperative", "consumer"};
   // model order; required unless it has a default
   static final String[] FIELDS = {

@@ -96,7 +96,9 @@ public final class GroupStep {
   private static final int KIND_AT = COLUMN.get("kind"), GROUP_AT = COLUMN.get("group");
   private static final int TS_AT = COLUMN.get("ts"), END_AT = COLUMN.get("end_ms");
 
-  static final String[] KIND_NAMES = {"assigned", "revoked", "lost", "started", "closed", "warning"};
+  static final String[] KIND_NAMES = {
+    "assigned", "revoked", "lost", "started", "closed", "warning", "reconfigured"
+  };
   static final String[] PROTOCOL_NAMES = {"eager", "cooperative", "consumer"};
   static final int ASSIGNED = 0, REVOKED = 1, LOST = 2, STARTED = 3, CLOSED = 4;
   static final String TOPICS_SEP = "\u0000";

@@ -429,7 +429,7 @@ def test_ctrl_c_during_the_demo_removes_what_it_made(world: World, marker: str, 
         ran, _took = job.interrupt(timeout=90)
     assert ran.code == 130, ran.why()
     assert_one_sentence(ran, "Interrupted by Ctrl-C .*demo")
-    left = {g.group_id for g in world.admin.list_groups()} & ours
+    left = {g.group for g in world.admin.list_groups()} & ours
     assert left == set(), ran.why()
     assert set(world.admin.client.list_topics(timeout=10).topics) & ours == set(), ran.why()
     assert list(tmp_path.glob("kafka-coop-demo-*")) == []

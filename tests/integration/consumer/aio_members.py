@@ -15,7 +15,8 @@ from typing import Any
 
 from kafka_coop.consumer import CoopAIOConsumer
 from kafka_coop.events import RebalanceEvent
-from tests.integration.consumer.members import REBALANCE_CONF, wait_for
+from testbed.rebalance_protocols import REBALANCE_CONF
+from tests.integration.consumer.members import wait_for
 
 BATCH = 100
 CONSUME_TIMEOUT_S = 0.2

@@ -18,14 +18,8 @@ from confluent_kafka import Producer
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
 from kafka_coop.events import RebalanceEvent
+from testbed.rebalance_protocols import REBALANCE_CONF
 from tests.integration.members import wait_for
-
-REBALANCE_CONF: dict[str, dict[str, str]] = {
-    "eager-range": {"partition.assignment.strategy": "range"},
-    "cooperative-sticky": {"partition.assignment.strategy": "cooperative-sticky"},
-    "consumer": {"group.protocol": "consumer"},
-}
-
 
 MARKS = {"enable.auto.offset.store": "false"}
 

@@ -16,7 +16,8 @@ import pytest
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopAIOConsumer
-from tests.integration.consumer.members import REBALANCE_CONF, committed_offsets, produce_keyed
+from testbed.rebalance_protocols import REBALANCE_CONF
+from tests.integration.consumer.members import committed_offsets, produce_keyed
 
 
 @pytest.mark.parametrize("rebalance", ["cooperative-sticky"])

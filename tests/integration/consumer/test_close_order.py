@@ -22,7 +22,7 @@ from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopAIOConsumer, CoopConsumer, _setup
 from kafka_coop.events import RebalanceEvent
 from kafka_coop.manifest import MANIFEST_TOPIC_CONFIG, ManifestPublisher, parse_manifest
-from tests.integration.consumer.members import REBALANCE_CONF
+from testbed.rebalance_protocols import REBALANCE_CONF
 
 HEARTBEAT_S = 0.02
 BEATS_BEFORE_CLOSE = 25

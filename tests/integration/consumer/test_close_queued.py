@@ -44,7 +44,7 @@ def test_close_with_the_assignment_queued_and_never_polled_returns(
     argv = [bootstrap, group, topic, rebalance, membership]
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "tests.integration.consumer.unpolled_member", *argv],
+            [sys.executable, "-m", "testbed.unpolled_member", *argv],
             cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
             capture_output=True,

@@ -252,7 +252,7 @@ def test_cancelling_loses_no_record_and_commits_none_unseen(
     if driver == "sync":
         out = tmp_path / "processed"
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        argv = [sys.executable, "-m", "tests.integration.consumer.interrupt_member"]
+        argv = [sys.executable, "-m", "testbed.interrupt_member"]
         service = subprocess.Popen([*argv, bootstrap, group, topic, rebalance, str(out)], cwd=ROOT, env=env)
         try:
             wait_for(lambda: len(_read_processed(out)) >= 40, timeout_s=60, what="the service to process")

@@ -76,7 +76,7 @@ def test_a_static_member_thawed_after_its_session_processes_nothing_it_fetched_b
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     argv = [bootstrap, group, topic, "frozen", str(tmp_path), protocol]
     member = subprocess.Popen(
-        [sys.executable, "-m", "tests.integration.consumer.freeze_member", *argv],
+        [sys.executable, "-m", "testbed.freeze_member", *argv],
         cwd=ROOT,
         env=env,
     )

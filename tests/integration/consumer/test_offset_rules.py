@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.consumer import CoopAIOConsumer, CoopConsumer
+from kafka_coop.consumer import CoopAIOConsumer, CoopConsumer, _core
 from tests.integration.consumer.members import committed_offsets, consumer_conf, produce_keyed, wait_for
 
 Factory = Callable[[dict[str, Any]], Any]
@@ -318,3 +319,179 @@ def test_an_interval_commit_refused_during_a_rebalance_is_made_as_soon_as_it_end
     ended = min(t for t in assigned if t > failed[0])
     retried = min(t for t, code in commits if t > failed[0] and code is None)
     assert retried - ended < 0.6, f"made {retried - ended:.2f} s after the rebalance ended"
+
+
+# --- explicit marks across an eager rebalance ------------------------------------------------------
+def test_marks_of_records_handed_out_before_an_eager_rebalance_that_gives_the_partition_back_count(
+    bootstrap: str,
+    admin: ClusterAdmin,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+) -> None:
+    """The application marks records it was handed before an eager rebalance (every partition revoked,
+    the same one assigned again): confluent accepts the store of a partition assigned again and commits
+    it on close; so must kafka-coop (nothing unfinished below it)."""
+    topic, other = topic_factory(1), topic_factory(1)
+    produce_keyed(bootstrap, topic, partitions=1, per_partition=40)
+    results = {}
+    for name, factory in CLIENTS.items():
+        group = unique(f"eager-back-{name}")
+        consumer = factory(consumer_conf(bootstrap, group, "eager-range", marks=True))
+        consumer.subscribe([topic])
+        first = list(take(consumer, 40))
+        consumer.subscribe([topic, other])  # an eager rebalance: revoke everything, assign it back
+        # served by poll(0), which returns before fetching starts again: nothing is handed out anew
+        wait_for(
+            lambda consumer=consumer: [consumer.poll(0)] and len(consumer.assignment()) == 2,
+            30,
+            what="the assignment of both topics",
+        )
+        for msg in first:
+            consumer.store_offsets(message=msg)
+        consumer.close()
+        results[name] = held(admin, group, topic)
+    assert results == {"confluent": 40, "kafka-coop": 40}
+
+
+# --- store_offsets of a partition this member does not own -----------------------------------------
+def outcome(call: Callable[[], Any]) -> str:
+    """`ok`, or the KafkaError name a call raised."""
+    try:
+        call()
+    except KafkaException as exc:
+        return str(exc.args[0].name())
+    return "ok"
+
+
+def test_store_offsets_of_a_partition_not_owned_is_refused_as_confluent_refuses_it(
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+) -> None:
+    topic, other = topic_factory(1), topic_factory(1)
+    produce_keyed(bootstrap, topic, partitions=1, per_partition=3)
+    results = {}
+    for name, factory in CLIENTS.items():
+        consumer = factory(
+            consumer_conf(bootstrap, unique(f"store-unowned-{name}"), "eager-range", marks=True)
+        )
+        consumer.subscribe([topic])
+        msg = next(take(consumer, 1))
+        never = outcome(
+            lambda consumer=consumer: consumer.store_offsets(offsets=[TopicPartition(other, 0, 1)])
+        )
+        mixed = outcome(
+            lambda consumer=consumer, msg=msg: consumer.store_offsets(
+                offsets=[TopicPartition(other, 0, 1), TopicPartition(topic, 0, msg.offset() + 1)]
+            )
+        )
+        consumer.unsubscribe()  # the revoke is served by the next poll
+        consumer.poll(1.0)
+        revoked = outcome(lambda consumer=consumer, msg=msg: consumer.store_offsets(message=msg))
+        consumer.close()
+        results[name] = (never, mixed, revoked)
+    assert results["confluent"] == ("_UNKNOWN_PARTITION", "ok", "_STATE")
+    assert results["kafka-coop"] == results["confluent"]
+
+
+# --- a synchronous commit's on_commit ----------------------------------------------------------------
+def test_the_commit_close_makes_is_reported_to_on_commit_as_confluent_reports_it(
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+) -> None:
+    topic = topic_factory(1)
+    produce_keyed(bootstrap, topic, partitions=1, per_partition=3)
+    reported = {}
+    for name, factory in CLIENTS.items():
+        seen: list[tuple[Any, Any]] = []
+        conf = consumer_conf(
+            bootstrap,
+            unique(f"sync-on-commit-{name}"),
+            "cooperative-sticky",
+            marks=False,
+            on_commit=lambda err, partitions, seen=seen: seen.append((err, partitions)),
+        )
+        consumer = factory(conf)
+        consumer.subscribe([topic])
+        list(take(consumer, 3))
+        consumer.commit(asynchronous=False)
+        after_commit = len(seen)
+        with contextlib.suppress(KafkaException):  # nothing new: _NO_OFFSET
+            consumer.commit(asynchronous=False)
+        after_second = len(seen)
+        for _ in range(3):
+            consumer.poll(0.2)
+        after_polls = len(seen)
+        consumer.close()
+        reported[name] = (
+            (after_commit, after_second, after_polls),
+            [
+                (err.code() if err else None, [(tp.topic, tp.partition, tp.offset) for tp in parts])
+                for err, parts in seen
+            ],
+        )
+    assert reported["kafka-coop"] == reported["confluent"]
+
+
+# --- a call interrupted while it waited for records ------------------------------------------------
+class Interrupted(Exception):
+    """Raised by the test's SIGALRM handler inside the client's call (as Ctrl-C raises KeyboardInterrupt)."""
+
+
+def interrupt_after(seconds: float, call: Callable[[], Any]) -> bool:
+    """Run `call`, raising Interrupted in it after `seconds`; whether it was interrupted."""
+
+    def handler(_signum: int, _frame: Any) -> None:
+        raise Interrupted
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        call()
+    except Interrupted:
+        return True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    return False
+
+
+@pytest.mark.parametrize("how", ["poll-c", "poll-python", "consume"])
+def test_a_call_interrupted_while_waiting_for_records_delivers_nothing_again(
+    bootstrap: str,
+    topic_factory: Callable[[int], str],
+    unique: Callable[[str], str],
+    monkeypatch: pytest.MonkeyPatch,
+    how: str,
+) -> None:
+    """confluent-kafka checks for signals between 200 ms waits of a `poll`/`consume`, and a call
+    interrupted there took no record: nothing may be sought back (every record would come again)."""
+    if how == "poll-python":
+        monkeypatch.setattr(_core, "FastPoll", None)
+    topic = topic_factory(2)
+    produce_keyed(bootstrap, topic, partitions=2, per_partition=5)
+    again = {}
+    for name, factory in CLIENTS.items():
+        conf = consumer_conf(
+            bootstrap,
+            unique(f"interrupted-{name}"),
+            "cooperative-sticky",
+            marks=False,
+            **{"enable.auto.commit": "false"},
+        )
+        consumer = factory(conf)
+        consumer.subscribe([topic])
+        assert len(list(take(consumer, 10))) == 10
+        consumer.poll(0.3)  # the service idles
+        if how == "consume":
+            assert interrupt_after(0.5, lambda consumer=consumer: consumer.consume(10, 2.0))
+        else:
+            assert interrupt_after(0.5, lambda consumer=consumer: consumer.poll(2.0))
+        redelivered = 0
+        until = time.monotonic() + 1.0
+        while time.monotonic() < until:
+            redelivered += len([m for m in consumer.consume(10, 0.2) if not m.error()])
+        consumer.close()
+        again[name] = redelivered
+    assert again == {"confluent": 0, "kafka-coop": 0}

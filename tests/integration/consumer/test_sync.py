@@ -262,12 +262,15 @@ def test_duplicate_instance_id_fails_with_the_protocols_fencing_rule(
         holder.stop()
 
 
-def test_duplicate_instance_id_with_warn_policy_logs_and_still_creates_the_consumer(
+def test_duplicate_instance_id_with_warn_policy_and_no_sign_the_holder_runs_creates_the_consumer_silently(
     bootstrap: str,
     topic_factory: Callable[[int], str],
     unique: Callable[[str], str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """A holder that publishes no manifest looks like this member's closed predecessor (a static member
+    stays listed until its session ends), so `warn` stays silent; the holder's own FENCED_INSTANCE_ID
+    names the twin (the warning on a live holder: test_static_bounce_warning.py)."""
     topic = topic_factory(1)
     group = unique("dupwarn")
     holder = ThreadMember(
@@ -281,7 +284,7 @@ def test_duplicate_instance_id_with_warn_policy_logs_and_still_creates_the_consu
                 duplicate_check="warn",
             )
         second.close()
-        assert any("pod-1" in r.getMessage() and "OLD" in r.getMessage() for r in caplog.records)
+        assert not any("already held" in r.getMessage() for r in caplog.records)
     finally:
         holder.stop()
 

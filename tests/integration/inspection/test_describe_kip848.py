@@ -15,18 +15,13 @@ from kafka_coop.coordinator import CoordinatorClient
 from kafka_coop.inspection import GroupSnapshot
 from kafka_coop.sandbox import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
+from tests.integration.looks import snapshot_via_cli
 from tests.integration.members import wait_converted
 
 # the share-group test imports kafka-python, which reads its schema files with a deprecated API
 pytestmark = pytest.mark.filterwarnings(
     "ignore:read_text is deprecated:DeprecationWarning", "ignore:open_text is deprecated:DeprecationWarning"
 )
-
-
-def _describe(run_cli: Callable[..., CliResult], bootstrap: str, group: str) -> GroupSnapshot:
-    result = run_cli("describe", group, "--bootstrap-server", bootstrap, "-o", "json")
-    assert result.code == 0, result.stderr
-    return GroupSnapshot.model_validate(result.json())
 
 
 def _until(look: Callable[[], GroupSnapshot | None], what: str, timeout_s: float = 60.0) -> GroupSnapshot:
@@ -63,14 +58,14 @@ def test_a_mixed_group_is_described_with_the_type_the_coordinator_gives_every_me
     processes.wait_stable(group, members=4)
 
     def described() -> GroupSnapshot | None:
-        snap = _describe(run_cli, bootstrap, group)
+        snap = snapshot_via_cli(run_cli, bootstrap, group)
         settled = snap.state == "stable" and all(
             m.member_epoch == snap.coordinator_view.assignment_epoch for m in snap.members
         )
         return snap if len(snap.members) == 4 and settled else None
 
     snap = _until(described, f"{group} described stable with 4 members")
-    assert snap.type == "consumer"
+    assert snap.group_type == "consumer"
     assert snap.coordinator_view.api == "ConsumerGroupDescribe v1"
     types = {m.client_id: (m.member_type.value, m.member_type.source) for m in snap.members}
     assert types == {
@@ -105,7 +100,7 @@ def test_a_classic_group_is_described_as_before(
     group = unique("classic-view")
     processes.add(MemberSpec(name="c", kind="python", group=group, topics=(topic,), manifests=False))
     processes.wait_stable(group, members=1)
-    snap = _describe(run_cli, bootstrap, group)
+    snap = snapshot_via_cli(run_cli, bootstrap, group)
     assert snap.coordinator_view.api == ""
     assert "not a consumer group" in snap.coordinator_view.note
     (member,) = snap.members
@@ -156,8 +151,8 @@ def test_a_connect_group_is_described_for_what_it_is(
 ) -> None:
     """Reproduced first: librdkafka's describe refuses it (_INVALID_ARG) and describe said 'Could not
     reach the Kafka cluster', exit 3."""
-    snap = _describe(run_cli, bootstrap, connect_group)
-    assert (snap.type, snap.protocol_type) == ("classic", "connect")
+    snap = snapshot_via_cli(run_cli, bootstrap, connect_group)
+    assert (snap.group_type, snap.protocol_type) == ("classic", "connect")
     (member,) = snap.members
     assert member.subscription is None and member.subscription_error is None
     table = run_cli("describe", connect_group, "--bootstrap-server", bootstrap)
@@ -214,7 +209,7 @@ def _share_group(bootstrap: str, group: str, topic: str) -> None:
         consumer.subscribe([topic])
         try:
             deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and group not in {g.group_id for g in client.list_groups()}:
+            while time.monotonic() < deadline and group not in {g.group for g in client.list_groups()}:
                 consumer.poll(0.5)
         finally:
             consumer.close()

@@ -13,16 +13,11 @@ from kafka_coop.admin import ClusterAdmin
 from kafka_coop.inspection import GroupSnapshot, take_snapshot
 from kafka_coop.sandbox import MemberProcesses, MemberSpec, free_port
 from tests.conftest import CliResult
+from tests.integration.looks import snapshot_via_cli
 
 
 def _by_client(snap: GroupSnapshot) -> dict[str, Any]:
     return {m.client_id: m for m in snap.members}
-
-
-def _describe(run_cli: Callable[..., CliResult], bootstrap: str, group: str) -> GroupSnapshot:
-    result = run_cli("describe", group, "--bootstrap-server", bootstrap, "-o", "json")
-    assert result.code == 0, result.stderr
-    return GroupSnapshot.model_validate(result.json())
 
 
 @pytest.mark.parametrize(
@@ -45,7 +40,7 @@ def test_librdkafka_protocol_is_inferred_without_a_manifest_and_declared_with_on
     )
     processes.add_many([spec, spec.replace(name="declares", manifests=True)])
     processes.wait_stable(group, members=2)
-    members = _by_client(_describe(run_cli, bootstrap, group))
+    members = _by_client(snapshot_via_cli(run_cli, bootstrap, group))
     quiet, declares = members["quiet"], members["declares"]
     assert (quiet.rebalance_protocol.value, quiet.rebalance_protocol.source) == (protocol, "inferred")
     assert (quiet.client_family.value, quiet.client_family.source) == ("librdkafka", "inferred")
@@ -80,8 +75,12 @@ def test_a_mixed_java_and_librdkafka_group_is_described_member_by_member(
     processes.wait_stable(group, members=1)
     processes.add(spec.replace(name="jv", kind="java", instance_id="jv-static"))
     processes.wait_stable(group, members=2)
-    snap = _describe(run_cli, bootstrap, group)
-    assert (snap.type, snap.state, snap.assignor) == ("classic", "stable", "cooperative-sticky")
+    snap = snapshot_via_cli(run_cli, bootstrap, group)
+    assert (snap.group_type, snap.state, snap.selected_assignor) == (
+        "classic",
+        "stable",
+        "cooperative-sticky",
+    )
     members = {m.client_id: m for m in snap.members}
     assert members["py"].client_family.value == "librdkafka"
     # an app-set client id on a Java member: Java and franz-go send the same subscription shape
@@ -119,7 +118,7 @@ def test_a_group_mid_migration_to_kip848_shows_classic_and_consumer_members(
     while time.monotonic() < deadline and _by_client(snap)["k1"].manifest is None:
         time.sleep(0.5)  # a manifest is published right after the assignment callback: let it land
         snap = take_snapshot(admin, group)
-    assert snap.type == "consumer"
+    assert snap.group_type == "consumer"
     members = _by_client(snap)
     assert {n: members[n].member_type.value for n in ("c0", "c1", "k0", "k1")} == {
         "c0": "classic",
@@ -147,7 +146,7 @@ def test_a_pure_consumer_protocol_group_is_described_with_consumer_members(
     processes.add_many([spec, spec.replace(name="kj", kind="java")])
     processes.wait_stable(group, members=2)
     snap = take_snapshot(admin, group)
-    assert (snap.type, snap.assignor) == ("consumer", "uniform")
+    assert (snap.group_type, snap.selected_assignor) == ("consumer", "uniform")
     assert {m.member_type.value for m in snap.members} == {"consumer"}
     assert {m.rebalance_protocol.value for m in snap.members} == {"consumer"}
 
@@ -422,6 +421,6 @@ def test_a_cooperative_java_group_started_all_at_once_is_not_described_as_eager(
     )
     processes.add(spec)
     processes.wait_stable(group, members=2)
-    members = _describe(run_cli, bootstrap, group).members
+    members = snapshot_via_cli(run_cli, bootstrap, group).members
     assert len(members) == 2
     assert [m.rebalance_protocol.value for m in members if m.rebalance_protocol.value == "eager"] == []

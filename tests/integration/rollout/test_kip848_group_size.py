@@ -18,7 +18,7 @@ from kafka_coop.coordinator import CoordinatorClient
 from kafka_coop.rollout import Plan
 from kafka_coop.sandbox import MemberProcesses, MemberSpec, Sandbox, free_port
 from tests.conftest import CliResult
-from tests.integration.members import consumer_protocol_refusal
+from tests.integration.members import consumer_protocol_refusal, coop_consumer_refusal
 
 LIMIT = 2
 
@@ -97,6 +97,10 @@ def test_a_group_over_the_limit_is_refused_by_the_plan_and_then_by_the_broker(
         assert "group id does not exist" in error.str(), "GROUP_ID_NOT_FOUND: the group stays classic"
         with CoordinatorClient(bootstrap) as client:
             assert client.describe(group).status == "not-a-consumer-group"
+        failed = coop_consumer_refusal(bootstrap, group, topic)  # the one rule, in the consumer's sentence
+        rule = f"because the group has 3 members, more than group.consumer.max.size = {LIMIT}"
+        assert rule in failed.message, failed.message
+        assert failed.hint is not None and "raise group.consumer.max.size to at least 3" in failed.hint
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +138,6 @@ def test_a_policy_that_forbids_the_upgrade_is_refused_by_the_plan_and_then_by_th
         assert "group id does not exist" in error.str()
         with CoordinatorClient(bootstrap) as client:
             assert client.describe(group).status == "not-a-consumer-group"
+        failed = coop_consumer_refusal(bootstrap, group, topic)
+        assert "because its group.consumer.migration.policy is 'disabled'" in failed.message, failed.message
+        assert failed.hint is not None and "set group.consumer.migration.policy to upgrade" in failed.hint

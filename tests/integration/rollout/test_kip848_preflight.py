@@ -16,7 +16,7 @@ from kafka_coop.families import catalog
 from kafka_coop.rollout import Plan
 from kafka_coop.sandbox import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
-from tests.integration.members import consumer_protocol_refusal
+from tests.integration.members import consumer_protocol_refusal, coop_consumer_refusal
 
 
 class ForeignGroup:
@@ -168,31 +168,32 @@ def test_a_group_the_broker_would_convert_passes_the_preflight_and_says_what_a_r
     assert checks["refusal-outcome"]["status"] == "pass"
 
 
-def test_a_kafka_coop_consumer_refused_an_online_upgrade_names_the_brokers_rules(
-    foreign: Callable[..., ForeignGroup],
+@pytest.mark.parametrize(
+    ("flags", "rule", "remedy"),
+    [
+        (
+            ("--protocol-type", "connect"),
+            "because the group's protocol type is 'connect', not 'consumer'",
+            "give this consumer a group.id of its own",
+        ),
+        (
+            ("--assignment-user-data", "custom"),
+            "because the assignment of 1 member (",
+            "cut the group over to range first",
+        ),
+    ],
+    ids=["connect-protocol-type", "assignment-user-data"],
+)
+def test_a_kafka_coop_consumer_refused_an_online_upgrade_names_the_one_rule_that_refused_it(
+    foreign: Callable[..., ForeignGroup], flags: tuple[str, ...], rule: str, remedy: str
 ) -> None:
-    """librdkafka passes on only "The group id does not exist": the consumer's one sentence says the
-    broker would not convert the group, by which rules, and where the preflight names the one at hand."""
-    from kafka_coop.consumer import CoopConsumer
-    from kafka_coop.errors import ConsumerFailed
-
-    group = foreign("--protocol-type", "connect")
+    """librdkafka passes on only "The group id does not exist": the consumer reads the group and the
+    broker's configs and names the rule at hand, with its remedy, in one sentence."""
+    group = foreign(*flags)
     topic = group.proc.args[group.proc.args.index("--topic") + 1]  # type: ignore[union-attr]
     bootstrap = group.proc.args[group.proc.args.index("--bootstrap") + 1]  # type: ignore[union-attr]
-    consumer = CoopConsumer(
-        {"bootstrap.servers": bootstrap, "group.id": group.group, "group.protocol": "consumer"},
-        duplicate_check="off",
-    )
-    try:
-        consumer.subscribe([topic])
-        deadline = time.monotonic() + 20
-        with pytest.raises(ConsumerFailed) as failed:
-            while time.monotonic() < deadline:
-                consumer.poll(0.5)
-        message = str(failed.value)
-        assert "will not convert the classic group online" in message, message
-        assert "protocol type is not 'consumer'" in message and "group.consumer.max.size" in message
-        assert f"upgrade-plan {group.group} --to consumer" in failed.value.hint
-    finally:
-        consumer.close()
+    failed = coop_consumer_refusal(bootstrap, group.group, topic)
+    assert "will not convert the classic group online " + rule in failed.message, failed.message
+    assert "group.consumer.max.size" not in failed.message, "one rule, not four"
+    assert failed.hint is not None and remedy in failed.hint
     assert group.untouched()

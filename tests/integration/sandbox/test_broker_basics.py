@@ -37,7 +37,7 @@ def test_confluent_kafka_round_trip_and_describe_sees_the_group(
         assert sorted(values) == sorted(f"v{i}".encode() for i in range(30))
         described = admin.describe_group(group)
         assert described.state == "stable"
-        assert described.type == "classic"
+        assert described.group_type == "classic"
         assert len(described.members) == 1
         assert sorted(described.members[0].assignment) == [(topic, 0), (topic, 1), (topic, 2)]
     finally:
@@ -77,7 +77,7 @@ def test_consumer_protocol_member_joins_a_group_of_type_consumer(
             consumer.poll(0.2)
         assert sorted(p for batch in assigned for p in batch) == [(topic, p) for p in range(4)]
         described = admin.describe_group(group)
-        assert described.type == "consumer"
+        assert described.group_type == "consumer"
         assert [m.assignment for m in described.members] == [tuple((topic, p) for p in range(4))]
     finally:
         consumer.close()

@@ -67,7 +67,7 @@ def test_reconfigure_between_bounces_changes_what_the_member_runs(
     )
     processes.wait_stable(group, joined=[member])
     processes.rolling_bounce(group, downtime_s=0.5, reconfigure={"assignors": ("cooperative-sticky",)})
-    assert admin.describe_group(group).assignor == "cooperative-sticky"
+    assert admin.describe_group(group).selected_assignor == "cooperative-sticky"
     assert member.starts == 2
     assert {e["protocol"] for e in member.events_since_start()} == {"cooperative"}
 

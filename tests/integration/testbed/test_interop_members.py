@@ -1,4 +1,4 @@
-"""The other client families' members (interop/) run in the fleet like the Java and Python ones.
+"""The other client families' members (testbed/interop/) run in the fleet like the Java and Python ones.
 
 Each is a real program on its registry package; these tests hold them to the Java member's contract:
 they join, write RebalanceEvent lines, hand partitions over when one leaves, close cleanly on SIGTERM,
@@ -13,10 +13,10 @@ from collections.abc import Callable
 import pytest
 
 from kafka_coop.events import RebalanceEvent
-from kafka_coop.inspection import GroupSnapshot
 from kafka_coop.sandbox import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
 from testbed.interop import INTEROP_KINDS
 from tests.conftest import CliResult
+from tests.integration.looks import snapshot_via_cli
 
 PARTITIONS = 4
 # The assignor each family runs by itself here: its cooperative one where it ships one, else eager.
@@ -67,12 +67,6 @@ def test_member_joins_and_closes_cleanly_with_no_record_lost(
     assert result.lost == 0, result.lost_examples
 
 
-def _describe(run_cli: Callable[..., CliResult], bootstrap: str, group: str) -> GroupSnapshot:
-    result = run_cli("describe", group, "--bootstrap-server", bootstrap, "-o", "json")
-    assert result.code == 0, result.stderr
-    return GroupSnapshot.model_validate(result.json())
-
-
 def test_two_kafka_python_members_with_defaults_and_a_kafka_coop_member_are_described_apart(
     processes: MemberProcesses,
     bootstrap: str,
@@ -93,7 +87,7 @@ def test_two_kafka_python_members_with_defaults_and_a_kafka_coop_member_are_desc
         ]
     )
     processes.wait_stable(group, joined=members)
-    snap = _describe(run_cli, bootstrap, group)
+    snap = snapshot_via_cli(run_cli, bootstrap, group)
     families = sorted((m.client_family.value, m.client_family.source) for m in snap.members)
     assert families == [
         ("kafka-python", "inferred"),
@@ -141,9 +135,9 @@ def test_eight_members_of_seven_families_in_one_group_are_each_named_and_planned
     )
     members = processes.add_many(specs)
     live = processes.wait_stable(group, joined=members)
-    assert live.assignor == "roundrobin"
+    assert live.selected_assignor == "roundrobin"
     assert sorted(tp for m in live.members for tp in m.assignment) == [(topic, p) for p in range(12)]
-    snap = _describe(run_cli, bootstrap, group)
+    snap = snapshot_via_cli(run_cli, bootstrap, group)
     named = Counter(m.client_family.value for m in snap.members)
     assert named == {
         "librdkafka": 2,  # confluent-kafka-go and kafka-coop consume

@@ -1,6 +1,6 @@
 """kafka-python 3.0.12 keeps a join that finished while its main thread was away from poll().
 
-Without the member's workaround (interop/python/kafka_python_join_fix.py) such a join is thrown away
+Without the member's workaround (testbed/interop/python/kafka_python_join_fix.py) such a join is thrown away
 and the consumer ends up with heartbeats off, never assigned: the coordinator expires it after
 session.timeout.ms (the kafka-python flake of tests/e2e/test_family_walks.py and of the interop member
 test on a loaded machine). Each test runs one late-polling consumer in the members' own venv.

@@ -9,8 +9,6 @@ from typing import Any
 
 import pytest
 
-from bench._close_soak_member import consumer_conf
-from bench._common import BenchResult, new_result, render_png
 from bench.close_soak import (
     VARIANTS,
     classify,
@@ -26,6 +24,8 @@ from bench.close_soak import (
     tally,
     variant_key,
 )
+from bench.harness.frame import BenchResult, new_result, render_png
+from testbed.close_soak_member import consumer_conf
 
 
 def test_every_rebalance_runs_with_both_offset_modes_round_by_round() -> None:
@@ -48,7 +48,7 @@ def test_every_rebalance_runs_with_both_offset_modes_round_by_round() -> None:
 
 def test_the_member_command_and_conf_are_the_reproduction_scenario() -> None:
     cmd = member_command("b:9092", "eager-range/explicit", Path("/t/x.log"), "cgrp")
-    assert cmd[1:3] == ["-m", "bench._close_soak_member"]
+    assert cmd[1:3] == ["-m", "testbed.close_soak_member"]
     assert cmd[cmd.index("--rebalance") + 1] == "eager-range"
     assert cmd[cmd.index("--offsets") + 1] == "explicit"
     marks = consumer_conf("b:9092", "g", "g-a", "eager-range", marks=True, debug="cgrp,consumer")

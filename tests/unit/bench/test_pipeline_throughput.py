@@ -3,7 +3,7 @@ and the benchmark's target, the pipeline's rate over that ceiling's."""
 
 from __future__ import annotations
 
-from bench._common import RESULTS_DIR, BenchResult
+from bench.harness.frame import RESULTS_DIR, BenchResult
 from bench.pipeline_throughput import OUTPUT_MIX, ceiling_ratio, filled_by
 from kafka_coop.analytics import KIND_FIELDS, OUTPUT_FIELDS
 

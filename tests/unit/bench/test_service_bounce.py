@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness.figures import restart_segments, restart_split
-from bench.harness.service_member import consumer_conf, parse_args
 from bench.harness.service_members import SERVICE_MEMBER, python_command
 from bench.service_bounce import BY_NAME, SCENARIOS, schedule, selected
 from kafka_coop.sandbox import MemberSpec
+from testbed.service_member import consumer_conf, parse_args
 
 
 def test_every_family_runs_every_protocol_static_and_dynamic_against_its_own_eager_dynamic() -> None:

@@ -6,7 +6,7 @@ import pytest
 from pydantic import JsonValue
 
 from bench import wrapper_overhead as wo
-from bench._common import new_result
+from bench.harness.frame import new_result
 
 
 def _run(driver: str | None, side: str, label: str, rate: float) -> dict[str, JsonValue]:

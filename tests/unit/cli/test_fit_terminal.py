@@ -18,8 +18,9 @@ from kafka_coop.cli._tables import aligned_table, fit_width, fold, fold_command
 from kafka_coop.cli.describe import render_snapshot
 from kafka_coop.cli.plan import render_table
 from kafka_coop.cli.verify import render_report
-from kafka_coop.inspection import Fact, GroupSnapshot, MemberSnapshot
+from kafka_coop.inspection import GroupSnapshot, MemberSnapshot
 from kafka_coop.rollout import Check, GateReport, GateTarget, all_migrations, load_fleet, make_plan
+from tests.unit.builders import group_snapshot, member_snapshot
 
 LONG_ID = "kafka-coop-vm-11050-6e02dbee-839c-4a4b-9b52-148e8c1be946"
 
@@ -88,32 +89,17 @@ def test_a_pipe_gets_no_width_even_when_colour_is_forced(monkeypatch: pytest.Mon
     assert fit_width(Console(file=_Tty(), width=80)) == 80
 
 
-def _member(n: int) -> MemberSnapshot:
-    return MemberSnapshot(
-        member_id=f"{LONG_ID}-{n}",
-        instance_id=None,
+def _long_named_member(n: int) -> MemberSnapshot:
+    return member_snapshot(
+        f"{LONG_ID}-{n}",
         client_id="kafka-coop-vm-11050",
         host="/127.0.0.1",
         assignment=(("orders", n), ("orders", n + 3)),
-        member_type=Fact(value="classic", source="inferred"),
-        client_family=Fact(value="librdkafka", source="inferred"),
-        rebalance_protocol=Fact(value="eager", source="inferred"),
-        assignors=Fact(value=("range",), source="inferred"),
     )
 
 
 def _snapshot() -> GroupSnapshot:
-    return GroupSnapshot(
-        group_id="g1",
-        taken_ms=0,
-        exists=True,
-        type="classic",
-        state="stable",
-        protocol_type="consumer",
-        assignor="range",
-        coordinator=1,
-        members=(_member(0), _member(1)),
-    )
+    return group_snapshot(_long_named_member(0), _long_named_member(1), group="g1")
 
 
 @pytest.mark.parametrize("width", [80, 120])

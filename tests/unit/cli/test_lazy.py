@@ -85,7 +85,7 @@ def test_running_one_command_imports_only_its_module() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     modules, heavy = proc.stdout.strip().splitlines()[-2:]
-    shared = ["kafka_coop.cli._context", "kafka_coop.cli._edges", "kafka_coop.cli._tables"]
+    shared = ["kafka_coop.cli._context", "kafka_coop.cli._exit_codes", "kafka_coop.cli._tables"]
     assert modules == str([*shared, "kafka_coop.cli.describe", "kafka_coop.cli.main"])
     assert heavy == "False False"
 
@@ -120,7 +120,7 @@ def test_version_needs_no_command_module() -> None:
         "except SystemExit:\n"
         "    pass\n"
         "print([m for m in sys.modules if m.startswith('kafka_coop.cli.') and m != 'kafka_coop.cli.main'\n"
-        "       and m != 'kafka_coop.cli._edges'])\n"
+        "       and m != 'kafka_coop.cli._exit_codes'])\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "version 0" in proc.stdout

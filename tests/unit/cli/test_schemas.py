@@ -39,8 +39,12 @@ def test_every_command_with_json_output_has_a_schema() -> None:
 
     with_json = set()
     runner = CliRunner()
+    groups = {
+        "sandbox": [["sandbox", "start"], ["sandbox", "status"]],
+        "rollout": [["rollout", "run"], ["rollout", "resume"]],
+    }
     for name in set(LAZY_COMMANDS) - {"schema"}:
-        for words in [["sandbox", "start"], ["sandbox", "status"]] if name == "sandbox" else [[name]]:
+        for words in groups.get(name, [[name]]):
             result = runner.invoke(cli, [*words, "--help"], terminal_width=200)
             if "--output" in result.output and "json" in result.output:
                 with_json.add(" ".join(words))

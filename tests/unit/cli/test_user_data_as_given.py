@@ -19,11 +19,12 @@ import pytest
 from kafka_coop.admin import GroupDescription, ListedGroup
 from kafka_coop.analytics import SparkPrepared
 from kafka_coop.cli._context import Terminal
-from kafka_coop.inspection import Fact, GroupSnapshot, MemberSnapshot
+from kafka_coop.inspection import MemberSnapshot
 from kafka_coop.rollout import Check, GateReport, GateTarget, all_migrations, load_fleet, make_plan
 from kafka_coop.sandbox import NodeState, SandboxState
 from tests.conftest import CliResult
 from tests.unit.analytics.test_engine import EAGER
+from tests.unit.builders import group_snapshot, member_snapshot
 
 GROUP = "orders[prod]"  # an unknown style tag: rich drops it
 CLIENT = "[bold]svc:id:7"  # a known style restyles what follows; ':id:' is the emoji code of 🆔
@@ -43,35 +44,15 @@ FLEET = WALKABLE_FLEET.replace("broker:", f'selected_assignor: "{ASSIGNOR}"\nbro
 Shown = Callable[[Path, pytest.MonkeyPatch, Callable[..., CliResult]], str]
 
 
-def _member() -> MemberSnapshot:
-    return MemberSnapshot(
-        member_id="m-1",
-        instance_id=INSTANCE,
-        client_id=CLIENT,
-        host="/10.0.0.7",
-        assignment=(("t", 0),),
-        member_type=Fact(value="classic", source="inferred"),
-        client_family=Fact(value="librdkafka", source="inferred"),
-        rebalance_protocol=Fact(value="eager", source="inferred"),
-        # offers range only, so the group's selected assignor shows only in the head
-        assignors=Fact(value=("range",), source="inferred"),
-    )
+def _member_of_odd_names() -> MemberSnapshot:
+    # offers range only (the builder's default), so the group's selected assignor shows only in the head
+    return member_snapshot(instance_id=INSTANCE, client_id=CLIENT, host="/10.0.0.7", assignment=(("t", 0),))
 
 
 def describe_group(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliResult]) -> str:
     from kafka_coop.cli.describe import render_snapshot
 
-    snap = GroupSnapshot(
-        group_id=GROUP,
-        taken_ms=0,
-        exists=True,
-        type="classic",
-        state="stable",
-        protocol_type="consumer",
-        assignor=ASSIGNOR,
-        coordinator=1,
-        members=(_member(),),
-    )
+    snap = group_snapshot(_member_of_odd_names(), group=GROUP, selected_assignor=ASSIGNOR)
     render_snapshot(Terminal(), snap)
     return ""
 
@@ -79,9 +60,14 @@ def describe_group(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliR
 def describe_all(_tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliResult]) -> str:
     from kafka_coop.cli.describe import render_groups
 
-    listed = ListedGroup(group_id=GROUP, type="classic", state="stable", is_simple=False)
+    listed = ListedGroup(group=GROUP, group_type="classic", state="stable", is_simple=False)
     live = GroupDescription(
-        group_id=GROUP, state="stable", type="classic", assignor=ASSIGNOR, coordinator=1, members=()
+        group=GROUP,
+        state="stable",
+        group_type="classic",
+        selected_assignor=ASSIGNOR,
+        coordinator=1,
+        members=(),
     )
     render_groups(Terminal(), [(listed, live)])
     return ""
@@ -172,8 +158,6 @@ def sandbox_status(tmp: Path, _mp: pytest.MonkeyPatch, _cli: Callable[..., CliRe
 
 
 def prepare_spark(tmp: Path, mp: pytest.MonkeyPatch, cli: Callable[..., CliResult]) -> str:
-    import kafka_coop.analytics
-
     cache = tmp / DIR
     made = SparkPrepared(
         decoder_jar=cache / "decoder.jar",
@@ -182,7 +166,7 @@ def prepare_spark(tmp: Path, mp: pytest.MonkeyPatch, cli: Callable[..., CliResul
         class_archive=cache / "driver.jsa",
         class_archive_made=False,
     )
-    mp.setattr(kafka_coop.analytics, "prepare_spark", lambda **_: made)
+    mp.setattr("kafka_coop.cli.prepare_spark.prepare", lambda **_: made)
     result = cli("prepare-spark")
     assert result.code == 0, result.stderr
     return result.stdout

@@ -105,3 +105,33 @@ def test_it_serves_the_asyncio_consumer_too() -> None:
 def test_using_the_group_before_a_consumer_is_one_sentence() -> None:
     with pytest.raises(RuntimeError, match=r"client=group\.client"):
         FakeGroup().assign([("t", 0)])
+
+
+def test_a_rebalance_queued_behind_records_is_served_in_the_middle_of_a_consume_batch() -> None:
+    """As librdkafka does (tests/differential/parity.py shows it on a broker): the batch holds the
+    kept partition's records from before and after the revoke; the revoked one's are dropped, never
+    handed out, so the revoke commits only what the application had before this call."""
+    group = FakeGroup()
+    revoked: list[object] = []
+    consumer = CoopConsumer(conf_for("cooperative"), client=group.client, on_revoked=revoked.append)
+    consumer.subscribe(["t"])
+    for p in (0, 1):
+        group.produce("t", p, *[b"r"] * 10)
+    group.rebalance_to([("t", 0), ("t", 1)])
+    first = consumer.poll(0)
+    assert first is not None and (first.partition(), first.offset()) == (0, 0)
+    group.rebalance_to([("t", 1)], after_records=5)
+    batch = consumer.consume(100, 0)
+    assert revoked, "the revoke was served inside consume()"
+    assert [(m.partition(), m.offset()) for m in batch] == [(1, o) for o in range(10)]
+    assert group.committed() == {("t", 0): 1}, "records 1-2 of partition 0 were dropped, never handed out"
+
+
+def test_a_rebalance_queued_behind_records_is_served_first_by_a_poll() -> None:
+    group = FakeGroup()
+    consumer = CoopConsumer(conf_for("cooperative"), client=group.client)
+    consumer.subscribe(["t"])
+    group.produce("t", 0, b"a")
+    group.rebalance_to([("t", 0)], after_records=3)
+    msg = consumer.poll(0)
+    assert msg is not None and msg.offset() == 0

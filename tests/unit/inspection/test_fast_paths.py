@@ -11,8 +11,9 @@ from rich.text import Text
 
 from kafka_coop.cli.describe import aligned_table
 from kafka_coop.cli.verify import LagWindow
-from kafka_coop.inspection import Fact, MemberSnapshot, ReadToEnd
+from kafka_coop.inspection import GroupSnapshot, MemberSnapshot, ReadToEnd
 from kafka_coop.protocol import ConsumerProtocolSubscription
+from tests.unit.builders import group_snapshot, member_snapshot
 
 
 def test_read_to_end_stops_at_the_high_watermark_of_every_partition() -> None:
@@ -73,17 +74,12 @@ def test_aligned_table_pads_columns_to_their_widest_cell_and_keeps_styles() -> N
     assert any(span.style == "bold" for span in table.spans)
 
 
-def _member(user_data: bytes | None) -> MemberSnapshot:
-    return MemberSnapshot(
-        member_id="m-1",
-        instance_id=None,
-        client_id="c",
-        host="/127.0.0.1",
+def _member_with_user_data(user_data: bytes | None) -> MemberSnapshot:
+    return member_snapshot(
+        family="java",
+        protocol="cooperative",
+        assignors=("cooperative-sticky",),
         assignment=(("t", 0),),
-        member_type=Fact(value="classic", source="inferred"),
-        client_family=Fact(value="java", source="inferred"),
-        rebalance_protocol=Fact(value="cooperative", source="inferred"),
-        assignors=Fact(value=("cooperative-sticky",), source="inferred"),
         subscription=ConsumerProtocolSubscription(
             version=3, topics=("t",), user_data=user_data, owned_partitions=(("t", 0),), generation_id=7
         ),
@@ -92,7 +88,7 @@ def _member(user_data: bytes | None) -> MemberSnapshot:
 
 @pytest.mark.parametrize("user_data", [b"\x00\x00\x00\x07", b"\xff\xfe", b"", None])
 def test_member_json_carries_binary_user_data_as_base64_and_reads_back(user_data: bytes | None) -> None:
-    member = _member(user_data)
+    member = _member_with_user_data(user_data)
     text = member.model_dump_json()
     data = json.loads(text)
     if user_data:
@@ -100,3 +96,12 @@ def test_member_json_carries_binary_user_data_as_base64_and_reads_back(user_data
     assert MemberSnapshot.model_validate(data) == member
     assert MemberSnapshot.model_validate_json(text) == member
     assert member.model_dump()["subscription"]["user_data"] == user_data  # python mode keeps bytes
+
+
+def test_snapshot_json_keeps_its_published_names_and_reads_back() -> None:
+    """describe's JSON (schema v1) says group_id, type and assignor; the model says group, group_type and
+    selected_assignor, and reads its own JSON back."""
+    snap = group_snapshot(_member_with_user_data(None), group="orders", selected_assignor="range")
+    data = json.loads(snap.model_dump_json(by_alias=True))
+    assert (data["group_id"], data["type"], data["assignor"]) == ("orders", "classic", "range")
+    assert GroupSnapshot.model_validate(data) == snap

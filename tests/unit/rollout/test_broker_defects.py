@@ -40,6 +40,24 @@ def test_a_defect_applies_to_its_versions_and_to_an_unknown_one(version: str | N
 
 def test_a_plan_warns_only_of_confirmed_defects_of_its_migration() -> None:
     on_41 = {d.id for d in broker_defects().affecting("4.1", "classic-to-consumer")}
-    assert "KAFKA-20640" in on_41 and "KAFKA-21582" not in on_41  # unconfirmed: left to the gate
-    assert broker_defects().affecting("4.4+", "classic-to-consumer") == ()
-    assert broker_defects().affecting("4.1", "eager-to-cooperative") == ()
+    assert "KAFKA-20640" in on_41
+    assert broker_defects().affecting("4.5+", "classic-to-consumer") == ()
+    assert {d.id for d in broker_defects().affecting("4.1", "eager-to-cooperative")} == {"KAFKA-21648"}
+
+
+@pytest.mark.parametrize("line", ["4.0", "4.2", "4.3", "4.4+"])
+def test_an_affected_release_line_warns_of_the_stale_upgrade_and_the_stale_describe(line: str) -> None:
+    """Fixed in 4.3.3 and 4.4.1: kafka-coop reads a broker's release line, not its patch, so a 4.3 or 4.4
+    broker may run an affected patch release and the plan says so."""
+    ids = {d.id for d in broker_defects().affecting(line, "classic-to-consumer")}
+    assert {"KAFKA-21582", "KAFKA-21648"} <= ids
+
+
+@pytest.mark.parametrize("version", ["3.9", "4.3.3", "4.4.1", "4.5+"])
+def test_a_release_carrying_the_fix_or_before_the_new_coordinator_is_not_warned(version: str) -> None:
+    ids = {d.id for d in broker_defects().affecting(version, "classic-to-consumer")}
+    assert not ids & {"KAFKA-21582", "KAFKA-21648"}
+
+
+def test_kafka_21582_bears_only_on_the_upgrade_to_the_consumer_protocol() -> None:
+    assert "KAFKA-21582" not in {d.id for d in broker_defects().affecting("4.1", "consumer-to-classic")}

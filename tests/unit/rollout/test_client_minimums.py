@@ -5,9 +5,8 @@ states KIP-1263's assignment interval in its expected pause."""
 
 from __future__ import annotations
 
-from kafka_coop.rollout import GateCommand, Plan, all_migrations, make_plan, parse_fleet
+from tests.unit.builders import plan_of_file
 
-MIGRATIONS = [(spec.name, spec) for spec in all_migrations()]
 BROKER = """
 broker:
   version: "4.4"
@@ -17,18 +16,13 @@ broker:
 """
 
 
-def _plan(members: str, to: str = "consumer") -> Plan:
-    fleet = parse_fleet(f"group: orders\n{BROKER}members:\n{members}", "fleet.yaml")
-    return make_plan(fleet, "upgrade", to, MIGRATIONS, gate=GateCommand(bootstrap="b:9092"))  # type: ignore[arg-type]
-
-
 def _member(version: str | None, assignors: str = "[range]") -> str:
     pinned = f"version: '{version}', " if version else ""
     return f"  - {{family: librdkafka, {pinned}count: 2, assignors: {assignors}}}\n"
 
 
 def test_a_librdkafka_member_older_than_2_15_blocks_the_path_to_the_consumer_protocol() -> None:
-    plan = _plan(_member("2.13.0"))
+    plan = plan_of_file(BROKER, _member("2.13.0"))
     assert plan.status == "blocked"
     blocker = next(b for b in plan.blockers if b.name == "known-defect")
     assert "versions >=2.12,<2.15" in blocker.reason and "INVALID_REQUEST" in blocker.reason
@@ -36,25 +30,25 @@ def test_a_librdkafka_member_older_than_2_15_blocks_the_path_to_the_consumer_pro
 
 
 def test_a_librdkafka_member_of_unknown_version_is_warned_not_blocked() -> None:
-    plan = _plan(_member(None))
+    plan = plan_of_file(BROKER, _member(None))
     assert "known-defect" not in {b.name for b in plan.blockers}
     assert any("INVALID_REQUEST" in w for w in plan.warnings)
 
 
 def test_a_librdkafka_2_16_member_hears_nothing_of_it() -> None:
-    plan = _plan(_member("2.16.0"))
+    plan = plan_of_file(BROKER, _member("2.16.0"))
     assert not any("INVALID_REQUEST" in w for w in plan.warnings)
     assert "known-defect" not in {b.name for b in plan.blockers}
 
 
 def test_a_classic_path_says_nothing_of_a_consumer_protocol_defect() -> None:
-    plan = _plan(_member("2.13.0"), to="cooperative")
+    plan = plan_of_file(BROKER, _member("2.13.0"), to="cooperative")
     assert not any("INVALID_REQUEST" in w for w in plan.warnings)
     assert "known-defect" not in {b.name for b in plan.blockers}
 
 
 def test_a_phase_onto_the_consumer_protocol_adds_kip1263s_assignment_interval_to_its_pause() -> None:
-    (phase,) = _plan(_member("2.16.0")).phases
+    (phase,) = plan_of_file(BROKER, _member("2.16.0")).phases
     assert "group.consumer.assignment.interval.ms (1 s by default from Kafka 4.3" in phase.pause_note
-    cooperative = _plan(_member("2.16.0"), to="cooperative")
+    cooperative = plan_of_file(BROKER, _member("2.16.0"), to="cooperative")
     assert all("assignment.interval" not in p.pause_note for p in cooperative.phases)

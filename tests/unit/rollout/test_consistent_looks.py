@@ -3,27 +3,10 @@ group, target-assignment and member epochs that disagree), and verify-group need
 
 from __future__ import annotations
 
-from kafka_coop.inspection import CoordinatorView, Fact, GroupSnapshot, MemberSnapshot
+from kafka_coop.inspection import CoordinatorView, GroupSnapshot
 from kafka_coop.rollout import evaluate
 from kafka_coop.rollout._looks import consistent_looks_check, inconsistency
-
-T = "orders"
-
-
-def _member(name: str, epoch: int | None) -> MemberSnapshot:
-    return MemberSnapshot(
-        member_id=f"id-{name}",
-        instance_id=name,
-        client_id=name,
-        host="/h",
-        assignment=((T, 0),),
-        member_type=Fact(value="consumer", source="broker"),
-        client_family=Fact(value="librdkafka", source="inferred"),
-        rebalance_protocol=Fact(value="consumer", source="inferred"),
-        assignors=Fact(value=(), source="unknown"),
-        member_epoch=epoch,
-        target_assignment=((T, 0),),
-    )
+from tests.unit.builders import consumer_member, group_snapshot
 
 
 def _snap(
@@ -35,16 +18,13 @@ def _snap(
     member_epoch: int | None = 8,
 ) -> GroupSnapshot:
     api = "ConsumerGroupDescribe v1" if group_epoch is not None else ""
-    return GroupSnapshot(
-        group_id="g",
+    return group_snapshot(
+        consumer_member("a", member_epoch),
         taken_ms=taken_ms,
-        exists=True,
-        type="consumer" if api else "classic",
+        group_type="consumer" if api else "classic",
         state=state,
         protocol_type=None if api else "consumer",
-        assignor="uniform",
-        coordinator=1,
-        members=(_member("a", member_epoch),),
+        selected_assignor="uniform",
         coordinator_view=CoordinatorView(api=api, group_epoch=group_epoch, assignment_epoch=target_epoch),
     )
 

@@ -14,22 +14,13 @@ from kafka_coop.families import FamilyDataError, catalog, older_than, parse_cata
 from kafka_coop.inspection import MemberInput, infer_members
 from kafka_coop.manifest import Manifest
 from kafka_coop.rollout import (
-    BrokerInfo,
     FleetDescription,
     FleetMember,
-    GateCommand,
-    Plan,
-    all_migrations,
     fleet_from_snapshot,
-    make_plan,
 )
-from kafka_coop.rollout._plan import Direction, Target
 from tests.conftest import CliResult
+from tests.unit.builders import KIP848_BROKER, fleet_of, plan
 
-KIP848_BROKER = BrokerInfo(
-    version="4.1", migration_policy="bidirectional", rebalance_protocols=("classic", "consumer")
-)
-MIGRATIONS = [(spec.name, spec) for spec in all_migrations()]
 FAMILIES_YAML = Path(__file__).parents[3] / "migrations" / "families" / "families.yaml"
 
 
@@ -98,10 +89,6 @@ def test_a_minimum_outside_the_family_range_is_a_data_error() -> None:
         parse_catalog(text, "families.yaml")
 
 
-def _fleet(*members: FleetMember) -> FleetDescription:
-    return FleetDescription(group="orders", selected_assignor="range", members=members, broker=KIP848_BROKER)
-
-
 def _rdk(version: str | None, count: int = 2) -> FleetMember:
     return FleetMember(
         family="librdkafka",
@@ -113,16 +100,12 @@ def _rdk(version: str | None, count: int = 2) -> FleetMember:
     )
 
 
-def _plan(fleet: FleetDescription, direction: Direction, to: Target) -> Plan:
-    return make_plan(fleet, direction, to, MIGRATIONS, gate=GateCommand(bootstrap="b:9092"))
-
-
 @pytest.mark.parametrize(
     ("version", "status"),
     [("2.11.1", "blocked"), ("2.12.0", "blocked"), ("2.15.0", "ready"), ("2.16.1", "ready"), (None, "ready")],
 )
 def test_upgrade_to_kip848_routes_on_the_librdkafka_version(version: str | None, status: str) -> None:
-    p = _plan(_fleet(_rdk(version)), "upgrade", "consumer")
+    p = plan(fleet_of(_rdk(version)), "upgrade", "consumer")
     assert p.status == status, p.blockers
     if version == "2.12.0":  # GA, but its consumer-protocol defect is fatal (families.yaml known_defects)
         assert [b.name for b in p.blockers] == ["known-defect"], p.blockers
@@ -133,15 +116,15 @@ def test_upgrade_to_kip848_routes_on_the_librdkafka_version(version: str | None,
 
 
 def test_one_old_member_among_new_ones_blocks_kip848_and_names_only_the_old_one() -> None:
-    p = _plan(_fleet(_rdk("2.16.1", count=5), _rdk("2.10.0", count=1)), "upgrade", "consumer")
+    p = plan(fleet_of(_rdk("2.16.1", count=5), _rdk("2.10.0", count=1)), "upgrade", "consumer")
     text = " ".join(b.reason for b in p.blockers) + " ".join(p.warnings)
     assert p.status == "blocked"
     assert "1 librdkafka member at 2.10.0" in text and "2.16.1" not in text, text
 
 
 def test_an_old_librdkafka_fleet_is_not_pointed_at_kip848_as_the_live_alternative_to_a_cutover() -> None:
-    old = _plan(_fleet(_rdk("2.11.1")), "upgrade", "cooperative")
-    new = _plan(_fleet(_rdk("2.12.0")), "upgrade", "cooperative")
+    old = plan(fleet_of(_rdk("2.11.1")), "upgrade", "cooperative")
+    new = plan(fleet_of(_rdk("2.12.0")), "upgrade", "cooperative")
     assert "classic-to-consumer" in [a.migration for a in new.alternatives]
     assert "classic-to-consumer" not in [a.migration for a in old.alternatives]
 
@@ -151,7 +134,7 @@ def test_the_downgrade_off_kip848_is_not_refused_for_the_version_a_member_runs_n
         family="librdkafka", member_type="consumer", protocol="consumer", count=2, version="2.11.1"
     )
     fleet = FleetDescription(group="orders", group_type="consumer", members=(member,), broker=KIP848_BROKER)
-    p = make_plan(fleet, "downgrade", "classic", MIGRATIONS, gate=GateCommand(bootstrap="b:9092"))
+    p = plan(fleet, "downgrade", "classic")
     assert "older than" not in " ".join(b.reason for b in p.blockers) + " ".join(p.warnings)
 
 
@@ -180,20 +163,20 @@ def test_a_manifest_declares_the_library_version_and_the_planner_routes_on_it() 
     assert (snap.client_version.value, snap.client_version.source) == ("2.11.1", "declared")
     fleet = fleet_from_snapshot_of(snap)
     assert fleet.members[0].version == "2.11.1"
-    assert _plan(fleet, "upgrade", "consumer").status == "blocked"
+    assert plan(fleet, "upgrade", "consumer").status == "blocked"
 
 
 def fleet_from_snapshot_of(snap: Any) -> FleetDescription:
     from kafka_coop.inspection import BrokerFacts, GroupSnapshot
 
     snapshot = GroupSnapshot(
-        group_id="g",
+        group="g",
         taken_ms=1,
         exists=True,
-        type="classic",
+        group_type="classic",
         state="stable",
         protocol_type="consumer",
-        assignor="range",
+        selected_assignor="range",
         coordinator=1,
         members=(snap,),
         broker=BrokerFacts(),

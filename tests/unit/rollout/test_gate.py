@@ -76,13 +76,13 @@ def member(
 
 def snapshot(*members: MemberSnapshot, **overrides: Any) -> GroupSnapshot:
     values: dict[str, Any] = {
-        "group_id": "orders",
+        "group": "orders",
         "taken_ms": 10_000,
         "exists": bool(members),
-        "type": "classic",
+        "group_type": "classic",
         "state": "stable" if members else "empty",
         "protocol_type": "consumer",
-        "assignor": "range",
+        "selected_assignor": "range",
         "coordinator": 1,
         "members": members,
         "broker": KIP848,
@@ -201,7 +201,7 @@ ROWS = [
     Row("type right", snapshot(*EAGER), "group-type", "pass", 0, target={"spec": E2C, "phase": 0}),
     Row(
         "type wrong",
-        snapshot(*CONSUMER, type="consumer"),
+        snapshot(*CONSUMER, group_type="consumer"),
         "group-type",
         "fail",
         1,
@@ -209,7 +209,7 @@ ROWS = [
     ),
     Row(
         "type unknown",
-        snapshot(*EAGER, type="unknown"),
+        snapshot(*EAGER, group_type="unknown"),
         "group-type",
         "warn",
         0,
@@ -219,7 +219,7 @@ ROWS = [
     Row("assignor right", snapshot(*EAGER), "selected-assignor", "pass", 0, target={"spec": E2C, "phase": 0}),
     Row(
         "assignor wrong",
-        snapshot(*COOP, assignor="cooperative-sticky"),
+        snapshot(*COOP, selected_assignor="cooperative-sticky"),
         "selected-assignor",
         "fail",
         1,
@@ -227,7 +227,7 @@ ROWS = [
     ),
     Row(
         "assignor not visible",
-        snapshot(*EAGER, assignor=""),
+        snapshot(*EAGER, selected_assignor=""),
         "selected-assignor",
         "warn",
         0,
@@ -246,7 +246,7 @@ ROWS = [
     ),
     Row(
         "member type not visible",
-        snapshot(*CONSUMER, member("c", member_type="unknown", protocol="unknown"), type="consumer"),
+        snapshot(*CONSUMER, member("c", member_type="unknown", protocol="unknown"), group_type="consumer"),
         "member-type",
         "warn",
         0,
@@ -301,7 +301,7 @@ ROWS = [
                 member(n, static=False, protocol="cooperative", assignors=("cooperative-sticky",))
                 for n in "ab"
             ),
-            assignor="cooperative-sticky",
+            selected_assignor="cooperative-sticky",
         ),
         "member-config",
         "fail",
@@ -311,7 +311,7 @@ ROWS = [
     ),
     Row(
         "consumer members need no manifest",
-        snapshot(*CONSUMER, type="consumer", assignor="uniform"),
+        snapshot(*CONSUMER, group_type="consumer", selected_assignor="uniform"),
         "member-config",
         "pass",
         0,
@@ -430,7 +430,9 @@ def test_mid_bounce_the_member_type_check_says_how_many_members_bounced() -> Non
 
 
 def test_unknown_never_passes_a_phase_check() -> None:
-    unseen = snapshot(member("a", protocol="unknown", member_type="unknown"), type="unknown", assignor="")
+    unseen = snapshot(
+        member("a", protocol="unknown", member_type="unknown"), group_type="unknown", selected_assignor=""
+    )
     for spec in (E2C, C2K):
         report = evaluate(unseen, spec=spec, phase=0)
         phase_checks = [c for c in report.checks if c.name.startswith(("group-type", "selected", "member-"))]
@@ -474,7 +476,7 @@ def test_the_right_member_count_names_no_defect() -> None:
 def _settled(family: str, protocol: str, assignor: str = "cooperative-sticky") -> GateReport:
     """The cutover's final gate over two static members without manifests, as the broker shows them."""
     members = (member("a", family=family, protocol=protocol), member("b", family=family, protocol=protocol))
-    return evaluate(snapshot(*members, assignor=assignor), spec=CUTOVER, phase=2)
+    return evaluate(snapshot(*members, selected_assignor=assignor), spec=CUTOVER, phase=2)
 
 
 def _config(report: GateReport) -> Any:

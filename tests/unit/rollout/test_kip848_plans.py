@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from kafka_coop.inspection import Fact, GroupSnapshot, MemberSnapshot
 from kafka_coop.inspection._model import BrokerFacts
-from kafka_coop.rollout import GateCommand, Plan, all_migrations, fleet_from_snapshot, make_plan, parse_fleet
-
-MIGRATIONS = [(spec.name, spec) for spec in all_migrations()]
+from kafka_coop.rollout import Plan, fleet_from_snapshot, make_plan, parse_fleet
+from tests.unit.builders import MIGRATIONS, plan_of_file
 
 BROKER = """
 broker:
@@ -17,11 +16,6 @@ broker:
 """
 
 
-def _plan(members: str, extra: str = "", **kw: object) -> Plan:
-    fleet = parse_fleet(f"group: orders\n{BROKER}{extra}members:\n{members}", "fleet.yaml")
-    return make_plan(fleet, "upgrade", "consumer", MIGRATIONS, gate=GateCommand(bootstrap="b:9092"), **kw)  # type: ignore[arg-type]
-
-
 RDK = "  - {family: librdkafka, version: '2.16.0', count: 3, assignors: [range]}\n"
 
 
@@ -30,7 +24,7 @@ def _pre(plan: Plan) -> dict[str, object]:
 
 
 def test_a_ready_plan_names_the_broker_rule_behind_each_precondition() -> None:
-    plan = _plan(RDK)
+    plan = plan_of_file(BROKER, RDK)
     assert plan.status == "ready", plan.blockers
     checks = _pre(plan)
     assert {
@@ -51,16 +45,17 @@ def test_a_ready_plan_names_the_broker_rule_behind_each_precondition() -> None:
 
 
 def test_a_connect_group_is_blocked_by_its_protocol_type() -> None:
-    plan = _plan(RDK, "protocol_type: connect\n")
+    plan = plan_of_file(BROKER, RDK, "protocol_type: connect\n")
     assert plan.status == "blocked"
     blocker = next(b for b in plan.blockers if b.name == "protocol-type")
     assert "'connect'" in blocker.reason and "stop with a fatal error" in blocker.reason
 
 
 def test_assignment_user_data_is_refused_and_the_plan_says_what_the_first_member_does() -> None:
-    plan = _plan(
+    plan = plan_of_file(
+        BROKER,
         "  - {family: librdkafka, version: '2.13.0', count: 2, assignors: [cooperative-sticky], "
-        "assignment_user_data: true}\n"
+        "assignment_user_data: true}\n",
     )
     blocker = next(b for b in plan.blockers if b.name == "no-custom-user-data")
     assert "keep retrying and consume nothing" in blocker.reason, "librdkafka before 2.15 retries"
@@ -75,7 +70,7 @@ def test_group_version_zero_blocks_with_the_feature_command() -> None:
 
 
 def test_a_static_fleet_restarting_longer_than_the_session_gets_the_override_command() -> None:
-    plan = _plan(RDK.replace("count: 3,", "count: 3, static: true, restart_s: 50,"))
+    plan = plan_of_file(BROKER, RDK.replace("count: 3,", "count: 3, static: true, restart_s: 50,"))
     session = next(c for c in plan.preconditions if c.name == "session-timeout")
     assert session.status == "warn"
     assert (
@@ -86,33 +81,35 @@ def test_a_static_fleet_restarting_longer_than_the_session_gets_the_override_com
 
 
 def test_restart_time_from_the_command_line_is_held_against_the_session() -> None:
-    plan = _plan(RDK.replace("count: 3,", "count: 3, static: true,"), restart_s=70.0)
+    plan = plan_of_file(BROKER, RDK.replace("count: 3,", "count: 3, static: true,"), restart_s=70.0)
     session = next(c for c in plan.preconditions if c.name == "session-timeout")
     assert session.status == "warn" and "group.consumer.max.session.timeout.ms" in session.hint
 
 
 def test_a_prefix_regex_subscription_blocks_the_path_with_the_re2j_rule() -> None:
-    plan = _plan(RDK.replace("count: 3,", "count: 3, pattern: '^orders', topics: [orders, orders-eu],"))
+    plan = plan_of_file(
+        BROKER, RDK.replace("count: 3,", "count: 3, pattern: '^orders', topics: [orders, orders-eu],")
+    )
     blocker = next(b for b in plan.blockers if b.name == "regex-subscriptions")
     assert "orders-eu" in blocker.reason and "^orders.*" in blocker.hint
 
 
 def test_an_old_librdkafka_is_not_offered_the_path() -> None:
-    plan = _plan("  - {family: librdkafka, version: '2.11.1', count: 1, assignors: [range]}\n")
+    plan = plan_of_file(BROKER, "  - {family: librdkafka, version: '2.11.1', count: 1, assignors: [range]}\n")
     assert plan.status == "blocked"
     assert "2.11.1" in " ".join(b.reason for b in plan.blockers)
 
 
 def test_the_static_id_advice_carries_the_duplicate_id_rule() -> None:
-    dynamic = _plan(RDK)
+    dynamic = plan_of_file(BROKER, RDK)
     assert any("UNRELEASED_INSTANCE_ID" in w and "have no group.instance.id" in w for w in dynamic.warnings)
-    static = _plan(RDK.replace("count: 3,", "count: 3, static: true,"))
+    static = plan_of_file(BROKER, RDK.replace("count: 3,", "count: 3, static: true,"))
     assert any(w.startswith("under the consumer protocol") for w in static.warnings)
 
 
 def test_classic_only_keys_are_dropped_per_family() -> None:
     java = "  - {family: java, version: '4.1.1', count: 1, assignors: [range]}\n"
-    (phase,) = _plan(RDK + java).phases
+    (phase,) = plan_of_file(BROKER, RDK + java).phases
     assert set(phase.config["librdkafka"].remove) >= {
         "partition.assignment.strategy",
         "session.timeout.ms",
@@ -128,13 +125,13 @@ UNKNOWN_VERSION = Fact[str | None](value=None, source="unknown")
 def _live(client_version: Fact[str | None] = UNKNOWN_VERSION) -> GroupSnapshot:
     """A live group of one eager librdkafka member on a 4.1 broker that said its group.version."""
     return GroupSnapshot(
-        group_id="orders",
+        group="orders",
         taken_ms=0,
         exists=True,
-        type="classic",
+        group_type="classic",
         state="stable",
         protocol_type="consumer",
-        assignor="range",
+        selected_assignor="range",
         coordinator=1,
         members=(
             MemberSnapshot(

@@ -10,19 +10,12 @@ import pytest
 
 from kafka_coop.families import FamilyDataError, catalog, parse_catalog
 from kafka_coop.rollout import (
-    BrokerInfo,
-    FleetDescription,
     FleetMember,
-    GateCommand,
     Plan,
-    all_migrations,
-    make_plan,
 )
+from tests.unit.builders import fleet_of, plan
 
 FAMILIES_YAML = Path(__file__).parents[3] / "migrations" / "families" / "families.yaml"
-BROKER = BrokerInfo(
-    version="4.1", migration_policy="bidirectional", rebalance_protocols=("classic", "consumer")
-)
 
 
 def _kafka_python(name: str, version: str | None) -> FleetMember:
@@ -36,9 +29,7 @@ def _java(name: str) -> FleetMember:
 
 
 def _plan(*members: FleetMember) -> Plan:
-    fleet = FleetDescription(group="orders", selected_assignor="range", members=members, broker=BROKER)
-    migrations = [(spec.name, spec) for spec in all_migrations()]
-    return make_plan(fleet, "upgrade", "cooperative", migrations, gate=GateCommand(bootstrap="b:9092"))
+    return plan(fleet_of(*members), "upgrade", "cooperative")
 
 
 def _defect_warnings(plan: Plan) -> list[str]:

@@ -102,13 +102,13 @@ def snapshots(draw: st.DrawFn) -> GroupSnapshot:
     group_members = tuple(draw(members(i, group_type)) for i in range(size))
     assignor = draw(st.sampled_from(["", "range", "cooperative-sticky", "roundrobin", "uniform"]))
     return GroupSnapshot(
-        group_id="g",
+        group="g",
         taken_ms=0,
         exists=bool(group_members),
-        type=group_type,  # type: ignore[arg-type]
+        group_type=group_type,  # type: ignore[arg-type]
         state="stable" if group_members else "empty",
         protocol_type="consumer",
-        assignor=assignor,
+        selected_assignor=assignor,
         coordinator=1,
         members=group_members,
         broker=BrokerFacts(

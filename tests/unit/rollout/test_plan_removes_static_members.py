@@ -6,27 +6,21 @@ import pytest
 import yaml
 
 from kafka_coop.rollout import (
-    BrokerInfo,
     FleetDescription,
     FleetMember,
     GateCommand,
+    Plan,
     all_migrations,
     make_plan,
 )
 from kafka_coop.rollout._spec import MigrationSpec
+from tests.unit.builders import MIGRATIONS, declared_broker, fleet_of, plan
 
-MIGRATIONS = [(spec.name, spec) for spec in all_migrations()]
 
-
-def _plan(static: bool, protocol: str, selected: str, direction: str, to: str):  # type: ignore[no-untyped-def]
-    fleet = FleetDescription(
-        group="orders",
-        group_type="classic",
-        selected_assignor=selected,
-        members=(FleetMember(family="librdkafka", protocol=protocol, count=3, static=static),),  # type: ignore[arg-type]
-        broker=BrokerInfo(version="4.1"),
-    )
-    return make_plan(fleet, direction, to, MIGRATIONS, gate=GateCommand(bootstrap="b:9092"))  # type: ignore[arg-type]
+def _three_librdkafka_members(static: bool, protocol: str, selected: str, direction: str, to: str) -> Plan:
+    """The plan for three librdkafka members of one protocol, static or not."""
+    member = FleetMember(family="librdkafka", protocol=protocol, count=3, static=static)  # type: ignore[arg-type]
+    return plan(fleet_of(member, selected=selected, broker=declared_broker("4.1")), direction, to)  # type: ignore[arg-type]
 
 
 def test_every_stop_all_phase_of_the_shipped_cutovers_removes_static_members() -> None:
@@ -37,7 +31,7 @@ def test_every_stop_all_phase_of_the_shipped_cutovers_removes_static_members() -
 
 
 def test_the_cutover_plan_runs_remove_members_right_after_the_stop() -> None:
-    p = _plan(True, "cooperative", "cooperative-sticky", "downgrade", "eager")
+    p = _three_librdkafka_members(True, "cooperative", "cooperative-sticky", "downgrade", "eager")
     assert p.migration == "cooperative-to-eager-cutover"
     stop, start = p.phases
     assert stop.then == ("kafka-coop remove-members orders --bootstrap-server b:9092 --all-static",)
@@ -56,7 +50,7 @@ def test_a_live_fleet_that_declares_itself_starts_the_removal_with_the_stop() ->
                 family="librdkafka", protocol="cooperative", assignors=("cooperative-sticky",), static=True
             ),
         ),
-        broker=BrokerInfo(version="4.1"),
+        broker=declared_broker("4.1"),
     )
     p = make_plan(fleet, "downgrade", "eager", MIGRATIONS, gate=GateCommand(bootstrap="b:9092"))
     stop = p.phases[0]
@@ -67,7 +61,7 @@ def test_a_live_fleet_that_declares_itself_starts_the_removal_with_the_stop() ->
 
 
 def test_a_dynamic_fleet_plan_says_nothing_about_static_members_in_its_pause() -> None:
-    p = _plan(False, "eager", "range", "upgrade", "cooperative")
+    p = _three_librdkafka_members(False, "eager", "range", "upgrade", "cooperative")
     assert "Static members" not in p.phases[0].pause_note
 
 
@@ -99,7 +93,7 @@ phases:
 
 
 def test_a_fleet_with_no_static_members_is_not_told_to_remove_them() -> None:
-    p = _plan(False, "eager", "range", "upgrade", "cooperative")
+    p = _three_librdkafka_members(False, "eager", "range", "upgrade", "cooperative")
     assert p.migration == "eager-to-cooperative-cutover"
     assert all(not phase.then and not phase.alongside for phase in p.phases)
     assert all("remove-members" not in line for phase in p.phases for line in (*phase.then, *phase.alongside))
@@ -113,7 +107,7 @@ def _live(family: str) -> FleetDescription:
         group_type="classic",
         selected_assignor="range",
         members=(FleetMember(name="m0", family=family, protocol="eager", static=True),),  # type: ignore[arg-type]
-        broker=BrokerInfo(version="4.1"),
+        broker=declared_broker("4.1"),
     )
 
 

@@ -6,36 +6,14 @@ import pytest
 
 from kafka_coop.errors import InvalidInput
 from kafka_coop.rollout import (
-    BrokerInfo,
     FleetDescription,
     FleetMember,
-    GateCommand,
-    Plan,
-    all_migrations,
     detect_state,
     make_plan,
     parse_fleet,
     parse_migration,
 )
-from kafka_coop.rollout._plan import Direction, Target
-
-KIP848_BROKER = BrokerInfo(
-    version="4.1", migration_policy="bidirectional", rebalance_protocols=("classic", "consumer")
-)
-MIGRATIONS = [(spec.name, spec) for spec in all_migrations()]
-
-
-def _fleet(
-    *members: FleetMember, selected: str | None = "range", broker: BrokerInfo = KIP848_BROKER
-) -> FleetDescription:
-    consumer = any(m.member_type == "consumer" for m in members)
-    return FleetDescription(
-        group="orders",
-        group_type="consumer" if consumer else "classic",
-        selected_assignor=None if consumer else selected,
-        members=members,
-        broker=broker,
-    )
+from tests.unit.builders import MIGRATIONS, declared_broker, fleet_of, plan
 
 
 def java(
@@ -49,12 +27,8 @@ def rdk(protocol: str = "eager", count: int = 3, **kw: object) -> FleetMember:
     return FleetMember(family="librdkafka", protocol=protocol, member_type=member_type, count=count, **kw)  # type: ignore[arg-type]
 
 
-def plan(fleet: FleetDescription, direction: Direction, to: Target, **kw: object) -> Plan:
-    return make_plan(fleet, direction, to, MIGRATIONS, gate=GateCommand(bootstrap="b:9092"), **kw)  # type: ignore[arg-type]
-
-
 def test_a_java_eager_fleet_gets_the_two_bounce_path_with_a_gate_per_phase() -> None:
-    p = plan(_fleet(java()), "upgrade", "cooperative")
+    p = plan(fleet_of(java()), "upgrade", "cooperative")
     assert (p.status, p.migration, p.position) == ("ready", "eager-to-cooperative", 0)
     assert [ph.status for ph in p.phases] == ["todo", "todo"]
     assert "--migration eager-to-cooperative --phase 0 --expect-members 3" in p.phases[0].gate
@@ -64,19 +38,19 @@ def test_a_java_eager_fleet_gets_the_two_bounce_path_with_a_gate_per_phase() -> 
 
 
 def test_a_java_fleet_on_the_default_range_cooperative_list_is_already_past_phase_one() -> None:
-    p = plan(_fleet(java(("range", "cooperative-sticky"))), "upgrade", "cooperative")
+    p = plan(fleet_of(java(("range", "cooperative-sticky"))), "upgrade", "cooperative")
     assert (p.status, p.position) == ("in-progress", 1)
     assert [ph.status for ph in p.phases] == ["done", "todo"]
 
 
 def test_undeclared_java_lists_are_assumed_at_the_start_and_the_plan_says_so() -> None:
-    p = plan(_fleet(java(None)), "upgrade", "cooperative")
+    p = plan(fleet_of(java(None)), "upgrade", "cooperative")
     assert p.position == 0
     assert any("assumed the group is at phase 0" in w for w in p.warnings)
 
 
 def test_librdkafka_fleet_is_told_no_two_bounce_exists_and_gets_cutover_and_kip848_alternative() -> None:
-    p = plan(_fleet(rdk()), "upgrade", "cooperative")
+    p = plan(fleet_of(rdk()), "upgrade", "cooperative")
     assert p.migration == "eager-to-cooperative-cutover"
     assert [ph.action for ph in p.phases] == ["stop-all", "start-all"]
     assert all(ph.pause == "full-stop" for ph in p.phases)
@@ -85,7 +59,11 @@ def test_librdkafka_fleet_is_told_no_two_bounce_exists_and_gets_cutover_and_kip8
 
 
 def test_no_plan_ever_gives_a_librdkafka_member_a_mixed_assignor_list() -> None:
-    fleets = [_fleet(rdk()), _fleet(rdk(), java()), _fleet(rdk("cooperative"), selected="cooperative-sticky")]
+    fleets = [
+        fleet_of(rdk()),
+        fleet_of(rdk(), java()),
+        fleet_of(rdk("cooperative"), selected="cooperative-sticky"),
+    ]
     for fleet in fleets:
         for direction, to in [("upgrade", "cooperative"), ("upgrade", "consumer"), ("downgrade", "eager")]:
             for phase in plan(fleet, direction, to).phases:  # type: ignore[arg-type]
@@ -115,36 +93,34 @@ phases:
 
 
 def test_a_mixed_java_and_librdkafka_fleet_gets_a_cutover_with_config_for_both_families() -> None:
-    p = plan(_fleet(java(count=4), rdk(count=2)), "upgrade", "cooperative")
+    p = plan(fleet_of(java(count=4), rdk(count=2)), "upgrade", "cooperative")
     assert p.migration == "eager-to-cooperative-cutover"
     assert set(p.phases[1].config) == {"java", "librdkafka"}
     assert p.phases[0].gate.endswith("--expect-members 6 --wait --timeout 300")
 
 
 def test_kip848_is_blocked_with_its_reasons_when_the_broker_policy_refuses_it() -> None:
-    broker = BrokerInfo(
-        version="4.1", migration_policy="disabled", rebalance_protocols=("classic", "consumer")
-    )
-    p = plan(_fleet(rdk(), broker=broker), "upgrade", "consumer")
+    broker = declared_broker("4.1", migration_policy="disabled", rebalance_protocols=("classic", "consumer"))
+    p = plan(fleet_of(rdk(), broker=broker), "upgrade", "consumer")
     assert p.status == "blocked"
     assert [b.name for b in p.blockers] == ["migration-policy"]
     assert "disabled" in p.blockers[0].reason
 
 
 def test_kip848_is_blocked_on_an_old_broker() -> None:
-    p = plan(_fleet(rdk(), broker=BrokerInfo(version="3.7")), "upgrade", "consumer")
+    p = plan(fleet_of(rdk(), broker=declared_broker("3.7")), "upgrade", "consumer")
     assert "broker-version" in [b.name for b in p.blockers]
 
 
 def test_assignment_user_data_blocks_kip848_and_the_hint_routes_through_range() -> None:
-    fleet = _fleet(rdk("cooperative", assignment_user_data=True), selected="cooperative-sticky")
+    fleet = fleet_of(rdk("cooperative", assignment_user_data=True), selected="cooperative-sticky")
     p = plan(fleet, "upgrade", "consumer")
     assert [b.name for b in p.blockers] == ["no-custom-user-data"]
     assert "--to eager" in p.blockers[0].hint
 
 
 def test_a_group_split_between_classic_and_consumer_members_is_mid_phase_one() -> None:
-    fleet = _fleet(rdk("consumer", count=2), rdk("eager", count=1))
+    fleet = fleet_of(rdk("consumer", count=2), rdk("eager", count=1))
     assert detect_state(fleet) == "mixed"
     p = plan(fleet, "upgrade", "consumer")
     assert p.phases[0].status == "in-progress"
@@ -153,13 +129,13 @@ def test_a_group_split_between_classic_and_consumer_members_is_mid_phase_one() -
 
 
 def test_a_group_already_on_the_target_needs_nothing() -> None:
-    p = plan(_fleet(java(("cooperative-sticky",), "cooperative")), "upgrade", "cooperative")
+    p = plan(fleet_of(java(("cooperative-sticky",), "cooperative")), "upgrade", "cooperative")
     assert (p.status, p.phases, p.blockers) == ("done", (), ())
 
 
 def test_a_downgrade_to_classic_of_an_eager_group_says_classic_not_eager() -> None:
     """Issue 27: `--to classic` said "every member already runs eager", which reads as a wrong target."""
-    p = plan(_fleet(rdk("eager")), "downgrade", "classic")
+    p = plan(fleet_of(rdk("eager")), "downgrade", "classic")
     assert p.status == "done"
     assert p.warnings == (
         "every member already runs the classic protocol (eager rebalancing): nothing to do",
@@ -167,20 +143,20 @@ def test_a_downgrade_to_classic_of_an_eager_group_says_classic_not_eager() -> No
 
 
 def test_downgrade_of_a_java_cooperative_fleet_takes_the_reverse_two_bounce() -> None:
-    fleet = _fleet(java(("cooperative-sticky",), "cooperative"), selected="cooperative-sticky")
+    fleet = fleet_of(java(("cooperative-sticky",), "cooperative"), selected="cooperative-sticky")
     p = plan(fleet, "downgrade", "eager")
     assert p.migration == "cooperative-to-eager"
     assert p.phases[0].config["java"].member.assignors == ("cooperative-sticky", "range")
 
 
 def test_downgrade_of_a_consumer_group_goes_back_to_classic_cooperative() -> None:
-    p = plan(_fleet(rdk("consumer")), "downgrade", "classic")
+    p = plan(fleet_of(rdk("consumer")), "downgrade", "classic")
     assert p.migration == "consumer-to-classic"
     assert p.phases[0].config["librdkafka"].set["partition.assignment.strategy"] == "cooperative-sticky"
 
 
 def test_eager_from_the_consumer_protocol_is_two_migrations_away() -> None:
-    p = plan(_fleet(rdk("consumer")), "downgrade", "eager")
+    p = plan(fleet_of(rdk("consumer")), "downgrade", "eager")
     assert p.status == "blocked"
     assert "--to classic" in p.blockers[0].hint
 
@@ -191,10 +167,10 @@ def test_an_empty_group_has_no_fleet_to_plan_for() -> None:
 
 
 def test_a_forced_migration_that_does_not_fit_is_a_blocker_not_a_silent_switch() -> None:
-    p = plan(_fleet(rdk()), "upgrade", "cooperative", forced=True)
+    p = plan(fleet_of(rdk()), "upgrade", "cooperative", forced=True)
     assert p.status == "ready"  # forced with every path offered still chooses among them
     forced = make_plan(
-        _fleet(rdk()),
+        fleet_of(rdk()),
         "upgrade",
         "cooperative",
         [(n, s) for n, s in MIGRATIONS if n == "eager-to-cooperative"],
@@ -205,7 +181,7 @@ def test_a_forced_migration_that_does_not_fit_is_a_blocker_not_a_silent_switch()
 
 
 def test_the_plan_json_names_its_start_state_as_from() -> None:
-    data = plan(_fleet(java()), "upgrade", "cooperative").model_dump(mode="json", by_alias=True)
+    data = plan(fleet_of(java()), "upgrade", "cooperative").model_dump(mode="json", by_alias=True)
     assert data["from"] == "eager"
     assert data["migration"] == "eager-to-cooperative"
 
@@ -228,7 +204,34 @@ def test_a_fleet_file_votes_the_selected_assignor_like_the_coordinator() -> None
 
 
 def test_stopping_static_members_warns_that_the_group_empties_only_after_their_session_timeout() -> None:
-    fleet = _fleet(rdk("cooperative", static=True), selected="cooperative-sticky")
+    fleet = fleet_of(rdk("cooperative", static=True), selected="cooperative-sticky")
     p = plan(fleet, "downgrade", "eager")
     assert p.phases[0].action == "stop-all"
     assert "session.timeout.ms" in p.phases[0].pause_note
+
+
+def test_the_requirements_are_judged_on_the_assignor_the_group_selected() -> None:
+    """The userData check names the assignor that writes it: the fleet's selected one reaches it."""
+    from kafka_coop.rollout._requirements import requirement_facts
+
+    assert (
+        requirement_facts(fleet_of(java(), selected="cooperative-sticky")).selected_assignor
+        == "cooperative-sticky"
+    )
+
+
+def test_a_fleet_files_broker_section_fills_the_broker_record_inspection_fills_declared() -> None:
+    text = (
+        "group: g\nbroker: {version: '4.1', version_source: ops, group_version: 1, migration_policy: upgrade,"
+        " group_max_size: 9, consumer_heartbeat_ms: 3000, group_session_ms: 45000}\n"
+        "members:\n  - {family: java, assignors: [range]}\n"
+    )
+    broker = parse_fleet(text, "fleet.yaml").broker
+    assert (broker.kafka_version.value, broker.kafka_version.source, broker.kafka_version.signal) == (
+        "4.1",
+        "declared",
+        "ops",
+    )
+    assert (broker.group_version.value, broker.group_version.source) == ("1", "declared")
+    assert (broker.migration_policy, broker.group_max_size) == ("upgrade", 9)
+    assert (broker.consumer_heartbeat_ms, broker.group_session_ms) == (3000, 45000)

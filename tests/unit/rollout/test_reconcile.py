@@ -2,50 +2,30 @@
 
 from __future__ import annotations
 
-from kafka_coop.inspection import CoordinatorView, Fact, GroupSnapshot, MemberSnapshot
+from kafka_coop.inspection import CoordinatorView, GroupSnapshot, MemberSnapshot
 from kafka_coop.rollout import evaluate
 from kafka_coop.rollout._reconcile import reconcile_window_s, reconciliation_check
-
-T = "orders"
-
-
-def _member(name: str, epoch: int, holds: list[int], target: list[int]) -> MemberSnapshot:
-    return MemberSnapshot(
-        member_id=f"id-{name}",
-        instance_id=name,
-        client_id=name,
-        host="/h",
-        assignment=tuple((T, p) for p in holds),
-        member_type=Fact(value="consumer", source="broker"),
-        client_family=Fact(value="librdkafka", source="inferred"),
-        rebalance_protocol=Fact(value="consumer", source="inferred"),
-        assignors=Fact(value=(), source="unknown"),
-        member_epoch=epoch,
-        target_assignment=tuple((T, p) for p in target),
-    )
+from tests.unit.builders import consumer_member, group_snapshot
 
 
 def _snap(
     taken_ms: int, *members: MemberSnapshot, epoch: int = 8, api: str = "ConsumerGroupDescribe v1"
 ) -> GroupSnapshot:
-    return GroupSnapshot(
-        group_id="g",
+    return group_snapshot(
+        *members,
         taken_ms=taken_ms,
-        exists=True,
-        type="consumer",
+        group_type="consumer",
         state="reconciling",
         protocol_type=None,
-        assignor="uniform",
-        coordinator=1,
-        members=members,
+        selected_assignor="uniform",
         coordinator_view=CoordinatorView(api=api, group_epoch=epoch, assignment_epoch=epoch),
     )
 
 
-REACHED = _member("a", 8, [0, 1], [0, 1])
+REACHED = consumer_member("a", 8, (0, 1), (0, 1))
 # revoking 4 in its callback: the coordinator shows its assignment without what is pending revocation
-BLOCKED = _member("b", 7, [2, 3], [2, 3])
-WAITING = _member("c", 8, [5], [4, 5])  # at the epoch, waiting for 4 to be released
+BLOCKED = consumer_member("b", 7, (2, 3), (2, 3))
+WAITING = consumer_member("c", 8, (5,), (4, 5))  # at the epoch, waiting for 4 to be released
 
 
 def test_a_group_without_the_coordinators_epochs_is_not_judged_here() -> None:
@@ -75,7 +55,7 @@ def test_a_member_behind_at_the_same_epoch_past_the_window_is_stuck_and_named_wi
 
 
 def test_a_member_that_moved_on_between_looks_starts_its_clock_again() -> None:
-    earlier = _member("b", 6, [2, 3, 5], [2, 3])
+    earlier = consumer_member("b", 6, (2, 3, 5), (2, 3))
     check = reconciliation_check(_snap(12_000, REACHED, BLOCKED), [_snap(0, REACHED, earlier)])
     assert check is not None and check.reason.startswith("not judged yet")
 
@@ -97,7 +77,7 @@ def test_verify_group_runs_the_check_on_consumer_groups() -> None:
 def test_partitions_pending_revocation_listed_in_the_assignment_read_as_still_held() -> None:
     """Kafka 4.4's ConsumerGroupDescribe lists them in the member's assignment; the sentence is the
     one an older broker gets, where they show only as a target no member is assigned."""
-    revoking = _member("b", 7, [2, 3, 4], [2, 3])
-    check = reconciliation_check(_snap(0, revoking, _member("c", 8, [5], [4, 5])))
+    revoking = consumer_member("b", 7, (2, 3, 4), (2, 3))
+    check = reconciliation_check(_snap(0, revoking, consumer_member("c", 8, (5,), (4, 5))))
     assert check is not None
     assert "b at epoch 7 of 8 for 0 s: keeps orders:2,3, still holds orders:4 to release" in check.reason

@@ -45,13 +45,13 @@ def _static(name: str) -> MemberSnapshot:
 
 def test_a_consumer_group_short_of_a_static_member_hints_at_the_refused_replacement() -> None:
     snap = GroupSnapshot(
-        group_id="g",
+        group="g",
         taken_ms=0,
         exists=True,
-        type="consumer",
+        group_type="consumer",
         state="stable",
         protocol_type=None,
-        assignor="uniform",
+        selected_assignor="uniform",
         coordinator=1,
         members=(_static("s1"),),
         coordinator_view=CoordinatorView(api="ConsumerGroupDescribe v1", group_epoch=3, assignment_epoch=3),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_coop._jvm import cache_options
 from kafka_coop._vocab import GroupProtocol
 from kafka_coop.sandbox import _java
 
@@ -53,8 +54,8 @@ def test_an_aot_cache_is_kept_apart_from_the_appcds_archive(trained: list[GroupP
     aot = _java.java_member_archive("4.1.1", kind="aot")
     assert cds is not None and aot is not None
     assert (cds.suffix, aot.suffix) == (".jsa", ".aot")
-    assert _java.cache_options(cds) == [f"-XX:SharedArchiveFile={cds}"]
-    assert _java.cache_options(aot, "aot") == [f"-XX:AOTCache={aot}"]
+    assert cache_options(cds) == [f"-XX:SharedArchiveFile={cds}"]
+    assert cache_options(aot, "aot") == [f"-XX:AOTCache={aot}"]
 
 
 def test_other_jvm_options_get_their_own_archive(trained: list[GroupProtocol]) -> None:

@@ -15,10 +15,10 @@ def _group(*assignments: tuple[tuple[str, int], ...]) -> GroupDescription:
         for i, a in enumerate(assignments)
     )
     return GroupDescription(
-        group_id="g",
+        group="g",
         state="stable",
-        type="classic",
-        assignor="cooperative-sticky",
+        group_type="classic",
+        selected_assignor="cooperative-sticky",
         coordinator=1,
         members=members,
     )

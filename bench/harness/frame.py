@@ -1,4 +1,4 @@
-"""Shared benchmark machinery: the result model, machine/version capture, result files, the sandbox.
+"""The frame every benchmark runs in: the result model, machine/version capture, result files, the sandbox.
 
 How a benchmark module plugs in and what its result file holds: docs/contributing.md, "Writing a
 benchmark".
@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
-BENCH_DIR = Path(__file__).resolve().parent
+BENCH_DIR = Path(__file__).resolve().parents[1]
 REPO_ROOT = BENCH_DIR.parent
 RESULTS_DIR = BENCH_DIR / "results"
 RESULT_SCHEMA_VERSION = 1

@@ -13,14 +13,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kafka_coop._vocab import KnownFamily
+from kafka_coop._vocab import Direction, KnownFamily
 from kafka_coop.errors import InvalidInput
 from kafka_coop.rollout._checks import Check
 from kafka_coop.rollout._commands import GATE_TIMEOUT_S, GateSpec, PlanSpec, RemoveStaticSpec
 from kafka_coop.rollout._match import FleetState
 from kafka_coop.rollout._spec import Action, Expect, MemberConfig, PauseClass
 
-Direction = Literal["upgrade", "downgrade"]
 Target = Literal["cooperative", "consumer", "eager", "classic"]
 PlanStatus = Literal["ready", "in-progress", "done", "blocked"]
 

@@ -1,6 +1,6 @@
 """One member of the chaos run: a kafka-coop consumer that logs every record it processed and every commit.
 
-`python -m bench._chaos_member --bootstrap B --group G --topic T --name m3 --incarnation 2 --mode M
+`python -m testbed.chaos_member --bootstrap B --group G --topic T --name m3 --incarnation 2 --mode M
 --kind K --out DIR` writes `DIR/m3.2.rec` with one line per fact, flushed to the OS before the facts
 that depend on it (a SIGKILL loses nothing that was written, the kernel has it):
 
@@ -219,7 +219,7 @@ async def _pipelined(
 
     tasks: dict[tuple[Any, Any], set[asyncio.Task[None]]] = {}
     in_flight = asyncio.Semaphore(IN_FLIGHT)
-    rng = random.Random(ns.incarnation)
+    rng = random.Random(ns.incarnation)  # noqa: S311  (a seeded schedule of faults, not a secret)
 
     async def on_revoked(partitions: list[tuple[str, int]]) -> None:
         draining = [task for part in partitions for task in tasks.pop(part, set())]

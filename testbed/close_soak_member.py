@@ -1,6 +1,6 @@
 """One run of the close soak (bench/close_soak.py), in its own process: the librdkafka issue 4041 scenario.
 
-`python -m bench._close_soak_member --bootstrap B --rebalance eager-range --offsets explicit --log FILE`
+`python -m testbed.close_soak_member --bootstrap B --rebalance eager-range --offsets explicit --log FILE`
 
 On a fresh topic of 2 partitions with 10 records each, static member `a` (session.timeout.ms 6000,
 max.poll.interval.ms 7000, heartbeat.interval.ms 500) consumes the 20 records, marking each done
@@ -131,7 +131,7 @@ def scenario(bootstrap: str, rebalance: str, offsets: str, debug: str) -> dict[s
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench._close_soak_member")
+    parser = argparse.ArgumentParser(prog="python -m testbed.close_soak_member")
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--rebalance", choices=tuple(REBALANCES), required=True)
     parser.add_argument("--offsets", choices=OFFSETS, required=True)

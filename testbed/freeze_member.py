@@ -1,7 +1,7 @@
 """A CoopConsumer member in its own process, for tests that freeze it with SIGSTOP (a whole process stops:
 librdkafka's threads too, which no in-process stall can show).
 
-`python -m tests.integration.consumer.freeze_member BOOTSTRAP GROUP TOPIC NAME OUT_DIR PROTOCOL` appends to
+`python -m testbed.freeze_member BOOTSTRAP GROUP TOPIC NAME OUT_DIR PROTOCOL` appends to
 `OUT_DIR/NAME.rec` one line per processed record, `R <partition> <offset> <wall ms>`, written before the
 record is marked done, and writes its events to `OUT_DIR/NAME.events.jsonl`. It processes slowly (small
 batches, a short pause each) so that librdkafka has records prefetched when it is frozen; what it marked

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench._common import (
+from bench.harness.frame import (
     BenchArgs,
     BenchResult,
     Figure,
@@ -194,7 +194,7 @@ def test_proc_cpu_reads_a_live_process_and_its_threads_and_none_once_it_is_gone(
     import subprocess
     import sys
 
-    from bench._common import proc_cpu_s, thread_cpu_s
+    from bench.harness.frame import proc_cpu_s, thread_cpu_s
 
     assert (proc_cpu_s(os.getpid()) or 0) > 0
     assert thread_cpu_s(os.getpid()), "at least this thread"

@@ -1,6 +1,6 @@
 """A service-shaped Python member for the rebalance benchmarks: real time per record, batch commits.
 
-`python -m bench.harness.service_member --bootstrap B --group G --topics T --name m3 --protocol cooperative
+`python -m testbed.service_member --bootstrap B --group G --topics T --name m3 --protocol cooperative
 [--instance-id m3] --events E --records R [--process-ms 2] [--batch 500] [--conf k=v]...`
 
 The loop is the one docs/consumer.md gives services: `consume(num_messages=batch, timeout=1.0)`, process
@@ -63,7 +63,7 @@ def _on_term(_signum: int, _frame: FrameType | None) -> None:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench.harness.service_member")
+    parser = argparse.ArgumentParser(prog="python -m testbed.service_member")
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--group", required=True)
     parser.add_argument("--topics", required=True, help="comma-separated")

@@ -1,6 +1,6 @@
 """A member that closes with its assignment queued and never served, in its own process.
 
-`python -m tests.integration.consumer.unpolled_member BOOTSTRAP GROUP TOPIC REBALANCE MEMBERSHIP`
+`python -m testbed.unpolled_member BOOTSTRAP GROUP TOPIC REBALANCE MEMBERSHIP`
 subscribes a CoopConsumer (librdkafka's defaults otherwise), never polls, waits until the broker reports
 the member's assignment (so the client has queued the assign), then calls `close()` and prints the event
 kinds as JSON. A close that never returns (librdkafka issue 4041, under confluent-kafka's GIL) stops the
@@ -16,7 +16,7 @@ import time
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
 from kafka_coop.events import RebalanceEvent
-from tests.integration.consumer.members import REBALANCE_CONF
+from testbed.rebalance_protocols import REBALANCE_CONF
 
 QUEUED_MARGIN_S = 1.0  # past the broker's report, the client has read the SyncGroup/heartbeat answer
 ASSIGNED_WITHIN_S = 60.0

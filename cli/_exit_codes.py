@@ -22,6 +22,7 @@ import errno
 import os
 import re
 import signal
+import socket
 import sys
 from collections.abc import Iterator
 from types import FrameType
@@ -90,8 +91,6 @@ def interrupted(command: str, signum: int) -> Interrupted:
 
 def os_error(exc: OSError) -> KafkaCoopError:
     """A path the command could not use (exit 2), or the network (exit 3)."""
-    import socket
-
     if isinstance(exc, ConnectionError | socket.gaierror | TimeoutError) and exc.filename is None:
         return ClusterUnavailable(
             f"The network refused a connection: {exc.strerror or exc}.",

@@ -19,19 +19,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from kafka_coop._jvm import partial_path, publish_file
+from kafka_coop._jvm import CacheKind, cache_options, cache_output_option, partial_path, publish_file
 from kafka_coop._vocab import GroupProtocol
-from kafka_coop.sandbox import (
-    JVM_OPTIONS,
-    CacheKind,
-    cache_options,
-    cache_output_option,
-    java_member_archive,
-)
+from kafka_coop.sandbox import JVM_OPTIONS, java_member_archive
 
 TEMURIN_25 = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"
 LIVE_TRAINING_S = 6.0  # start, join, a few fetches and commits, then SIGTERM as a bounce stops it
-_C1 = ("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")  # the test bed's options
+_C1 = JVM_OPTIONS  # the test bed's options
 _C2 = ("-Xmx192m", "-XX:+UseSerialGC")
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_coop.cli._edges import GuardedStdout, as_error
+from kafka_coop.cli._exit_codes import GuardedStdout, as_error
 from kafka_coop.cli.main import _command_name
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
 from tests.conftest import CliResult
@@ -225,7 +225,7 @@ def test_a_refused_connection_is_the_cluster() -> None:
     ("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
 )
 def test_an_interrupt_is_128_plus_the_signal(signum: int, code: int) -> None:
-    from kafka_coop.cli._edges import Signalled
+    from kafka_coop.cli._exit_codes import Signalled
 
     error = as_error(Signalled(signum), "describe")
     assert error is not None and error.exit_code == code

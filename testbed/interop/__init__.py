@@ -1,4 +1,5 @@
-"""Build the test-bed members of the other client families (interop/) from their registry packages.
+"""Build the test-bed members of the other client families (this package's go/, node/, python/) from
+their registry packages.
 
 A real fleet mixes client libraries, so the test bed runs real members of each: kafka-python and
 aiokafka (PyPI, in a venv of their own so their pins never meet the project's), franz-go, IBM/sarama
@@ -42,8 +43,8 @@ _HINTS = {
 }
 
 
-# The members' sources: the repository's interop/ folder (the wheel ships none of them).
-INTEROP_DIR = Path(__file__).resolve().parents[1] / "interop"
+# The members' sources: this package's go/, node/ and python/ folders (the wheel ships none of them).
+INTEROP_DIR = Path(__file__).resolve().parent
 
 
 def _walk(node: Path, prefix: str = "") -> Iterator[tuple[str, bytes]]:
@@ -202,7 +203,3 @@ def main() -> None:
                 print(exc.hint, file=sys.stderr)
             raise SystemExit(2) from None
         print(f"{toolchain} test-bed members: {path} ({time.monotonic() - t0:.1f}s)")
-
-
-if __name__ == "__main__":
-    main()

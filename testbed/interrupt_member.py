@@ -1,6 +1,6 @@
 """A drop-in CoopConsumer service in its own process, for tests that stop it with Ctrl-C (SIGINT).
 
-`python -m tests.integration.consumer.interrupt_member BOOTSTRAP GROUP TOPIC REBALANCE OUT` processes
+`python -m testbed.interrupt_member BOOTSTRAP GROUP TOPIC REBALANCE OUT` processes
 records slowly, appending `<partition> <offset>` to OUT once each is processed, with librdkafka's
 defaults and no marks or commits of its own (what it polled past is done). SIGINT raises
 KeyboardInterrupt wherever the loop is, inside `poll` included; the `with` block closes the consumer.
@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 
-from tests.integration.consumer.members import REBALANCE_CONF
+from testbed.rebalance_protocols import REBALANCE_CONF
 
 
 def main(argv: list[str]) -> int:
@@ -46,6 +46,7 @@ def main(argv: list[str]) -> int:
         return 130
     finally:
         os.close(fd)
+    return 0  # reached only if the consumer's block swallowed what ended the loop
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.harness import member_jvms
-from bench.harness.member_jvms import MemberJvm, check_jvms, member_command
+from bench import _restart_floor_jvms as member_jvms
+from bench._restart_floor_jvms import MemberJvm, check_jvms, member_command
 
 
 def test_an_unknown_jvm_variant_is_refused_with_the_known_ones() -> None:

@@ -1,0 +1,158 @@
+"""Builders of the records unit tests describe groups with: one place per record, defaults that say
+"an ordinary member of an ordinary group", so a test spells only the facts it is about."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_coop._vocab import Direction, SeenFamily, SeenGroupProtocol, SeenProtocol
+from kafka_coop.inspection import BrokerFacts, Fact, GroupSnapshot, MemberSnapshot
+from kafka_coop.inspection._model import Source
+from kafka_coop.rollout import (
+    FleetDescription,
+    FleetMember,
+    GateCommand,
+    Plan,
+    all_migrations,
+    make_plan,
+    parse_fleet,
+)
+
+MIGRATIONS = [(spec.name, spec) for spec in all_migrations()]
+GATE = GateCommand(bootstrap="b:9092")
+
+
+# --- the broker ---------------------------------------------------------------------------------------
+def declared_broker(
+    version: str | None = "4.1",
+    *,
+    migration_policy: str | None = None,
+    rebalance_protocols: tuple[str, ...] | None = None,
+) -> BrokerFacts:
+    """A broker as a fleet file declares it (every value `declared`)."""
+    unknown: Fact[str] = Fact(value="unknown", source="unknown")
+    return BrokerFacts(
+        kafka_version=Fact(value=version, source="declared") if version else unknown,
+        migration_policy=migration_policy,
+        rebalance_protocols=rebalance_protocols,
+    )
+
+
+KIP848_BROKER = declared_broker(
+    "4.1", migration_policy="bidirectional", rebalance_protocols=("classic", "consumer")
+)
+"""A 4.1 broker that serves both group protocols and converts groups either way."""
+
+
+# --- a live group, as inspection describes it ------------------------------------------------------------
+def member_snapshot(
+    name: str = "m-1",
+    *,
+    family: SeenFamily = "librdkafka",
+    protocol: SeenProtocol = "eager",
+    member_type: SeenGroupProtocol = "classic",
+    assignors: tuple[str, ...] = ("range",),
+    source: Source = "inferred",
+    type_source: Source | None = None,
+    **fields: Any,
+) -> MemberSnapshot:
+    """One member inspection read: its family, protocol, type and assignors `source` (the type's own
+    `type_source` where it differs: the broker tells a consumer-protocol member's type); no assignors
+    means none were seen. Any other MemberSnapshot field is given as it is (`member_epoch=8`)."""
+    return MemberSnapshot(
+        **{
+            "member_id": name,
+            "instance_id": None,
+            "client_id": name,
+            "host": "/h",
+            "assignment": (),
+            "member_type": Fact(value=member_type, source=type_source or source),
+            "client_family": Fact(value=family, source=source),
+            "rebalance_protocol": Fact(value=protocol, source=source),
+            "assignors": Fact(value=assignors, source=source if assignors else "unknown"),
+            **fields,
+        }
+    )
+
+
+def consumer_member(
+    name: str,
+    epoch: int | None,
+    holds: tuple[int, ...] = (0,),
+    target: tuple[int, ...] = (0,),
+    topic: str = "orders",
+) -> MemberSnapshot:
+    """A consumer-protocol member as the coordinator shows it: its epoch, the partitions of `topic` it
+    holds and those of its target assignment."""
+    return member_snapshot(
+        name,
+        member_id=f"id-{name}",
+        instance_id=name,
+        protocol="consumer",
+        member_type="consumer",
+        type_source="broker",
+        assignors=(),
+        assignment=tuple((topic, p) for p in holds),
+        member_epoch=epoch,
+        target_assignment=tuple((topic, p) for p in target),
+    )
+
+
+def group_snapshot(
+    *members: MemberSnapshot,
+    group: str = "g",
+    group_type: SeenGroupProtocol = "classic",
+    state: str = "stable",
+    selected_assignor: str = "range",
+    **fields: Any,
+) -> GroupSnapshot:
+    """A group inspection described: it exists, its coordinator is broker 1. Any other field as given."""
+    return GroupSnapshot(
+        **{
+            "group": group,
+            "taken_ms": 0,
+            "exists": True,
+            "group_type": group_type,
+            "state": state,
+            "protocol_type": "consumer",
+            "selected_assignor": selected_assignor,
+            "coordinator": 1,
+            "members": members,
+            **fields,
+        }
+    )
+
+
+# --- a fleet and its plan -----------------------------------------------------------------------------
+def fleet_of(
+    *members: FleetMember, selected: str | None = "range", broker: BrokerFacts = KIP848_BROKER
+) -> FleetDescription:
+    """Group `orders` of these members (a consumer group if any member is one) on `broker`."""
+    consumer = any(m.member_type == "consumer" for m in members)
+    return FleetDescription(
+        group="orders",
+        group_type="consumer" if consumer else "classic",
+        selected_assignor=None if consumer else selected,
+        members=members,
+        broker=broker,
+    )
+
+
+def plan(described: FleetDescription, direction: Direction, to: str, **kw: Any) -> Plan:
+    """The plan for `described` over every shipped migration, gated against b:9092."""
+    return make_plan(described, direction, to, MIGRATIONS, gate=GATE, **kw)  # type: ignore[arg-type]
+
+
+def plan_of_file(
+    broker: str,
+    members: str,
+    extra: str = "",
+    *,
+    direction: Direction = "upgrade",
+    to: str = "consumer",
+    **kw: Any,
+) -> Plan:
+    """The plan for a fleet file of group `orders`: its `broker` section, `extra` lines, and `members`."""
+    return plan(
+        parse_fleet(f"group: orders\n{broker}{extra}members:\n{members}", "fleet.yaml"), direction, to, **kw
+    )
