@@ -86,7 +86,7 @@ test:
 	$(BIN)/python -m compileall -q kafka_coop cli testbed tests
 	$(BIN)/pytest $(SUITE_ORDER) -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
-## test-unit: the fast lane (well under a minute): no broker, no JVM, no PySpark (`-m "not spark"`)
+## test-unit: the fast lane (~1 min on a loaded 2-core box): no broker, no JVM, no PySpark (`-m "not spark"`)
 test-unit: $(STAMP)
 	$(BIN)/pytest tests/unit -m "not spark" $(PYTEST_ARGS)
 

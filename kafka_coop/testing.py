@@ -69,6 +69,7 @@ __all__ = [
     "FakeControl",
     "FakeGroup",
     "FakeMessage",
+    "MockedClock",
     "PartitionResult",
     "WouldHang",
     "kafka_error",
@@ -732,6 +733,45 @@ class FakeGroup:
             member.member_id = member_id
 
         member.pending.append(join)
+
+
+class MockedClock:
+    """A clock a test moves, and the watchdog of a process that runs on it.
+
+    `sleep(s)`: the process ran for `s` (the watchdog ticked through it); `freeze(s)`: it did not run
+    for `s` (SIGSTOP, a paused VM). Either ends with the watchdog's tick on every consumer registered.
+    Pass it as `CoopConsumer(conf, client=group.client, clock=clock)`: every deadline, interval and freeze
+    window of that consumer reads it, never the process's clock. Every reading is `step` later than the
+    one before, as on a real clock, so a loop that waits for a deadline ends."""
+
+    def __init__(self, start: float = 1000.0, *, step: float = 0.001) -> None:
+        self.now = start
+        self.step = step
+        self._stops: list[tuple[float, float]] = []  # (ended at, length)
+        self._states: list[Any] = []
+
+    def time(self) -> float:
+        self.now += self.step
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        self.tick()
+
+    def freeze(self, seconds: float) -> None:
+        self.now += seconds
+        self._stops.append((self.now, seconds))
+        self.tick()
+
+    def tick(self) -> None:
+        for state in self._states:
+            state.tick, state.slow = self.now, True
+
+    def register(self, state: Any) -> None:
+        self._states.append(state)
+
+    def stopped_for(self, since: float, now: float) -> float:
+        return max((length for at, length in self._stops if since < at <= now), default=0.0)
 
 
 class FakeControl:

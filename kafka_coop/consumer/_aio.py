@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Consumer, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
+from kafka_coop.consumer._clock import WitnessedClock
 from kafka_coop.consumer._core import (
     FOLD_BATCHES,
     FOLD_RECORDS,
@@ -58,7 +59,7 @@ from kafka_coop.consumer._setup import (
     publisher,
 )
 from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
-from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
+from kafka_coop.consumer._subscription import SubscriptionWatch
 from kafka_coop.errors import ConsumerFailed, InvalidInput
 from kafka_coop.events import PartitionKey, RebalanceEvent
 from kafka_coop.identity import DuplicatePolicy
@@ -232,9 +233,11 @@ class CoopAIOConsumer:
         executor: concurrent.futures.Executor | None = None,
         client: ClientFactory | None = None,
         handle_signals: bool = True,
+        clock: WitnessedClock | None = None,
         control: ControlChoice = False,
     ) -> None:
         self._handle_signals = handle_signals
+        self._clock = clock  # a rebuilt client's core goes on on the same clock
         self._factory: ClientFactory = client or Consumer
         self._hook_args: dict[str, Any] = {
             "listener": listener,
@@ -276,6 +279,7 @@ class CoopAIOConsumer:
             default_log=log,
             callbacks=callbacks,
             transactional=transactional,
+            clock=clock,
         )
         self._prepared = prepared
         self.settings = prepared.settings
@@ -565,17 +569,8 @@ class CoopAIOConsumer:
         core.guard.restart(self._handler.rebalances)
 
     def _restart_watch(self, names: list[str]) -> None:
-        core = self._core
         if self._watch_topics:
-            self._watch = restart_watch(
-                self._watch,
-                names,
-                rendered=self._prepared.rendered,
-                group=self.settings.group_id,
-                owned=lambda: self._handler.owned,
-                warn=core.warn,
-                log=self._log,
-            )
+            self._watch = self._core.watch_subscription(self._watch, names)
 
     async def assign(self, partitions: list[ClientPartition]) -> None:
         step = self._handler.legacy_assign(partitions)
@@ -742,6 +737,7 @@ class CoopAIOConsumer:
             callbacks=old.callbacks,  # stats_cb and throttle_cb already run on the loop
             transactional=old.transactional,
             stamp=old.stamp,
+            clock=self._clock,
         )
         prepared.started_ms = old.started_ms  # the manifest's `started_ms` is the process's, not the client's
         user_error_cb = prepared.callbacks.get("error_cb")

@@ -35,7 +35,6 @@ import concurrent.futures
 import logging
 import sys
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -47,8 +46,9 @@ from confluent_kafka import TopicPartition as ClientPartition
 from kafka_coop._waiting import StillRunning, bounded_call
 from kafka_coop.consumer._args import check_commit, check_partition, check_store
 from kafka_coop.consumer._client_callbacks import ClientErrors, ClientLog
+from kafka_coop.consumer._clock import SYSTEM_CLOCK
 from kafka_coop.consumer._fatal import describe_error, error_code
-from kafka_coop.consumer._freeze import GAP_S, WATCHDOG, CallState, FreezeGuard
+from kafka_coop.consumer._freeze import GAP_S, CallState, FreezeGuard
 
 try:
     from kafka_coop.consumer._fastcall import CallState as FastCallState
@@ -73,6 +73,7 @@ from kafka_coop.consumer._steps import (
     Wait,
     run_steps,
 )
+from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
 from kafka_coop.errors import ConsumerFailed
 from kafka_coop.events import CommittedOffset, RebalanceEvent
 from kafka_coop.events import PartitionKey as Key
@@ -102,7 +103,6 @@ FOLD_RECORDS = 256
 FOLD_BATCHES = 4  # `commit()`'s default: the batch the application holds at the call is done
 RunHook = Callable[[Callable[..., Any], tuple[Any, ...]], Any]
 ClientFactory = Callable[[dict[str, Any]], Any]
-_monotonic = time.monotonic
 
 
 def call_directly(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
@@ -142,8 +142,11 @@ class Core:
         self.handler = prepared.handler
         self.log = prepared.log
         self.run_hook = run_hook
+        self.clock = prepared.clock
         self.state = CallState()
-        self.guard = FreezeGuard(prepared.freeze_limit_s, prepared.log)
+        self.guard = FreezeGuard(
+            prepared.freeze_limit_s, prepared.log, clock=prepared.clock, witness=prepared.witness
+        )
         self.ledger: Ledger | None = Ledger() if prepared.marks else None
         self.floors: dict[Key, int] = {}  # where kafka-coop sought a partition to: done below it
         # Drop-in: each partition's position as read by the last slow call (at most a tick old), and
@@ -174,7 +177,7 @@ class Core:
         self.fatal_text: str | None = None
         self.subscribed = False
         self.closed = False
-        self.next_commit = _monotonic() + prepared.interval_s
+        self.next_commit = self.clock.time() + prepared.interval_s
         self._close_done: object = None
         self._close_reported = False
         self._lock = threading.Lock()
@@ -192,16 +195,18 @@ class Core:
             "on_commit": self._on_commit,
         }
         self.inner: Any = factory(conf)
-        WATCHDOG.register(self.state)
+        self.state.tick = self.clock.time()
+        prepared.witness.register(self.state)
 
     # --- the call path ---------------------------------------------------------------------------
     def make_poll(self, *, hand_out: bool = True) -> Callable[[float], Message | None]:
         """`poll(timeout)`: the client's, one attribute read on the fast path (see the module docstring).
         `hand_out=False` (asyncio): the caller registers what it hands out itself, once it has."""
         inner_poll, state, slow, broken = self.inner.poll, self.state, self._slow_poll, self.broken_call
-        clock = time.monotonic  # a stale tick: the watchdog has not run since a freeze
+        clock = self.clock.time  # a stale tick: the watchdog has not run since a freeze
         if self.ledger is None:
-            if FastPoll is not None and isinstance(state, FastCallState):  # the same path, in C
+            # The same path, in C (it reads the process's clock: not for a test's)
+            if FastPoll is not None and isinstance(state, FastCallState) and self.clock is SYSTEM_CLOCK:
                 fast: Callable[[float], Message | None] = FastPoll(
                     inner_poll, state, slow, broken, hand_out, GAP_S
                 )
@@ -260,7 +265,7 @@ class Core:
             self._slow_consume,
             self.broken_call,
         )
-        clock = time.monotonic
+        clock = self.clock.time
         if self.ledger is None:
 
             def consume(num_messages: int = 1, timeout: float = -1) -> list[Message]:
@@ -336,7 +341,7 @@ class Core:
             self.emit(handler.lifecycle("warning", handler.member_id, error=self.warnings.popleft()))
         while self.deferred_commit_cbs:
             self._on_commit(*self.deferred_commit_cbs.popleft())
-        now = _monotonic()
+        now = self.clock.time()
         if self.pending_seeks:
             messages = self._apply_pending_seeks(messages)
         if self.unconfirmed_seeks:
@@ -781,7 +786,7 @@ class Core:
             # next assign or revoke), not an interval later; a KIP-848 epoch bump may bring no callback.
             self._unsend(partitions or [])
             self.retry_after_rebalance = True
-            self.next_commit = min(self.next_commit, _monotonic() + STALE_EPOCH_RETRY_S)
+            self.next_commit = min(self.next_commit, self.clock.time() + STALE_EPOCH_RETRY_S)
             self.state.slow = True
         if self._user_on_commit is not None:
             self.run_hook(self._user_on_commit, (err, partitions))
@@ -940,9 +945,21 @@ class Core:
         if isinstance(step, ReadMemberId):
             return inner.memberid()
         if isinstance(step, Wait):
-            time.sleep(step.seconds)
+            self.clock.sleep(step.seconds)
             return None
         raise TypeError(f"not a handler step: {step!r}")
+
+    def watch_subscription(self, old: SubscriptionWatch | None, topics: list[str]) -> SubscriptionWatch:
+        """A new `subscribe`'s watch of its topics (replacing the old one): its warnings go to `warn`."""
+        return restart_watch(
+            old,
+            topics,
+            rendered=self.prepared.rendered,
+            group=self.prepared.settings.group_id,
+            owned=lambda: self.handler.owned,
+            warn=self.warn,
+            log=self.log,
+        )
 
     def warn(self, text: str) -> None:
         """From any thread: a `warning` event, emitted inside the next `poll`/`consume`."""
@@ -976,7 +993,7 @@ class Core:
         """A commit refused during the rebalance is made by the next call, not an interval later."""
         if self.retry_after_rebalance:
             self.retry_after_rebalance = False
-            self.next_commit = _monotonic()
+            self.next_commit = self.clock.time()
             self.state.slow = True
 
     def on_lost(self, _consumer: Any, partitions: list[ClientPartition]) -> None:
@@ -1046,9 +1063,9 @@ class Core:
         todo = [tp for tp in offsets if self.confirmed.get((tp.topic, tp.partition)) != tp.offset]
         if not todo:
             return [], error
-        before, deadline = self.handler.rebalances, _monotonic() + CLOSE_REBALANCE_WAIT_S
+        before, deadline = self.handler.rebalances, self.clock.time() + CLOSE_REBALANCE_WAIT_S
         try:
-            while self.handler.rebalances == before and _monotonic() < deadline:
+            while self.handler.rebalances == before and self.clock.time() < deadline:
                 msg = self.inner.poll(0.1)
                 if msg is not None:
                     self.seek_back([msg])
@@ -1082,9 +1099,9 @@ class Core:
                 self.inner.unsubscribe()
             except (KafkaException, RuntimeError) as exc:
                 self.log.debug("unsubscribe before close: %s", describe_error(exc))
-        deadline = _monotonic() + CLOSE_REBALANCE_WAIT_S
+        deadline = self.clock.time() + CLOSE_REBALANCE_WAIT_S
         try:
-            while _monotonic() < deadline:
+            while self.clock.time() < deadline:
                 msg = self.inner.poll(0)
                 if msg is None:
                     return
@@ -1145,7 +1162,7 @@ class Core:
         evicted = evicted or self.handler.evicted  # serving a loss may have shown the eviction
         # librdkafka's eviction may not be known yet: it logs MAXPOLL to a queue only a poll serves, and
         # a service stuck past its poll limit may go straight to close(). The last call's time tells.
-        overran = _monotonic() - self.guard.checked_at > self.prepared.max_poll_s
+        overran = self.clock.time() - self.guard.checked_at > self.prepared.max_poll_s
         self.handler.client_closing = True
         try:
             if evicted or overran:

@@ -8,7 +8,6 @@ message names the cause kafka-coop saw, and never blames a twin it has no sign o
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from confluent_kafka import KafkaError, KafkaException
@@ -56,7 +55,7 @@ class Eviction:
     """librdkafka evicted this member itself: its poll limit or its session ran out (it logged why)."""
 
     limit: str  # the setting that ran out: "max.poll.interval.ms" or "session.timeout.ms"
-    at: float  # time.monotonic() when the line was seen
+    at: float  # the consumer's clock when the line was seen
 
 
 def fatal_error(
@@ -67,6 +66,7 @@ def fatal_error(
     instance_id: str | None,
     protocol: RebalanceProtocol,
     evicted: Eviction | None = None,
+    now: float = 0.0,
     refusal: Refusal | None = None,
 ) -> ConsumerFailed:
     """The typed exception for a fatal client error: what happened, in one sentence, and the fix.
@@ -75,8 +75,8 @@ def fatal_error(
     group.instance.id". A second process with the same id is one cause; the other is this member itself:
     when its `max.poll.interval.ms` or session ran out (e.g. a synchronous commit waiting for a moving
     coordinator), librdkafka reset its member id and rejoined, and a request still carrying the old identity
-    is fenced. librdkafka logs the eviction first (MAXPOLL / SESSTMOUT), so with `evicted` the message says
-    so instead of blaming a twin; without it, it names both causes.
+    is fenced. librdkafka logs the eviction first (MAXPOLL / SESSTMOUT), so with `evicted` (and `now` on the
+    same clock) the message says so instead of blaming a twin; without it, it names both causes.
 
     GROUP_ID_NOT_FOUND to a consumer-protocol member is a refused online upgrade: `refusal` is the rule
     that refused it, read from the group and the broker's configs (`_refusal`); without it the sentence
@@ -85,7 +85,7 @@ def fatal_error(
     name = KafkaError(code).name()
     who = f"group.instance.id {instance_id!r}" if instance_id else "this member's group.instance.id"
     if code == KafkaError.FENCED_INSTANCE_ID and evicted is not None:
-        age = max(0.0, time.monotonic() - evicted.at)
+        age = max(0.0, now - evicted.at)
         if evicted.limit == "max.poll.interval.ms":
             fix = (
                 "keep the time between two polls, blocking calls included (a synchronous commit waits while "

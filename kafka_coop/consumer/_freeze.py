@@ -30,12 +30,11 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 import weakref
 from collections import deque
-from typing import Protocol
 
 from kafka_coop._vocab import RebalanceProtocol
+from kafka_coop.consumer._clock import SYSTEM_CLOCK, Clock, Flagged, Witness
 
 TICK_S = 0.1
 # A tick later than this is a gap worth remembering (scheduling jitter on a loaded box stays below it).
@@ -60,7 +59,7 @@ class PyCallState:
 
     def __init__(self) -> None:
         self.slow = True
-        self.tick = time.monotonic()
+        self.tick = SYSTEM_CLOCK.time()
         self.held: object = None
 
 
@@ -72,25 +71,20 @@ except ImportError:  # pragma: no cover - the wheel: pure Python
     CallState = PyCallState
 
 
-class Witness(Protocol):
-    def stopped_for(self, since: float, now: float) -> float:
-        """The longest stretch between `since` and `now` in which this process did not run (seconds)."""
-        ...
-
-
 class Watchdog:
     """The daemon thread: ticks every `tick_s`, flags every registered `CallState`, remembers its gaps."""
 
-    def __init__(self, tick_s: float = TICK_S) -> None:
+    def __init__(self, tick_s: float = TICK_S, clock: Clock = SYSTEM_CLOCK) -> None:
         self.tick_s = tick_s
-        self.last = time.monotonic()
+        self.clock = clock
+        self.last = clock.time()
         self._gaps: deque[tuple[float, float]] = deque(maxlen=64)  # (noted at, gap)
-        self._states: weakref.WeakSet[PyCallState] = weakref.WeakSet()
+        self._states: weakref.WeakSet[Flagged] = weakref.WeakSet()
         self._pid: int | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
-    def register(self, state: PyCallState) -> None:
+    def register(self, state: Flagged) -> None:
         with self._lock:
             self._states.add(state)
         self.ensure_running()
@@ -101,7 +95,7 @@ class Watchdog:
             if self._pid == os.getpid():
                 return
             self._pid = os.getpid()
-            self.last = time.monotonic()
+            self.last = self.clock.time()
             threading.Thread(target=self._run, name="kafka-coop-watchdog", daemon=True).start()
 
     def stop(self) -> None:
@@ -109,7 +103,7 @@ class Watchdog:
 
     def _run(self) -> None:
         while not self._stop.wait(self.tick_s):
-            now = time.monotonic()
+            now = self.clock.time()
             self.record(now)
             for state in list(self._states):
                 state.tick = now
@@ -156,11 +150,18 @@ class FreezeGuard:
     """
 
     def __init__(
-        self, limit_s: float, log: logging.Logger, *, hold_s: float = HOLD_S, witness: Witness | None = None
+        self,
+        limit_s: float,
+        log: logging.Logger,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        witness: Witness | None = None,
+        hold_s: float = HOLD_S,
     ) -> None:
         self.limit_s = limit_s
         self.hold_s = hold_s
-        self.checked_at = time.monotonic()
+        self.clock = clock
+        self.checked_at = clock.time()
         self.holding = False
         self.hold_until = 0.0
         self.answered = False
@@ -171,7 +172,7 @@ class FreezeGuard:
 
     def restart(self, rebalances: int = 0) -> None:
         """A new start line (subscribe): the time before it is no gap."""
-        self.checked_at = time.monotonic()
+        self.checked_at = self.clock.time()
         self._answers = rebalances
 
     def verdict(self, now: float, rebalances: int) -> bool:

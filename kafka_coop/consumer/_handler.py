@@ -38,6 +38,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka import TopicPartition as ClientPartition
 
 from kafka_coop._vocab import RebalanceProtocol
+from kafka_coop.consumer._clock import SYSTEM_CLOCK, Clock
 from kafka_coop.consumer._fatal import (
     EVICTED,
     EVICTION_WINDOW_S,
@@ -82,10 +83,6 @@ def client_partitions(keys: Iterable[PartitionKey]) -> list[ClientPartition]:
     return [ClientPartition(topic, partition) for topic, partition in keys]
 
 
-# The eviction clock, read through this name so a test can move it without moving the process's.
-_monotonic = time.monotonic
-
-
 class RebalanceHandler:
     """Decides, for each rebalance callback, the calls to make, the hooks to run and the event to emit.
 
@@ -102,9 +99,11 @@ class RebalanceHandler:
         stamp: EventStamp,
         hooks: Hooks,
         log: logging.Logger,
+        clock: Clock = SYSTEM_CLOCK,
         eviction_window_s: float = EVICTION_WINDOW_S,
     ) -> None:
         self.protocol = protocol
+        self.clock = clock
         self.incremental = protocol != "eager"
         self.hooks = hooks
         self.legacy = LegacyCallbacks()
@@ -147,7 +146,7 @@ class RebalanceHandler:
 
     def note_eviction(self, limit: str) -> None:
         """librdkafka logged that it evicted this member itself (see `ClientLog`)."""
-        self._eviction = Eviction(limit, _monotonic())
+        self._eviction = Eviction(limit, self.clock.time())
         if self.protocol != "consumer":
             # Classic: the member id is reset now (rd_kafka_cgrp_max_poll_interval_check_tmr_cb). KIP-848
             # keeps the member until its partitions are unassigned, so its commits still count.
@@ -155,8 +154,8 @@ class RebalanceHandler:
 
     def fatal(self, code: int, detail: str) -> ConsumerFailed:
         """The typed exception for a fatal error, knowing whether this member was just evicted."""
-        eviction = self._eviction
-        if eviction is not None and _monotonic() - eviction.at > self.eviction_window_s:
+        eviction, now = self._eviction, self.clock.time()
+        if eviction is not None and now - eviction.at > self.eviction_window_s:
             eviction = None
         refused = code == KafkaError.GROUP_ID_NOT_FOUND and self.protocol == "consumer"
         return fatal_error(
@@ -166,6 +165,7 @@ class RebalanceHandler:
             instance_id=self._stamp.instance_id,
             protocol=self.protocol,
             evicted=eviction,
+            now=now,
             refusal=self.explain_refusal() if refused and self.explain_refusal is not None else None,
         )
 

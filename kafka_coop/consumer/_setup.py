@@ -19,7 +19,8 @@ import confluent_kafka
 
 from kafka_coop._vocab import RebalanceProtocol, connection_conf
 from kafka_coop.consumer._client_callbacks import ClientLog
-from kafka_coop.consumer._freeze import LIBRDKAFKA_MAX_POLL_S, freeze_limit_s
+from kafka_coop.consumer._clock import SYSTEM_CLOCK, Clock, Witness, WitnessedClock
+from kafka_coop.consumer._freeze import LIBRDKAFKA_MAX_POLL_S, WATCHDOG, freeze_limit_s
 from kafka_coop.consumer._handler import RebalanceHandler
 from kafka_coop.consumer._listener import Hook, Hooks, RebalanceListener, StartOffsetsHook
 from kafka_coop.consumer._refusal import explain as explain_refusal
@@ -74,6 +75,8 @@ class DriverSetup:
     freeze_limit_s: float
     max_poll_s: float  # max.poll.interval.ms: past it since the last call, librdkafka evicted this member
     transactional: bool  # the application's producer transactions own the commit
+    clock: Clock  # the consumer's one clock (core, freeze guard, handler, fatal rules)
+    witness: Witness  # the watchdog it registers with: the process's, or a test's MockedClock
     stamp: EventStamp  # the member's event identity and sequence (kept across a live rebuild)
 
     def client_conf(self) -> dict[str, Any]:
@@ -96,6 +99,7 @@ def prepare(
     default_log: logging.Logger,
     callbacks: Mapping[str, Any] | None = None,
     transactional: bool = False,
+    clock: WitnessedClock | None = None,
     stamp: EventStamp | None = None,
 ) -> DriverSetup:
     """`stamp`: a rebuilt client's member goes on with its predecessor's (one `process`, one `seq`)."""
@@ -116,21 +120,23 @@ def prepare(
     )
     sink = as_sink(events)
     rendered = settings.render()
-    client_id = rendered.get("client.id", "rdkafka")
+    client_id = settings.client_id or "rdkafka"  # librdkafka's default
     stamp = stamp or EventStamp(settings.group_id, client_id, settings.instance_id, protocol)
-    handler = RebalanceHandler(protocol=protocol, stamp=stamp, hooks=hooks, log=log)
+    handler = RebalanceHandler(
+        protocol=protocol, stamp=stamp, hooks=hooks, log=log, clock=clock or SYSTEM_CLOCK
+    )
     if protocol == "consumer":
         handler.explain_refusal = partial(
-            explain_refusal, rendered["bootstrap.servers"], admin_conf(rendered), settings.group_id
+            explain_refusal, settings.bootstrap_servers, admin_conf(rendered), settings.group_id
         )
-    auto_commit = _flag(rendered, AUTO_COMMIT_KEY, default=True)
-    if transactional and AUTO_COMMIT_KEY in rendered and auto_commit:
+    auto_commit = settings.auto_commit is not False  # librdkafka's default: true
+    if transactional and settings.auto_commit:
         raise InvalidInput(
             "transactional=True and enable.auto.commit=true contradict each other: the transaction owns "
             "the commit.",
             hint="Leave enable.auto.commit out (or false) when the producer's transactions commit offsets.",
         )
-    interval_ms = _interval_ms(rendered.get(INTERVAL_KEY))
+    interval_ms = settings.auto_commit_interval_ms or LIBRDKAFKA_INTERVAL_MS
     return DriverSetup(
         settings=settings,
         log=log,
@@ -141,42 +147,16 @@ def prepare(
         handler=handler,
         callbacks={**found, **callbacks_given},
         started_ms=timestamp_ms(),
-        marks=not _flag(rendered, OFFSET_STORE_KEY, default=True),
+        marks=settings.auto_offset_store is False,
         auto_commit=auto_commit and not transactional,
         interval_s=interval_ms / 1000.0,
         freeze_limit_s=freeze_limit_s(protocol, settings.session_timeout_ms, settings.max_poll_interval_ms),
         max_poll_s=(settings.max_poll_interval_ms or 0) / 1000.0 or LIBRDKAFKA_MAX_POLL_S,
         transactional=transactional,
+        clock=clock or SYSTEM_CLOCK,
+        witness=clock or WATCHDOG,
         stamp=stamp,
     )
-
-
-def _flag(rendered: Mapping[str, str], key: str, *, default: bool) -> bool:
-    value = rendered.get(key)
-    if value is None:
-        return default
-    # librdkafka's own parse (rdkafka_conf.c, checked against confluent_kafka.Consumer): true/t/1 and
-    # false/f/0, any case, nothing else (no "yes"/"on", no blanks).
-    if value.lower() in ("true", "t", "1"):
-        return True
-    if value.lower() in ("false", "f", "0"):
-        return False
-    raise InvalidInput(f"{key}={value!r} is not a boolean.", hint=f"Set {key} to true or false.")
-
-
-def _interval_ms(value: str | None) -> int:
-    if value is None:
-        return LIBRDKAFKA_INTERVAL_MS
-    try:
-        interval = int(value)
-    except ValueError:
-        interval = -1
-    if interval <= 0:
-        raise InvalidInput(
-            f"{INTERVAL_KEY}={value!r} is not a positive number of milliseconds.",
-            hint=f"Set {INTERVAL_KEY} to e.g. 5000, or enable.auto.commit=false for no interval commits.",
-        )
-    return interval
 
 
 def check_topics(topics: Any) -> list[str]:
@@ -238,7 +218,7 @@ def check_duplicate_id(prepared: DriverSetup, policy: DuplicatePolicy, manifests
 
     instance_id = prepared.settings.instance_id
     assert instance_id is not None
-    admin = ClusterAdmin(prepared.rendered["bootstrap.servers"], admin_conf(prepared.rendered))
+    admin = ClusterAdmin(prepared.settings.bootstrap_servers, admin_conf(prepared.rendered))
     live = admin.describe_group(prepared.settings.group_id)
     running = ""
     if policy == "warn" and manifests and instance_id in live.instance_ids:

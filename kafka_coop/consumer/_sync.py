@@ -13,6 +13,7 @@ from confluent_kafka import TopicPartition as ClientPartition
 
 from kafka_coop._waiting import StillRunning, bounded_call
 from kafka_coop.consumer._args import check_partitions
+from kafka_coop.consumer._clock import WitnessedClock
 from kafka_coop.consumer._core import ClientFactory, CloseReport, Core, treat_as_done_on_close
 from kafka_coop.consumer._handler import client_partitions
 from kafka_coop.consumer._listener import (
@@ -32,7 +33,7 @@ from kafka_coop.consumer._setup import (
     publisher,
 )
 from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
-from kafka_coop.consumer._subscription import SubscriptionWatch, restart_watch
+from kafka_coop.consumer._subscription import SubscriptionWatch
 from kafka_coop.errors import ConsumerFailed
 from kafka_coop.events import PartitionKey, RebalanceEvent
 from kafka_coop.identity import DuplicatePolicy
@@ -93,7 +94,8 @@ class CoopConsumer:
     A fatal client error (e.g. another member took this `group.instance.id`) emits `lost` with an empty
     `owned`, runs `on_lost`, and raises `ConsumerFailed` (`InstanceIdConflict` for the id cases) from
     `poll`/`consume`; the consumer cannot be used after that. `client=` builds the inner consumer from
-    the conf (default `confluent_kafka.Consumer`; `kafka_coop.testing.FakeGroup().client` in tests).
+    the conf (default `confluent_kafka.Consumer`; `kafka_coop.testing.FakeGroup().client` in tests);
+    `clock=` a `kafka_coop.testing.MockedClock` the test moves (default: the process's monotonic clock).
 
     Stopping: while its `with` block runs on the main thread, SIGTERM and SIGINT end the block cleanly
     (the next `poll`/`consume` raises `ShutdownSignal`, which the block swallows after closing: final
@@ -122,9 +124,11 @@ class CoopConsumer:
         transactional: bool = False,
         client: ClientFactory | None = None,
         handle_signals: bool = True,
+        clock: WitnessedClock | None = None,
         control: ControlChoice = False,
     ) -> None:
         self._handle_signals = handle_signals
+        self._clock = clock  # a rebuilt client's core goes on on the same clock
         # With control on, poll/consume go through one indirection, so that a service holding on to
         # `c.poll` (a local for speed) still reaches the client a reconfiguration rebuilt.
         self._routed = control is not False
@@ -154,6 +158,7 @@ class CoopConsumer:
             default_log=log,
             callbacks=callbacks,
             transactional=transactional,
+            clock=clock,
         )
         self._prepared = prepared
         self.settings = prepared.settings
@@ -390,15 +395,7 @@ class CoopConsumer:
         if started:
             core.emit(self._handler.lifecycle("started", self._member_id()))
         if self._watch_topics:
-            self._watch = restart_watch(
-                self._watch,
-                names,
-                rendered=self._prepared.rendered,
-                group=self.settings.group_id,
-                owned=lambda: self._handler.owned,
-                warn=core.warn,
-                log=self._log,
-            )
+            self._watch = core.watch_subscription(self._watch, names)
         if self._publisher is not None:
             self._publisher.start()
 
@@ -612,6 +609,7 @@ class CoopConsumer:
             callbacks=old.callbacks,
             transactional=old.transactional,
             stamp=old.stamp,
+            clock=self._clock,
         )
         prepared.started_ms = old.started_ms  # the manifest's `started_ms` is the process's, not the client's
         core = Core(

@@ -188,4 +188,7 @@ TYPED_KEYS: dict[str, str] = {
     "session.timeout.ms": "session_timeout_ms",
     "max.poll.interval.ms": "max_poll_interval_ms",
     "client.id": "client_id",
+    "enable.auto.commit": "auto_commit",
+    "enable.auto.offset.store": "auto_offset_store",
+    "auto.commit.interval.ms": "auto_commit_interval_ms",
 }

@@ -124,6 +124,30 @@ def _int_setting(key: str, value: str) -> int:
         ) from None
 
 
+def _flag(key: str, value: str) -> bool:
+    # librdkafka's own parse (rdkafka_conf.c, checked against confluent_kafka.Consumer): true/t/1 and
+    # false/f/0, any case, nothing else (no "yes"/"on", no blanks).
+    if value.lower() in ("true", "t", "1"):
+        return True
+    if value.lower() in ("false", "f", "0"):
+        return False
+    raise SettingsError(f"{key}={value!r} is not a boolean.", hint=f"Set {key} to true or false.")
+
+
+def _interval_ms(value: str) -> int:
+    key = "auto.commit.interval.ms"
+    try:
+        interval = int(value)
+    except ValueError:
+        interval = -1
+    if interval <= 0:
+        raise SettingsError(
+            f"{key}={value!r} is not a positive number of milliseconds.",
+            hint=f"Set {key} to e.g. 5000, or enable.auto.commit=false for no interval commits.",
+        )
+    return interval
+
+
 def _suggest(key: str) -> str:
     close = difflib.get_close_matches(key, sorted(KNOWN_CONSUMER_KEYS), n=1, cutoff=SUGGESTION_CUTOFF)
     if close:
@@ -161,6 +185,10 @@ class ConsumerSettings(BaseModel):
     session_timeout_ms: int | None = Field(default=None, gt=0)
     max_poll_interval_ms: int | None = Field(default=None, gt=0)
     client_id: str | None = None
+    # The commit settings the consumer decides on; None: librdkafka's default (true, true, 5000 ms).
+    auto_commit: bool | None = None  # enable.auto.commit
+    auto_offset_store: bool | None = None  # enable.auto.offset.store (false: explicit marks)
+    auto_commit_interval_ms: int | None = Field(default=None, gt=0)
     extra: dict[str, str] = Field(default_factory=dict)
     secrets: dict[str, SecretStr] = Field(default_factory=dict)
 
@@ -308,6 +336,14 @@ class ConsumerSettings(BaseModel):
             conf["session.timeout.ms"] = str(self.session_timeout_ms)
         if self.max_poll_interval_ms is not None:
             conf["max.poll.interval.ms"] = str(self.max_poll_interval_ms)
+        for key, flag in (
+            ("enable.auto.commit", self.auto_commit),
+            ("enable.auto.offset.store", self.auto_offset_store),
+        ):
+            if flag is not None:
+                conf[key] = "true" if flag else "false"
+        if self.auto_commit_interval_ms is not None:
+            conf["auto.commit.interval.ms"] = str(self.auto_commit_interval_ms)
         rest: dict[str, str] = dict(self.extra)
         for key, secret in self.secrets.items():
             rest[key] = secret.get_secret_value() if reveal else REDACTED
@@ -432,6 +468,14 @@ def _fields_from_conf(conf: Mapping[str, Any]) -> dict[str, Any]:
             fields[field] = _int_setting(key, rest.pop(key))
     if "client.id" in rest:
         fields["client_id"] = rest.pop("client.id")
+    for key, field in (
+        ("enable.auto.commit", "auto_commit"),
+        ("enable.auto.offset.store", "auto_offset_store"),
+    ):
+        if key in rest:
+            fields[field] = _flag(key, rest.pop(key))
+    if "auto.commit.interval.ms" in rest:
+        fields["auto_commit_interval_ms"] = _interval_ms(rest.pop("auto.commit.interval.ms"))
     fields["secrets"] = {k: rest.pop(k) for k in sorted(rest) if k in SECRET_KEYS}
     fields["extra"] = rest
     return fields

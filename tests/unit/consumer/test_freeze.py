@@ -9,57 +9,33 @@ tests/integration/consumer/test_freeze.py.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from kafka_coop.consumer import CoopConsumer, _core, _freeze
+from kafka_coop.consumer import CoopConsumer, _freeze
 from kafka_coop.sinks import MemorySink
-from kafka_coop.testing import FakeConsumer
+from kafka_coop.testing import FakeConsumer, MockedClock
 from tests.unit.consumer.helpers import T, make
 
 SESSION_MS = 10_000
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        self.now += 0.001  # every reading a little later, as a real monotonic clock
-        return self.now
-
-
-class Witness:
-    """Stands in for the watchdog: how long the process did not run, in the window asked about."""
-
-    def __init__(self, clock: Clock) -> None:
-        self.clock = clock
-        self.stops: list[tuple[float, float]] = []  # (ended at, length)
-
-    def stopped_for(self, since: float, now: float) -> float:
-        return max((length for at, length in self.stops if since < at <= now), default=0.0)
-
-
 class Frozen:
-    """A consumer whose clock and witness the test moves."""
+    """A consumer on a clock the test moves (the clock is its watchdog too)."""
 
-    def __init__(self, consumer: CoopConsumer, inner: FakeConsumer, sink: MemorySink, clock: Clock) -> None:
+    def __init__(
+        self, consumer: CoopConsumer, inner: FakeConsumer, sink: MemorySink, clock: MockedClock
+    ) -> None:
         self.consumer, self.inner, self.sink, self.clock = consumer, inner, sink, clock
-        self.witness = Witness(clock)
-        consumer._core.guard._witness = self.witness
 
     def freeze(self, seconds: float) -> None:
         """The process stops for `seconds`; the watchdog, waking, flags the consumer."""
-        self.clock.now += seconds
-        self.witness.stops.append((self.clock.now, seconds))
-        self.consumer._core.state.slow = True
+        self.clock.freeze(seconds)
 
     def busy(self, seconds: float) -> None:
         """The application works for `seconds`; the process runs (the watchdog ticks through it)."""
-        self.clock.now += seconds
-        self.consumer._core.state.slow = True
+        self.clock.sleep(seconds)
 
     def prefetch(self, partition: int, *offsets: int) -> None:
         for offset in offsets:
@@ -67,19 +43,17 @@ class Frozen:
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
-    fake = Clock()
-    monkeypatch.setattr(_core, "_monotonic", fake)  # the watchdog's own clock stays real
-    yield fake
+def clock() -> MockedClock:
+    return MockedClock()
 
 
-def frozen(clock: Clock, protocol_conf: dict[str, str] | None = None, **kwargs: Any) -> Frozen:
+def frozen(clock: MockedClock, protocol_conf: dict[str, str] | None = None, **kwargs: Any) -> Frozen:
     conf = {
         "session.timeout.ms": str(SESSION_MS),
         "max.poll.interval.ms": str(SESSION_MS),
         **(protocol_conf or {}),
     }
-    consumer, inner, sink = make("cooperative", instance_id="svc-0", conf=conf, **kwargs)
+    consumer, inner, sink = make("cooperative", instance_id="svc-0", conf=conf, clock=clock, **kwargs)
     inner.rebalance("assign", [(T, 0), (T, 1)])
     return Frozen(consumer, inner, sink, clock)
 
@@ -88,7 +62,7 @@ def offsets(messages: list[Any]) -> list[tuple[int, int]]:
     return [(m.partition(), m.offset()) for m in messages if m is not None]
 
 
-def test_records_fetched_before_a_freeze_past_the_session_are_not_handed_out(clock: Clock) -> None:
+def test_records_fetched_before_a_freeze_past_the_session_are_not_handed_out(clock: MockedClock) -> None:
     f = frozen(clock)
     f.prefetch(0, 5, 6, 7)
     f.prefetch(1, 3)
@@ -98,7 +72,7 @@ def test_records_fetched_before_a_freeze_past_the_session_are_not_handed_out(clo
     assert sorted(f.inner.seeks) == [(T, 0, 6), (T, 1, 3)], "held records are fetched again if still owned"
 
 
-def test_the_hold_ends_when_the_group_answers_and_only_what_it_owns_now_comes(clock: Clock) -> None:
+def test_the_hold_ends_when_the_group_answers_and_only_what_it_owns_now_comes(clock: MockedClock) -> None:
     f = frozen(clock)
     f.prefetch(0, 5, 6)
     f.prefetch(1, 3)
@@ -114,7 +88,7 @@ def test_the_hold_ends_when_the_group_answers_and_only_what_it_owns_now_comes(cl
     assert [e.kind for e in f.sink.events][-2:] == ["lost", "assigned"]
 
 
-def test_a_member_the_group_kept_gets_its_records_again_after_the_hold(clock: Clock) -> None:
+def test_a_member_the_group_kept_gets_its_records_again_after_the_hold(clock: MockedClock) -> None:
     f = frozen(clock)
     f.prefetch(0, 5, 6, 7)
     f.consumer.consume(1, 0.5)
@@ -129,7 +103,7 @@ def test_a_member_the_group_kept_gets_its_records_again_after_the_hold(clock: Cl
     assert clock.now >= held_at + _freeze.HOLD_S, "held until the hold ran out, the group never objected"
 
 
-def test_a_long_idle_poll_is_not_a_freeze(clock: Clock) -> None:
+def test_a_long_idle_poll_is_not_a_freeze(clock: MockedClock) -> None:
     f = frozen(clock)
     f.consumer.poll(0.5)
     f.prefetch(0, 9)
@@ -138,7 +112,7 @@ def test_a_long_idle_poll_is_not_a_freeze(clock: Clock) -> None:
 
 
 @pytest.mark.parametrize("timeout", [1.0, -1])
-def test_a_freeze_inside_a_poll_is_seen_with_or_without_a_timeout(clock: Clock, timeout: float) -> None:
+def test_a_freeze_inside_a_poll_is_seen_with_or_without_a_timeout(clock: MockedClock, timeout: float) -> None:
     """consume()'s default timeout is -1 (block): a freeze inside such a call is a freeze all the same."""
     f = frozen(clock)
     f.consumer.poll(0.5)
@@ -148,7 +122,7 @@ def test_a_freeze_inside_a_poll_is_seen_with_or_without_a_timeout(clock: Clock, 
     assert f.inner.seeks == [(T, 0, 9)]
 
 
-def test_a_gap_shorter_than_the_session_changes_nothing(clock: Clock) -> None:
+def test_a_gap_shorter_than_the_session_changes_nothing(clock: MockedClock) -> None:
     f = frozen(clock)
     f.prefetch(0, 5, 6)
     f.consumer.poll(0.5)
@@ -164,7 +138,7 @@ def test_the_limit_is_the_session_for_classic_and_at_most_the_broker_default_for
     assert _freeze.freeze_limit_s("consumer", None, None) == 45.0
 
 
-def test_an_application_slow_between_polls_while_the_process_ran_is_not_a_freeze(clock: Clock) -> None:
+def test_an_application_slow_between_polls_while_the_process_ran_is_not_a_freeze(clock: MockedClock) -> None:
     """A batch that took longer than the session (heartbeats went on from librdkafka's thread) is no
     eviction; holding its next records would stall every slow-batch service for nothing."""
     f = frozen(clock)
@@ -177,7 +151,7 @@ def test_an_application_slow_between_polls_while_the_process_ran_is_not_a_freeze
 
 @pytest.mark.parametrize("auto_commit", ["true", "false"])
 def test_with_the_auto_offset_store_on_records_held_after_a_freeze_are_not_committed(
-    clock: Clock, auto_commit: str
+    clock: MockedClock, auto_commit: str
 ) -> None:
     """The conf says 'delivered means stored'; kafka-coop's client stores nothing, and held records were
     never handed to the application. Auto commit on (librdkafka's default): the interval commit that
@@ -196,7 +170,7 @@ def test_with_the_auto_offset_store_on_records_held_after_a_freeze_are_not_commi
 
 
 def test_records_fetched_before_a_freeze_are_held_even_when_the_group_answers_in_the_same_call(
-    clock: Clock,
+    clock: MockedClock,
 ) -> None:
     f = frozen(clock)
     f.prefetch(0, 5, 6, 7)

@@ -21,7 +21,7 @@ from kafka_coop.consumer import CoopConsumer, _core, _offsets
 from kafka_coop.errors import InvalidInput
 from kafka_coop.settings import ConsumerSettings
 from kafka_coop.sinks import MemorySink
-from kafka_coop.testing import FakeConsumer, FakeGroup, FakeMessage
+from kafka_coop.testing import FakeConsumer, FakeGroup, FakeMessage, MockedClock
 from tests.unit.consumer.helpers import T, conf_for, hand_out, last, make, mark, parts
 
 # Auto commit on (commits on revoke and close), with no interval commit falling due in a test.
@@ -267,22 +267,13 @@ def test_marking_is_one_append_that_takes_no_lock_and_calls_no_client() -> None:
 
 
 # --- the committer ------------------------------------------------------------------------------
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_interval_commits_happen_inside_poll_on_the_polling_thread_with_the_leader_epoch(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    clock = Clock()
-    monkeypatch.setattr(_core, "_monotonic", clock)
+    clock = MockedClock()
     group = FakeGroup(leader_epoch=7)
     conf = conf_for(**{"auto.commit.interval.ms": "1000"})
-    consumer = CoopConsumer(conf, client=group.client)
+    consumer = CoopConsumer(conf, client=group.client, clock=clock)
     consumer.subscribe([T])
     inner = group.consumer
     assert inner is not None
@@ -300,14 +291,12 @@ def test_interval_commits_happen_inside_poll_on_the_polling_thread_with_the_lead
     group.produce(T, 0, *[b"x"] * 3)
     for _ in range(3):
         consumer.poll(0)
-    clock.now += 0.5
-    consumer._core.state.slow = True  # the watchdog's tick
+    clock.sleep(0.5)  # ends with the watchdog's tick
     consumer.poll(0)
     assert sent == [], "not due yet"
     time.sleep(0.3)  # a real watchdog tick could not have committed from its own thread either
     assert sent == []
-    clock.now += 1.0
-    consumer._core.state.slow = True
+    clock.sleep(1.0)
     consumer.poll(0)
     assert [(tp.partition, tp.offset, tp.leader_epoch) for tp in sent] == [(0, 3, 7)]
     assert threads == [threading.get_ident()]
@@ -321,16 +310,14 @@ def test_auto_commit_off_means_kafka_coop_commits_nothing_but_what_the_app_commi
 ) -> None:
     """librdkafka's and the Java client's rule: no interval, revoke or close commit on the application's
     behalf; the events list what the application's own commits left."""
-    clock = Clock()
-    monkeypatch.setattr(_core, "_monotonic", clock)
-    consumer, inner, sink = make(conf={"enable.auto.commit": "false"})
+    clock = MockedClock()
+    consumer, inner, sink = make(conf={"enable.auto.commit": "false"}, clock=clock)
     inner.rebalance("assign", parts(0, 1))
     mark(consumer, inner, 0, 4)
     mark(consumer, inner, 1, 2)
     consumer.commit(asynchronous=False)
     mark(consumer, inner, 1, 3)
-    clock.now += 3600
-    consumer._core.state.slow = True
+    clock.sleep(3600)
     consumer.poll(0)
     assert inner.committed_offsets == {(T, 0): 5, (T, 1): 3}, "no interval commit"
     inner.rebalance("revoke", parts(0))
@@ -435,12 +422,12 @@ def test_close_right_after_a_poll_overrun_returns_when_the_clients_close_never_d
     call returned tells: past the poll limit, the client's close is bounded too."""
     monkeypatch.setattr(_core, "CLIENT_CLOSE_WAIT_S", 0.3)
     timing = {"session.timeout.ms": "6000", "max.poll.interval.ms": "7000"}
-    consumer, inner, sink = make(protocol, instance_id="svc-0", conf=timing)
+    clock = MockedClock()
+    consumer, inner, sink = make(protocol, instance_id="svc-0", conf=timing, clock=clock)
     inner.rebalance("assign", parts(0, 1))
     mark(consumer, inner, 0, 3)
     consumer.poll(0)
-    stuck = _core._monotonic() + 10.0  # the service is stuck 10 s, past its 7 s poll limit
-    monkeypatch.setattr(_core, "_monotonic", lambda: stuck)
+    clock.sleep(10.0)  # the service is stuck 10 s, past its 7 s poll limit
     assert_close_returns_though_the_clients_close_never_does(consumer, inner, sink, monkeypatch)
 
 
@@ -679,12 +666,8 @@ def test_a_commit_refused_during_a_rebalance_is_made_by_the_first_call_after_it(
     consumer.close()
 
 
-def test_an_interval_commit_that_raised_is_sent_again_though_its_offset_did_not_change(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    clock = Clock()
-    monkeypatch.setattr(_core, "_monotonic", clock)
-    consumer, inner, _ = make()
+def test_an_interval_commit_that_raised_is_sent_again_though_its_offset_did_not_change() -> None:
+    consumer, inner, _ = make(clock=MockedClock())
     inner.rebalance("assign", parts(0))
     mark(consumer, inner, 0, 4)
     inner.commit_errors.append(KafkaException(KafkaError(KafkaError._TRANSPORT)))

@@ -16,6 +16,7 @@ from kafka_coop.settings import (
     parse_properties,
     validate_instance_id,
 )
+from kafka_coop.settings._keys import TYPED_KEYS
 
 BASE = {"bootstrap.servers": "broker:9092", "group.id": "orders"}
 SECRET = "hunter2-s3cr3t"
@@ -299,7 +300,9 @@ def test_metadata_broker_list_is_an_alias_for_bootstrap_servers() -> None:
 
 def test_booleans_and_numbers_become_librdkafka_strings() -> None:
     settings = ConsumerSettings.from_conf(conf(enable_auto_commit=False, fetch_min_bytes=1024))
-    assert settings.extra == {"enable.auto.commit": "false", "fetch.min.bytes": "1024"}
+    assert settings.extra == {"fetch.min.bytes": "1024"}
+    assert settings.auto_commit is False
+    assert settings.render()["enable.auto.commit"] == "false"
 
 
 def test_commit_keys_are_rendered_as_given_and_never_invented() -> None:
@@ -652,3 +655,40 @@ def test_read_properties_takes_a_path_or_text_never_both() -> None:
         ConsumerSettings.read_properties()
     with pytest.raises(TypeError):
         ConsumerSettings.read_properties("a.properties", text="a=1")
+
+
+# --- one key<->field table ------------------------------------------------------------------------
+TABLE_SAMPLES = {
+    "bootstrap.servers": "b:9092",
+    "metadata.broker.list": "b:9092",
+    "group.id": "g",
+    "partition.assignment.strategy": "roundrobin",
+    "group.protocol": "consumer",
+    "group.remote.assignor": "uniform",
+    "group.instance.id": "svc-0",
+    "session.timeout.ms": "10000",
+    "max.poll.interval.ms": "300000",
+    "client.id": "c",
+    "enable.auto.commit": "false",
+    "enable.auto.offset.store": "false",
+    "auto.commit.interval.ms": "1000",
+}
+NOT_A_CONF_KEY = {"extra", "secrets", "assignors"}  # the rest of the conf, and a refinement of `rebalance`
+
+
+def test_every_typed_field_has_a_key_in_the_table_and_every_key_there_is_parsed_into_its_field() -> None:
+    """A typed key added to the parser but not to `TYPED_KEYS` (or the other way round) fails here:
+    the table is what the error hint for a misplaced key reads."""
+    assert set(TABLE_SAMPLES) == set(TYPED_KEYS), "a sample for every key of the table"
+    assert set(ConsumerSettings.model_fields) - NOT_A_CONF_KEY == set(TYPED_KEYS.values())
+    for key, field in TYPED_KEYS.items():
+        conf = {"bootstrap.servers": "x:1", "group.id": "x", key: TABLE_SAMPLES[key]}
+        if key == "group.remote.assignor":
+            conf["group.protocol"] = "consumer"
+        if key == "metadata.broker.list":
+            del conf["bootstrap.servers"]
+        settings = ConsumerSettings.from_conf(conf)
+        assert key not in settings.extra, key
+        assert getattr(settings, field) != ConsumerSettings.model_fields[field].default, (key, field)
+        rendered_key = "bootstrap.servers" if key == "metadata.broker.list" else key
+        assert rendered_key in settings.render(), key
