@@ -36,6 +36,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "pipeline": ("pipeline", "pipeline"),
     "prepare-spark": ("prepare_spark", "prepare_spark"),
     "manifest-topic": ("manifest_topic", "manifest_topic"),
+    "control-topic": ("manifest_topic", "control_topic"),
     "remove-members": ("remove_members", "remove_members"),
     "rollout": ("rollout", "rollout"),
     "watch": ("watch", "watch"),

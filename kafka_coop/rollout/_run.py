@@ -46,6 +46,7 @@ from kafka_coop.rollout._walk import (
     check_phases,
     execute,
     in_place,
+    refuse_live_static_without_id,
     refuse_missing_hook,
     resume_point,
     rollback_walk,
@@ -471,6 +472,7 @@ def start_walk(
             )
         walk, reached = walk_steps(plan, members), None
     refuse_missing_hook(walk, hook=hook)
+    refuse_live_static_without_id(walk)
     runner.refuse_unprotected_control(walk)
     journal = JournalFile(journal_path)
     try:
@@ -543,6 +545,7 @@ def resume_walk(
             hint="Start another with `kafka-coop rollout run` and a new --journal.",
         )
     refuse_missing_hook(walk, hook=hook)
+    refuse_live_static_without_id(walk)
     runner.refuse_unprotected_control(walk)
     start, begun = resume_point(walk, step_events(rest))
     journal = JournalFile(journal_path)

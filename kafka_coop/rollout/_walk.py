@@ -256,6 +256,28 @@ def refuse_missing_hook(walk: Walk, *, hook: str | None) -> None:
         )
 
 
+def refuse_live_static_without_id(walk: Walk) -> None:
+    """A live change keeps the member's group.instance.id and cannot make one up: a step that puts a
+    dynamic kafka-coop member on a static-membership config is refused before the first step, instead
+    of applying and then failing its gate's member-config check for the whole --timeout."""
+    needing = sorted(
+        {
+            c.member
+            for s in walk.steps
+            for c in s.changes
+            if c.via == "live" and c.config.static_membership and c.instance_id is None
+        }
+    )
+    if needing:
+        more = f" (and {len(needing) - 3} more)" if len(needing) > 3 else ""
+        raise InvalidInput(
+            f"Members {', '.join(needing[:3])}{more} have no group.instance.id, the plan runs them as "
+            "static members, and a live change cannot give a member one.",
+            hint="Start them with a group.instance.id (kafka-coop consume --instance-id), or change "
+            "them through --restart 'CMD' with their new settings (docs/rollout-run.md).",
+        )
+
+
 def rollback_walk(
     forward: Walk, reached: int, plan: Plan, before: Mapping[str, MemberConfig] | None = None
 ) -> Walk:

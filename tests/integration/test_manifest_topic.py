@@ -1,4 +1,5 @@
-"""`kafka-coop manifest-topic`: one command makes the compacted manifest topic and names the ACLs."""
+"""`kafka-coop manifest-topic` and `control-topic`: one command makes each compacted topic kafka-coop
+owns and names the ACLs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
+from kafka_coop.control import CONTROL_TOPIC, CONTROL_TOPIC_CONFIG
 from kafka_coop.manifest import MANIFEST_TOPIC_CONFIG
 from tests.conftest import CliResult
 from tests.integration.members import wait_for
@@ -112,3 +114,21 @@ def test_a_member_started_before_the_manifest_topic_publishes_once_it_appears(
         wait_for(published, what="the member's manifest on the topic created after it started", timeout_s=20)
     finally:
         consumer.close()
+
+
+def test_control_topic_makes_the_compacted_control_topic_and_names_a_writer_and_readers(
+    bootstrap: str, admin: ClusterAdmin, run_cli: Callable[..., CliResult]
+) -> None:
+    """The README's quick start runs it before `rollout run`: only the operator writes, members read."""
+    result = run_cli("control-topic", "--bootstrap-server", bootstrap, "-o", "json")
+    assert result.code == 0, result.stderr
+    body = result.json()
+    assert body["topic"] == CONTROL_TOPIC and body["config"] == CONTROL_TOPIC_CONFIG
+    config = admin.topic_config(CONTROL_TOPIC)
+    assert config is not None and config["cleanup.policy"] == "compact", "read back from the broker"
+    again = run_cli(
+        "control-topic", "--bootstrap-server", bootstrap, "--operator", "User:ops", "--principal", "User:svc"
+    )
+    assert again.code == 0 and again.stdout.startswith(f"Already there: topic {CONTROL_TOPIC}")
+    assert f"User:ops --operation Describe --operation Write --topic {CONTROL_TOPIC}" in again.stdout
+    assert f"User:svc --operation Describe --operation Read --topic {CONTROL_TOPIC}" in again.stdout

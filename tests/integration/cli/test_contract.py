@@ -290,6 +290,7 @@ AT_ONCE = (
     ("downgrade-plan", "downgrade-plan {group} --to eager"),
     ("remove-members", "remove-members {group} --all-static"),
     ("manifest-topic", "manifest-topic"),
+    ("control-topic", "control-topic"),
     ("report-kafka", "report kafka://{topic} --out {tmp}/r7"),
     ("pipeline", "pipeline run kafka://{topic} --out {tmp}/p10"),
     ("demo", "demo --no-report"),
@@ -611,6 +612,7 @@ JSON_OUTPUTS = (
     ("plan", "upgrade-plan {group} --to cooperative --bootstrap-server {bootstrap} -o json"),
     ("plan", "downgrade-plan --fleet {fleet_3x} --to eager -o json"),
     ("manifest-topic", "manifest-topic --bootstrap-server {bootstrap} -o json"),
+    ("control-topic", "control-topic --bootstrap-server {bootstrap} -o json"),
     ("report", "report {events} --out {tmp}/json-report -o json"),
     ("prepare-spark", "prepare-spark -o json"),
 )

@@ -31,7 +31,7 @@ from kafka_coop.rollout import (
     rollback_walk,
     walk_steps,
 )
-from kafka_coop.rollout._walk import refuse_missing_hook
+from kafka_coop.rollout._walk import refuse_live_static_without_id, refuse_missing_hook
 
 MIGRATIONS = [(spec.name, spec) for spec in all_migrations()]
 NAMES = ("j0", "j1", "j2")
@@ -152,6 +152,17 @@ def test_a_walk_that_needs_the_restart_hook_without_one_is_refused_naming_the_me
     with pytest.raises(InvalidInput, match="j0, j1, j2 do not run kafka-coop"):
         refuse_missing_hook(walk, hook=None)
     refuse_missing_hook(walk_steps(_java_plan(), _members(via="live")), hook=None)
+
+
+def test_a_live_walk_onto_static_membership_of_members_without_an_instance_id_is_refused_up_front() -> None:
+    """A control record keeps a member's group.instance.id and cannot give it one: a walk whose phase
+    runs static members would apply, then wait out its gate's timeout on a check no step can pass."""
+    walk = walk_steps(_rdk_plan(), _members("librdkafka", via="live"))
+    with pytest.raises(InvalidInput, match="j0, j1, j2 have no group.instance.id"):
+        refuse_live_static_without_id(walk)
+    static = [WalkMember(name=n, instance_id=n, family="librdkafka", via="live") for n in NAMES]
+    refuse_live_static_without_id(walk_steps(_rdk_plan(), static))
+    refuse_live_static_without_id(walk_steps(_rdk_plan(), _members("librdkafka", via="hook")))
 
 
 def test_a_plan_setting_a_credential_is_refused_before_any_step() -> None:
