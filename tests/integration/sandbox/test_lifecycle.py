@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kafka_coop.sandbox import Sandbox, free_port
+from tests.integration.members import wait_for
 
 
 def _cli(
@@ -205,5 +206,11 @@ def test_the_demo_removes_the_manifest_topic_it_created(box_dir: Path, tmp_path:
     with pytest.raises(_Stop):
         run_demo(bootstrap, tmp_path / "demo", hooks=DemoHooks(on_step=first_step))
     assert DEFAULT_MANIFEST_TOPIC in made, "the demo made the manifest topic for its members"
-    left = set(box.admin().client.list_topics(timeout=10).topics)
-    assert {t for t in left if not t.startswith("__")} == set()
+
+    def ours_left() -> set[str]:
+        return {t for t in box.admin().client.list_topics(timeout=10).topics if not t.startswith("__")}
+
+    # A deletion the controller accepted reaches the broker's metadata a moment later (seconds, on a
+    # loaded CI machine): the demo's promise is that its topics are deleted, not that the metadata
+    # says so at the instant it returns.
+    wait_for(lambda: not ours_left(), timeout_s=15, what=f"the demo's topics to go ({ours_left()})")
