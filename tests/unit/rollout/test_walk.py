@@ -158,7 +158,7 @@ def test_a_live_walk_onto_static_membership_of_members_without_an_instance_id_is
     """A control record keeps a member's group.instance.id and cannot give it one: a walk whose phase
     runs static members would apply, then wait out its gate's timeout on a check no step can pass."""
     walk = walk_steps(_rdk_plan(), _members("librdkafka", via="live"))
-    with pytest.raises(InvalidInput, match="j0, j1, j2 have no group.instance.id"):
+    with pytest.raises(InvalidInput, match=r"j0, j1, j2 have no group\.instance\.id"):
         refuse_live_static_without_id(walk)
     static = [WalkMember(name=n, instance_id=n, family="librdkafka", via="live") for n in NAMES]
     refuse_live_static_without_id(walk_steps(_rdk_plan(), static))
