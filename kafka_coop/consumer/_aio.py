@@ -57,6 +57,7 @@ from kafka_coop.consumer._setup import (
     manifest,
     prepare,
     publisher,
+    rebuild,
 )
 from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
 from kafka_coop.consumer._subscription import SubscriptionWatch
@@ -727,19 +728,8 @@ class CoopAIOConsumer:
         return self._core
 
     def control_build(self, settings: ConsumerSettings) -> tuple[DriverSetup, Core]:
-        old = self._prepared
-        prepared = prepare(
-            settings,
-            **self._hook_args,
-            events=old.sink,
-            logger=old.log,
-            default_log=log,
-            callbacks=old.callbacks,  # stats_cb and throttle_cb already run on the loop
-            transactional=old.transactional,
-            stamp=old.stamp,
-            clock=self._clock,
-        )
-        prepared.started_ms = old.started_ms  # the manifest's `started_ms` is the process's, not the client's
+        # the member keeps its callbacks: stats_cb and throttle_cb already run on the loop
+        prepared = rebuild(settings, self._prepared, self._hook_args, default_log=log, clock=self._clock)
         user_error_cb = prepared.callbacks.get("error_cb")
         core = Core(
             prepared,

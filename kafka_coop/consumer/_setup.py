@@ -208,6 +208,31 @@ def manifest(prepared: DriverSetup, member_id: str) -> Manifest | None:
     )
 
 
+def rebuild(
+    settings: ConsumerSettings,
+    old: DriverSetup,
+    hook_args: Mapping[str, Any],
+    *,
+    default_log: logging.Logger,
+    clock: WitnessedClock | None,
+) -> DriverSetup:
+    """A live reconfiguration's setup: `settings` prepared with everything the member keeps from `old`
+    (hooks, sink, logger, callbacks, event stamp, clock, and the process's `started_ms`)."""
+    prepared = prepare(
+        settings,
+        **hook_args,
+        events=old.sink,
+        logger=old.log,
+        default_log=default_log,
+        callbacks=old.callbacks,
+        transactional=old.transactional,
+        stamp=old.stamp,
+        clock=clock,
+    )
+    prepared.started_ms = old.started_ms  # the manifest's `started_ms` is the process's, not the client's
+    return prepared
+
+
 def check_duplicate_id(prepared: DriverSetup, policy: DuplicatePolicy, manifests: bool | str = False) -> None:
     """Warn (or raise, per `policy`) when a live member of the group already holds this instance id.
 

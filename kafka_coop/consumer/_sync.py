@@ -31,6 +31,7 @@ from kafka_coop.consumer._setup import (
     manifest,
     prepare,
     publisher,
+    rebuild,
 )
 from kafka_coop.consumer._shutdown import CLOSE_TIMEOUT_S, ShutdownSignal, SignalStop
 from kafka_coop.consumer._subscription import SubscriptionWatch
@@ -599,19 +600,7 @@ class CoopConsumer:
         return self._core
 
     def control_build(self, settings: ConsumerSettings) -> tuple[DriverSetup, Core]:
-        old = self._prepared
-        prepared = prepare(
-            settings,
-            **self._hook_args,
-            events=old.sink,
-            logger=old.log,
-            default_log=log,
-            callbacks=old.callbacks,
-            transactional=old.transactional,
-            stamp=old.stamp,
-            clock=self._clock,
-        )
-        prepared.started_ms = old.started_ms  # the manifest's `started_ms` is the process's, not the client's
+        prepared = rebuild(settings, self._prepared, self._hook_args, default_log=log, clock=self._clock)
         core = Core(
             prepared,
             self._factory,
