@@ -52,3 +52,17 @@ def check_store(msg: Any, offsets: Any) -> None:
     if msg is None and offsets is None:
         raise ValueError("expected either message or offsets")
     check_commit(msg, offsets)
+
+
+def commit_flag(asynchronous: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """confluent's `commit(message, offsets, async, asynchronous)`: the last of them given wins."""
+    if len(args) > 1:
+        raise TypeError(f"function takes at most 4 arguments ({3 + len(args)} given)")
+    unknown = set(kwargs) - {"async"}
+    if unknown:
+        raise TypeError(f"'{unknown.pop()}' is an invalid keyword argument for this function")
+    if args:
+        asynchronous = args[0]
+    elif "async" in kwargs:
+        asynchronous = kwargs["async"]
+    return bool(asynchronous)
