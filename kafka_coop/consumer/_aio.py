@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Consumer, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
-from kafka_coop.consumer._args import check_partitions, commit_flag
+from kafka_coop.consumer._args import check_partitions, check_unassign, commit_flag
 from kafka_coop.consumer._clock import WitnessedClock
 from kafka_coop.consumer._core import (
     FOLD_BATCHES,
@@ -605,7 +605,7 @@ class CoopAIOConsumer:
         core.manual = set()
 
     async def incremental_unassign(self, partitions: list[ClientPartition], /) -> None:
-        check_partitions(partitions)
+        check_unassign(partitions)
         if self._handler.legacy_unassign():
             return
         core = self._core

@@ -20,6 +20,24 @@ def check_partitions(partitions: Any) -> None:
             raise TypeError("expected cimpl.TopicPartition")
 
 
+def check_unassign(partitions: Any) -> None:
+    """`incremental_unassign`'s list, each partition once: librdkafka 2.16 aborts the process on a
+    duplicate (rd_kafka_assignment_subtract), so it is refused as `incremental_assign` refuses one."""
+    check_partitions(partitions)
+    seen: set[tuple[str, int]] = set()
+    for tp in partitions:
+        key = (tp.topic, tp.partition)
+        if key in seen:
+            raise KafkaException(
+                KafkaError(
+                    KafkaError._INVALID_ARG,
+                    f"Duplicate {tp.topic} [{tp.partition}] in the list given to incremental_unassign: "
+                    "list each partition once (librdkafka would abort the process).",
+                )
+            )
+        seen.add(key)
+
+
 def check_partition(tp: Any) -> None:
     if type(tp) is not ClientPartition:
         raise TypeError("expected cimpl.TopicPartition")

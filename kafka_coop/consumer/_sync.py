@@ -12,7 +12,7 @@ from confluent_kafka import Consumer, KafkaException, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
 from kafka_coop._waiting import StillRunning, bounded_call
-from kafka_coop.consumer._args import check_partitions, commit_flag
+from kafka_coop.consumer._args import check_partitions, check_unassign, commit_flag
 from kafka_coop.consumer._clock import WitnessedClock
 from kafka_coop.consumer._core import ClientFactory, CloseReport, Core, treat_as_done_on_close
 from kafka_coop.consumer._handler import client_partitions
@@ -413,7 +413,7 @@ class CoopConsumer:
         self._core.manual = set()
 
     def incremental_unassign(self, partitions: list[ClientPartition], /) -> None:
-        check_partitions(partitions)
+        check_unassign(partitions)
         if self._handler.legacy_unassign():
             return
         keys = {(tp.topic, tp.partition) for tp in partitions}
