@@ -44,7 +44,16 @@ from bench._chaos_accounting import (
     parse_rec,
     per_second,
 )
-from bench.harness.frame import BenchArgs, BenchResult, Figure, Series, main_for, new_result
+from bench.harness.frame import (
+    BenchArgs,
+    BenchResult,
+    Figure,
+    Series,
+    assignment_interval_ms,
+    main_for,
+    new_result,
+    versions,
+)
 
 MODES = ("cooperative-static", "eager-dynamic", "consumer-static")
 MEMBERS = 10
@@ -560,6 +569,13 @@ def cluster(workdir: Path, security: str = "plaintext") -> Iterator[tuple[Any, A
         box.stop()
 
 
+def record_broker(result: BenchResult, box: Any) -> None:
+    """The broker the run used: its Kafka version and KIP-1263 assignment interval, read with the bed's
+    own client settings (a sasl_ssl bed refuses a plaintext admin)."""
+    result.versions = versions(kafka=box.kafka_version)
+    result.parameters["assignment_interval_ms"] = assignment_interval_ms(box.bootstrap, box.client_conf())
+
+
 def run(args: BenchArgs) -> BenchResult:
     records = args.param("records", 60_000 if args.quick else 1_000_000)
     rate = args.param("rate", 2_000.0 if args.quick else 5_000.0)
@@ -586,6 +602,7 @@ def run(args: BenchArgs) -> BenchResult:
         tempfile.TemporaryDirectory(prefix="kafka-coop-chaos-") as tmp,
         cluster(Path(tmp), security) as (box, net),
     ):
+        record_broker(result, box)
         for mode in modes:
             try:
                 run_result = run_mode(

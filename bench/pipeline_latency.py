@@ -23,6 +23,7 @@ from typing import Any
 
 from bench.harness.frame import BenchArgs, BenchResult, Figure, Series, main_for, new_result, sandbox
 from bench.harness.pipeline_feed import Watcher, produce_paced, restamped, timeline
+from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
 NAME = "pipeline-latency"
 TITLE = (
@@ -63,7 +64,9 @@ def run(args: BenchArgs) -> BenchResult:
 
     params = {**DEFAULTS, **(QUICK if args.quick else {})}
     params = {key: args.param(key, value) for key, value in params.items()}
-    result = new_result(NAME, TITLE, {**params, "pyspark": pyspark.__version__})
+    result = new_result(
+        NAME, TITLE, {**params, "pyspark": pyspark.__version__}, kafka_version=DEFAULT_KAFKA_VERSION
+    )
     load_start = [round(x, 2) for x in os.getloadavg()]
     with sandbox() as kafka, tempfile.TemporaryDirectory(prefix="kafka-coop-bench-latency-") as tmp:
         root = Path(tmp)

@@ -31,6 +31,7 @@ from typing import Any
 
 from bench.harness.frame import BenchArgs, BenchResult, Figure, Series, main_for, new_result, sandbox
 from bench.harness.pipeline_feed import Watcher, produce_paced, restamped, timeline
+from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
 NAME = "pipeline-recovery"
 TITLE = (
@@ -85,7 +86,7 @@ def run(args: BenchArgs) -> BenchResult:
 
     params = {**DEFAULTS, **(QUICK if args.quick else {})}
     params = {key: args.param(key, value) for key, value in params.items()}
-    result = new_result(NAME, TITLE, params)
+    result = new_result(NAME, TITLE, params, kafka_version=DEFAULT_KAFKA_VERSION)
     load_start = [round(x, 2) for x in os.getloadavg()]
     seconds = int(params["before_s"]) + int(params["down_s"])
     with sandbox() as kafka, tempfile.TemporaryDirectory(prefix="kafka-coop-bench-recovery-") as tmp:
