@@ -68,7 +68,7 @@ def load_avg() -> float:
 def member_specs(
     scn: Scenario, group: str, topic: str, params: Mapping[str, Any], count: int, first: int = 0
 ) -> list[Any]:
-    from kafka_coop.sandbox import MemberSpec
+    from kafka_coop.sandbox.testing import MemberSpec
 
     assignors = {"eager": ("range",), "cooperative": ("cooperative-sticky",), "consumer": ("range",)}[
         scn.protocol
@@ -170,7 +170,7 @@ def drain(paths: list[Path], topic: str, produced: int, timeout_s: float) -> boo
 def run_scenario(
     scn: Scenario, bootstrap: str, workdir: Path, params: Mapping[str, Any], repeat: int = 0
 ) -> dict[str, Any]:
-    from kafka_coop.sandbox import MemberProcesses, SteadyProducer
+    from kafka_coop.sandbox.testing import MemberProcesses, SteadyProducer
 
     tag = uuid.uuid4().hex[:6]
     group, topic = f"rb-{scn.name}-{tag}", f"rb-{scn.name}-{tag}"
