@@ -231,7 +231,7 @@ def record(
     # -1: never caught up
     recovery_s = (recovered.recovered - restarted) if recovered.recovered is not None else -1.0
     print(
-        f"  cold start {cold_s:.1f} s; down {restarted - killed.killed:.1f} s; "
+        f"  cold start {cold_s or -1:.1f} s; down {restarted - killed.killed:.1f} s; "
         f"recovery {recovery_s:.1f} s; "
         f"figures equal the batch report: {equal}; dead letters {dead_letters}; exit {recovered.code}",
         flush=True,
