@@ -550,7 +550,8 @@ def _owners_over_time(incs: list[Incarnation], ends: dict[str, int], origin_ms: 
 @contextlib.contextmanager
 def cluster(workdir: Path, security: str = "plaintext") -> Iterator[tuple[Any, Any]]:
     """A 3-node sandbox with a PROXIED listener and toxiproxy in front of it: (sandbox, network faults)."""
-    from kafka_coop.sandbox import Sandbox, free_ports
+    from kafka_coop.sandbox import Sandbox
+    from kafka_coop.sandbox.testing import free_ports
     from testbed.faults import NetworkFaults, Toxiproxy
 
     box = Sandbox(
