@@ -46,7 +46,7 @@ from bench.harness.broker_clock import (
     summarize_clock,
 )
 from bench.harness.brokers import BROKER_CONFIG, broker_with_coordinator_debug
-from bench.harness.figures import median_pause, ratio, reduction, restart_segments, restart_split
+from bench.harness.figures import as_slots, median_pause, ratio, reduction, restart_segments, restart_split
 from bench.harness.frame import (
     RESULTS_DIR,
     BenchArgs,
@@ -134,7 +134,7 @@ def schedule(scenarios: Sequence[Scenario], repeats: int) -> list[tuple[Scenario
 def _pause_tuples(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, int, int]]:
     from kafka_coop.analytics import pauses
 
-    return [(p.member, p.start_ms, p.end_ms) for p in pauses(events)]
+    return [(p.member, p.start_ms, p.end_ms) for p in pauses(as_slots(events))]
 
 
 def clock_check(run_: Mapping[str, Any], broker_log: Path) -> dict[str, Any]:

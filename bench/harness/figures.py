@@ -182,15 +182,25 @@ class PauseFigures:
     collateral_pause_ms: int = 0  # everyone else
 
 
+def as_slots(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The events with each member named by its slot, not its process: a bench member is its client.id
+    (unique in the bed) across its restarts, so a restarted dynamic member's gap, from the old process's
+    revoke to the new one's assignment, is its own pause. `kafka-coop report` names a member
+    `client_id@process` (one consumer instance), which splits that restart into two members."""
+    return [{k: v for k, v in e.items() if k != "process"} for e in events]
+
+
 def pause_figures(
     events: Sequence[Mapping[str, Any]],
     window: tuple[int, int],
     steps: Sequence[tuple[Sequence[str], int, int]] = (),
 ) -> PauseFigures:
     """Figures over `window` from `kafka_coop.analytics.summarize` with the bounce as its one phase
-    (what `kafka-coop report --phases` gives): intervals and pauses clipped to the window."""
+    (what `kafka-coop report --phases` gives, members named by slot: `as_slots`): intervals and pauses
+    clipped to the window."""
     from kafka_coop.analytics import PhaseWindow, pauses, summarize, unavailability
 
+    events = as_slots(events)
     start, end = window
     phase_window = PhaseWindow(name="bounce", start_ms=start, end_ms=end)
     phase = summarize(events, phases=[phase_window]).phases[0]

@@ -34,6 +34,6 @@ def test_the_target_is_the_ratio_to_the_ceiling_measured_in_the_same_run() -> No
 def test_the_committed_result_is_judged_by_its_ratio_and_its_absolute_figures_carry_no_target() -> None:
     result = BenchResult.model_validate_json((RESULTS_DIR / "pipeline-throughput.json").read_text())
     ratio = result.figures["pipeline_vs_ceiling"]
-    assert (round(ratio.value, 2), ratio.target, ratio.passed) == (0.89, 0.85, True)
+    assert (round(ratio.value, 2), ratio.target, ratio.passed) == (0.88, 0.85, True)
     assert result.figures["events_per_s"].target is None
     assert result.figures["ceiling_events_per_s"].target is None

@@ -14,6 +14,7 @@ from bench.harness.figures import (
     ProcessedRecord,
     median_pause,
     parse_record_line,
+    pause_figures,
     percentile,
     ratio,
     read_record_logs,
@@ -131,6 +132,29 @@ def test_split_pause_own_vs_collateral() -> None:
     ]
     assert split_pause(pauses, steps) == (1200, 200)
     assert split_pause([], steps) == (0, 0)
+
+
+def _event(ts: int, seq: int, kind: str, owned: bool, process: str) -> dict[str, object]:
+    parts = [["t", 0]] if kind in ("assigned", "revoked") else []
+    return {
+        "v": 1, "ts_ms": ts, "seq": seq, "group": "g", "member_id": f"id-{process}", "instance_id": None,
+        "client_id": "m0", "protocol": "eager", "kind": kind, "partitions": parts,
+        "owned": [["t", 0]] if owned else [], "callback_ms": 0.0, "committed": None, "error": None,
+        "commit_ms": None, "process": process,
+    }  # fmt: skip
+
+
+def test_a_dynamic_members_restart_is_its_own_pause_across_its_two_processes() -> None:
+    """The bench's member is its slot (client.id): the gap from the old process's revoke to the new
+    process's assignment is the restarted member's own pause, not a vanished owner and a stranger."""
+    events = [
+        _event(100, 0, "started", False, "A"), _event(200, 1, "assigned", True, "A"),
+        _event(1000, 2, "revoked", False, "A"), _event(1100, 3, "closed", False, "A"),
+        _event(1500, 0, "started", False, "B"), _event(2000, 1, "assigned", True, "B"),
+    ]  # fmt: skip
+    figures = pause_figures(events, (900, 2100), [(["m0"], 900, 2100)])
+    assert (figures.pause_ms, figures.own_pause_ms, figures.collateral_pause_ms) == (1000, 1000, 0)
+    assert figures.pause_ms_by_member == {"m0": 1000}
 
 
 def test_the_floor_pair_repeats_interleaved_right_after_its_first_run() -> None:
