@@ -41,7 +41,7 @@ PURE = (
     "kafka_coop.control._record",
     "kafka_coop.sandbox._node_config",
     "kafka_coop.rollout",
-    "kafka_coop.rollout.*",
+    "kafka_coop.rollout._*",  # all of rollout but its shell, rollout.live
     "kafka_coop.analytics._model",
     "kafka_coop.analytics._engine",
     "kafka_coop.analytics._intervals",
@@ -54,8 +54,6 @@ PURE = (
     "kafka_coop.analytics._timeline",
     "kafka_coop.analytics._phases",
 )
-# The shells inside a pure package, which its face loads on first use: a gate run's looks on a live group.
-SHELLS_IN_PURE = ("kafka_coop.rollout._verify", "kafka_coop.rollout._run")
 
 # The test bed (docs/design/layout.md "The test bed"): the shipped sandbox and the repository's testbed/.
 TEST_BED = ("kafka_coop.sandbox", "kafka_coop.sandbox.*", "testbed", "testbed.*")
@@ -152,7 +150,13 @@ MODULES = _module_files()
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
-    return any(name == p or (p.endswith(".*") and name.startswith(p[:-1])) for p in patterns)
+    """`pkg.*` is every module under pkg; `pkg._*` its private modules, not its subpackages'."""
+    return any(
+        name == p
+        or (p.endswith(".*") and name.startswith(p[:-1]))
+        or (p.endswith("._*") and name.startswith(p[:-1]) and "." not in name[len(p) - 1 :])
+        for p in patterns
+    )
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -291,7 +295,7 @@ def _path(start: str, end: str, via: dict[str, str]) -> str:
 
 
 def _is_pure(name: str) -> bool:
-    return _matches(name, PURE) and not _matches(name, SHELLS_IN_PURE)
+    return _matches(name, PURE)
 
 
 def _shell(imported: str) -> bool:
@@ -364,6 +368,13 @@ def cycles(edges: dict[str, frozenset[str]] | dict[str, set[str]]) -> list[list[
         if v not in index:
             visit(v)
     return found
+
+
+def test_rollouts_shell_is_its_live_package_and_every_other_rollout_module_is_pure() -> None:
+    rollout = [name for name in MODULES if _matches(name, ("kafka_coop.rollout", "kafka_coop.rollout.*"))]
+    shells = sorted(name for name in rollout if not _is_pure(name))
+    live = "kafka_coop.rollout.live"
+    assert shells == [live, f"{live}._run", f"{live}._verify"]
 
 
 def test_there_are_no_import_circles_in_the_library_the_test_bed_or_the_benchmarks() -> None:
