@@ -71,6 +71,7 @@ class Committer:
     _lock: threading.Lock
 
     def _start_commits(self, on_commit: Callable[[Any, Any], Any] | None) -> None:
+        """The committer's own bookkeeping (called by `Core.__init__`, once the clock is set)."""
         self.confirmed: dict[Key, int] = {}  # what the broker confirmed kafka-coop committed
         self.sent: dict[Key, int] = {}  # what kafka-coop sent last (an interval commit may be in flight)
         # What the application committed itself with explicit offsets (`commit(message=/offsets=)`), as

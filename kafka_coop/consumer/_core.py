@@ -534,6 +534,7 @@ class Core(Committer, Closer):
         # Records of a partition sought (or still to be) came from before the seek: not handed out.
         return [m for m in messages if m.error() is not None or (m.topic(), m.partition()) not in pending]
 
+    # --- partitions that leave ---------------------------------------------------------------------
     def release(self, keys: Iterable[Key], *, retire: bool = False) -> None:
         """The partitions left this member: forget their offsets, marks, seeks and held records (under
         explicit marks, an eager revoke's are kept for the assignment that ends it: `Ledger.assigned`)."""
