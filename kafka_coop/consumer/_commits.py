@@ -24,7 +24,7 @@ from confluent_kafka import TopicPartition as ClientPartition
 from kafka_coop.consumer._args import check_commit, check_store
 from kafka_coop.consumer._clock import Clock
 from kafka_coop.consumer._fatal import describe_error, error_code
-from kafka_coop.consumer._freeze import PyCallState
+from kafka_coop.consumer._freeze import FreezeGuard, PyCallState
 from kafka_coop.consumer._handler import RebalanceHandler, client_partitions
 from kafka_coop.consumer._offsets import Ledger, commit_offset, first_offsets
 from kafka_coop.consumer._setup import DriverSetup
@@ -60,6 +60,7 @@ class Committer:
     prepared: DriverSetup
     handler: RebalanceHandler
     state: PyCallState
+    guard: FreezeGuard
     ledger: Ledger | None
     log: logging.Logger
     clock: Clock
@@ -154,6 +155,20 @@ class Committer:
             return f"the consumer failed ({self.handler.failure.code})"
         if self.handler.evicted:
             return "this member was evicted (its member id was reset) and has not rejoined"
+        return None
+
+    def assignment_lost(self) -> KafkaError | None:
+        """librdkafka's `_ASSIGNMENT_LOST`, as its own `commit()` would raise it: the member overran
+        max.poll.interval.ms and its next poll has not served the loss yet. Asked of the client only
+        when the last call returned longer ago than that (or the eviction was logged): a commit with no
+        offsets, which sends nothing, since the client stores none (CLIENT_OWNS_NOTHING)."""
+        if not self.handler.evicted and self.clock.time() - self.guard.checked_at <= self.prepared.max_poll_s:
+            return None
+        try:
+            self.inner.commit(asynchronous=False)
+        except KafkaException as exc:
+            if error_code(exc) == KafkaError._ASSIGNMENT_LOST:
+                return exc.args[0]  # type: ignore[no-any-return]
         return None
 
     def commit_interval(self) -> None:
@@ -307,6 +322,13 @@ class Committer:
             if result is not None:
                 self._confirm(result)
             return result  # type: ignore[no-any-return]
+        lost = self.assignment_lost()
+        if lost is not None:  # as confluent's: refused, nothing sent (asynchronous: told to on_commit)
+            if not asynchronous:
+                raise KafkaException(lost)
+            self.deferred_commit_cbs.append((lost, []))
+            self.state.slow = True
+            return None
         why = self.may_commit()
         if why is not None and not self.prepared.transactional:
             raise KafkaException(KafkaError(KafkaError._STATE, f"Nothing was committed: {why}."))
