@@ -34,14 +34,8 @@ from confluent_kafka import TopicPartition as ClientPartition
 
 from kafka_coop.consumer._args import check_partitions, check_unassign, commit_flag
 from kafka_coop.consumer._clock import WitnessedClock
-from kafka_coop.consumer._core import (
-    FOLD_BATCHES,
-    FOLD_RECORDS,
-    ClientFactory,
-    CloseReport,
-    Core,
-    treat_as_done_on_close,
-)
+from kafka_coop.consumer._close import CloseReport, treat_as_done_on_close
+from kafka_coop.consumer._core import FOLD_BATCHES, FOLD_RECORDS, ClientFactory, Core
 from kafka_coop.consumer._handler import client_partitions
 from kafka_coop.consumer._listener import (
     Hook,

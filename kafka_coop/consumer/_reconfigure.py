@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,7 +46,6 @@ if TYPE_CHECKING:
     from kafka_coop.consumer._core import Core
     from kafka_coop.consumer._setup import DriverSetup
 
-_monotonic = time.monotonic
 DRAIN_STEP_S = 0.05
 
 
@@ -102,6 +100,7 @@ class LiveControl:
         self.options = options
         self.feed = feed
         self.log = log
+        self.clock = prepared.clock  # the consumer's (a rebuilt client keeps it: `_setup.rebuild`)
         self.inbox: deque[ControlRecord] = deque()
         self.wake = threading.Event()
         self.answered: dict[str, int] = {}
@@ -140,7 +139,7 @@ class LiveControl:
         closed = self.closed
         if closed is None or self.inbox:
             return
-        left = closed.deadline - _monotonic()
+        left = closed.deadline - self.clock.time()
         limit = left if timeout is None or timeout < 0 else min(timeout, left)
         if limit > 0:
             self.wake.wait(limit)
@@ -183,11 +182,11 @@ class LiveControl:
             else:
                 self._reconfigure(member, record)
         closed = self.closed
-        if closed is not None and _monotonic() >= closed.deadline:
+        if closed is not None and self.clock.time() >= closed.deadline:
             self._give_up(member, closed)
 
     def _reconfigure(self, member: Member, record: ControlRecord) -> None:
-        began = _monotonic()
+        began = self.clock.time()
         closed = self.closed
         current = closed.settings if closed is not None else member.control_core.prepared.settings
         rendered = closed.settings.render() if closed is not None else member.control_core.prepared.rendered
@@ -214,7 +213,7 @@ class LiveControl:
         self.closed = None
         error = self._first_assignment(member)
         if error is None:
-            seconds = round(_monotonic() - began, 3)
+            seconds = round(self.clock.time() - began, 3)
             self.rebuilds.append(seconds)
             self.log.info(
                 "Reconfigured live (plan %s step %d, %s) in %.3f s.",
@@ -246,11 +245,11 @@ class LiveControl:
         self._answer(member, record.plan_id, record.step, "refused", reason)
 
     def _close_for_cutover(self, member: Member, record: ControlRecord) -> None:
-        began = _monotonic()
+        began = self.clock.time()
         settings = member.control_core.prepared.settings
         self._drain(member.control_core)
         member.control_close_client()
-        wait_from = _monotonic()  # the bound counts from the close, however long the commit took
+        wait_from = self.clock.time()  # the bound counts from the close, however long the commit took
         self.closed = _Closed(
             record.plan_id, record.step, began, wait_from + self.options.cutover_wait_s, settings
         )
@@ -262,7 +261,12 @@ class LiveControl:
             self.options.cutover_wait_s,
         )
         self._answer(
-            member, record.plan_id, record.step, "closed-for-cutover", None, round(_monotonic() - began, 3)
+            member,
+            record.plan_id,
+            record.step,
+            "closed-for-cutover",
+            None,
+            round(self.clock.time() - began, 3),
         )
 
     def _give_up(self, member: Member, closed: _Closed) -> None:
@@ -299,11 +303,11 @@ class LiveControl:
         core = member.control_core
         before = core.handler.rebalances
         poll = core.make_poll(hand_out=False)
-        deadline = _monotonic() + self.options.rejoin_s
+        deadline = self.clock.time() + self.options.rejoin_s
         while core.handler.rebalances == before or core.handler.failure is not None:
             if core.handler.failure is not None:
                 return core.handler.failure.message
-            if _monotonic() >= deadline:
+            if self.clock.time() >= deadline:
                 return f"no assignment within {self.options.rejoin_s:g} s"
             try:
                 msg = poll(0.1)
@@ -319,12 +323,12 @@ class LiveControl:
         """Explicit marks: wait (at most drain_s) until every record handed out is marked done."""
         if core.ledger is None:
             return
-        deadline = _monotonic() + self.options.drain_s
+        deadline = self.clock.time() + self.options.drain_s
         while True:
             core.fold()
             owned = core.keys()
             busy = [key for key in owned if core.ledger.lowest_unfinished(key) is not None]
-            if not busy or _monotonic() >= deadline:
+            if not busy or self.clock.time() >= deadline:
                 if busy:
                     self.log.info(
                         "Reconfiguring with %d partition(s) still in flight after %g s: what is finished is "
@@ -333,7 +337,7 @@ class LiveControl:
                         self.options.drain_s,
                     )
                 return
-            time.sleep(DRAIN_STEP_S)
+            self.clock.sleep(DRAIN_STEP_S)
 
     def _answer(
         self,

@@ -175,20 +175,3 @@ KNOWN_CONSUMER_KEYS = frozenset(
         "topic.metadata.refresh.sparse",
     }
 )
-
-# librdkafka keys that have a typed field; `extra` must not carry them, or render() would be ambiguous.
-TYPED_KEYS: dict[str, str] = {
-    "bootstrap.servers": "bootstrap_servers",
-    "metadata.broker.list": "bootstrap_servers",
-    "group.id": "group_id",
-    "partition.assignment.strategy": "rebalance",
-    "group.protocol": "rebalance",
-    "group.remote.assignor": "remote_assignor",
-    "group.instance.id": "instance_id",
-    "session.timeout.ms": "session_timeout_ms",
-    "max.poll.interval.ms": "max_poll_interval_ms",
-    "client.id": "client_id",
-    "enable.auto.commit": "auto_commit",
-    "enable.auto.offset.store": "auto_offset_store",
-    "auto.commit.interval.ms": "auto_commit_interval_ms",
-}

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from pydantic import (
     BaseModel,
@@ -38,7 +38,7 @@ from kafka_coop._vocab import (
 from kafka_coop.errors import SettingsError
 from kafka_coop.identity import validate_instance_id
 from kafka_coop.settings._env import DEFAULT_ENV_PREFIX, conf_from_env
-from kafka_coop.settings._keys import CALLBACK_KEYS, KNOWN_CONSUMER_KEYS, SECRET_KEYS, TYPED_KEYS
+from kafka_coop.settings._keys import CALLBACK_KEYS, KNOWN_CONSUMER_KEYS, SECRET_KEYS
 from kafka_coop.settings._properties import parse_properties, read_properties
 
 DEFAULT_REBALANCE: RebalanceMode = "cooperative-sticky"
@@ -134,8 +134,7 @@ def _flag(key: str, value: str) -> bool:
     raise SettingsError(f"{key}={value!r} is not a boolean.", hint=f"Set {key} to true or false.")
 
 
-def _interval_ms(value: str) -> int:
-    key = "auto.commit.interval.ms"
+def _interval_ms(key: str, value: str) -> int:
     try:
         interval = int(value)
     except ValueError:
@@ -321,29 +320,7 @@ class ConsumerSettings(BaseModel):
         return self._render(reveal=False)
 
     def _render(self, *, reveal: bool) -> dict[str, str]:
-        conf = {"bootstrap.servers": self.bootstrap_servers, "group.id": self.group_id}
-        if self.client_id is not None:
-            conf["client.id"] = self.client_id
-        if self.rebalance == "consumer":
-            conf["group.protocol"] = "consumer"
-            if self.remote_assignor is not None:
-                conf["group.remote.assignor"] = self.remote_assignor
-        else:
-            conf["partition.assignment.strategy"] = ",".join(self.assignor_names)
-        if self.instance_id is not None:
-            conf["group.instance.id"] = self.instance_id
-        if self.session_timeout_ms is not None:
-            conf["session.timeout.ms"] = str(self.session_timeout_ms)
-        if self.max_poll_interval_ms is not None:
-            conf["max.poll.interval.ms"] = str(self.max_poll_interval_ms)
-        for key, flag in (
-            ("enable.auto.commit", self.auto_commit),
-            ("enable.auto.offset.store", self.auto_offset_store),
-        ):
-            if flag is not None:
-                conf[key] = "true" if flag else "false"
-        if self.auto_commit_interval_ms is not None:
-            conf["auto.commit.interval.ms"] = str(self.auto_commit_interval_ms)
+        conf = {row.key: value for row in TYPED_SETTINGS if (value := row.render(self)) is not None}
         rest: dict[str, str] = dict(self.extra)
         for key, secret in self.secrets.items():
             rest[key] = secret.get_secret_value() if reveal else REDACTED
@@ -389,10 +366,11 @@ def _normalize_fields(data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(extra, Mapping):
         extra = {str(k): _scalar(str(k), v) for k, v in extra.items()}
         for key in extra:
-            if key in TYPED_KEYS:
+            typed = TYPED_BY_KEY.get(key)
+            if typed is not None:
                 raise SettingsError(
                     f"{key} has a typed field and cannot go in extra.",
-                    hint=f"Pass it as {TYPED_KEYS[key]}=..., or build with ConsumerSettings.from_conf().",
+                    hint=f"Pass it as {typed.field}=..., or build with ConsumerSettings.from_conf().",
                 )
         secrets = dict(data.get("secrets") or {})
         for key in [k for k in extra if k in SECRET_KEYS]:
@@ -421,14 +399,22 @@ def _flatten_topic_config(conf: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _fields_from_conf(conf: Mapping[str, Any]) -> dict[str, Any]:
-    """Split a librdkafka dict into typed fields, extras and secrets, mapping the rebalance keys."""
+    """Split a librdkafka dict into typed fields (the table's), extras and secrets."""
     rest = {str(k): _scalar(str(k), v) for k, v in _flatten_topic_config(conf).items()}
-    fields: dict[str, Any] = {}
-    servers = rest.pop("bootstrap.servers", None)
-    brokers = rest.pop("metadata.broker.list", None)
-    fields["bootstrap_servers"] = servers if servers is not None else brokers
-    fields["group_id"] = rest.pop("group.id", None)
+    fields = _rebalance_fields(rest, conf)
+    for row in TYPED_SETTINGS:
+        if row.parse is not None and row.key in rest:
+            # setdefault: of two keys for one field, the table's first wins (bootstrap.servers over
+            # metadata.broker.list)
+            fields.setdefault(row.field, row.parse(row.key, rest.pop(row.key)))
+    fields["secrets"] = {k: rest.pop(k) for k in sorted(rest) if k in SECRET_KEYS}
+    fields["extra"] = rest
+    return fields
 
+
+def _rebalance_fields(rest: dict[str, str], conf: Mapping[str, Any]) -> dict[str, Any]:
+    """The rebalance keys, read together (each decides what the others may be): pops them from `rest`."""
+    fields: dict[str, Any] = {}
     group_protocol = rest.pop("group.protocol", "classic").strip().lower()
     if group_protocol not in GROUP_PROTOCOLS:
         raise SettingsError(
@@ -456,26 +442,70 @@ def _fields_from_conf(conf: Mapping[str, Any]) -> dict[str, Any]:
                 hint="Add group.protocol=consumer, or drop group.remote.assignor.",
             )
         fields["remote_assignor"] = remote.strip() or remote
-
-    instance_id = rest.pop("group.instance.id", None)
-    if instance_id is not None:
-        fields["instance_id"] = validate_instance_id(instance_id)
-    for key, field in (
-        ("session.timeout.ms", "session_timeout_ms"),
-        ("max.poll.interval.ms", "max_poll_interval_ms"),
-    ):
-        if key in rest:
-            fields[field] = _int_setting(key, rest.pop(key))
-    if "client.id" in rest:
-        fields["client_id"] = rest.pop("client.id")
-    for key, field in (
-        ("enable.auto.commit", "auto_commit"),
-        ("enable.auto.offset.store", "auto_offset_store"),
-    ):
-        if key in rest:
-            fields[field] = _flag(key, rest.pop(key))
-    if "auto.commit.interval.ms" in rest:
-        fields["auto_commit_interval_ms"] = _interval_ms(rest.pop("auto.commit.interval.ms"))
-    fields["secrets"] = {k: rest.pop(k) for k in sorted(rest) if k in SECRET_KEYS}
-    fields["extra"] = rest
     return fields
+
+
+class TypedKey(NamedTuple):
+    """A librdkafka key with a typed field of `ConsumerSettings`: how `from_conf` reads it into the field
+    (`parse(key, value)`; None: `_rebalance_fields` reads it, with the other rebalance keys) and how
+    `render` writes it back (None: not in the conf)."""
+
+    key: str
+    field: str
+    parse: Callable[[str, str], Any] | None
+    render: Callable[[ConsumerSettings], str | None]
+
+
+def _text(_key: str, value: str) -> str:
+    return value
+
+
+def _instance_id(_key: str, value: str) -> str:
+    return validate_instance_id(value)
+
+
+def _number(value: int | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def _flag_text(value: bool | None) -> str | None:
+    return None if value is None else "true" if value else "false"
+
+
+def _strategy(settings: ConsumerSettings) -> str | None:
+    return None if settings.rebalance == "consumer" else ",".join(settings.assignor_names)
+
+
+# Every key with a typed field, in the order render() writes them; `extra` may carry none of them.
+TYPED_SETTINGS: tuple[TypedKey, ...] = (
+    TypedKey("bootstrap.servers", "bootstrap_servers", _text, lambda s: s.bootstrap_servers),
+    TypedKey("metadata.broker.list", "bootstrap_servers", _text, lambda s: None),  # the older name
+    TypedKey("group.id", "group_id", _text, lambda s: s.group_id),
+    TypedKey("client.id", "client_id", _text, lambda s: s.client_id),
+    TypedKey(
+        "group.protocol", "rebalance", None, lambda s: "consumer" if s.rebalance == "consumer" else None
+    ),
+    TypedKey("group.remote.assignor", "remote_assignor", None, lambda s: s.remote_assignor),
+    TypedKey("partition.assignment.strategy", "rebalance", None, _strategy),
+    TypedKey("group.instance.id", "instance_id", _instance_id, lambda s: s.instance_id),
+    TypedKey(
+        "session.timeout.ms", "session_timeout_ms", _int_setting, lambda s: _number(s.session_timeout_ms)
+    ),
+    TypedKey(
+        "max.poll.interval.ms",
+        "max_poll_interval_ms",
+        _int_setting,
+        lambda s: _number(s.max_poll_interval_ms),
+    ),
+    TypedKey("enable.auto.commit", "auto_commit", _flag, lambda s: _flag_text(s.auto_commit)),
+    TypedKey(
+        "enable.auto.offset.store", "auto_offset_store", _flag, lambda s: _flag_text(s.auto_offset_store)
+    ),
+    TypedKey(
+        "auto.commit.interval.ms",
+        "auto_commit_interval_ms",
+        _interval_ms,
+        lambda s: _number(s.auto_commit_interval_ms),
+    ),
+)
+TYPED_BY_KEY: dict[str, TypedKey] = {row.key: row for row in TYPED_SETTINGS}

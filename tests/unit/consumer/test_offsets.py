@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from kafka_coop.consumer import CoopConsumer, _core, _offsets
+from kafka_coop.consumer import CoopConsumer, _close, _offsets
 from kafka_coop.errors import InvalidInput
 from kafka_coop.settings import ConsumerSettings
 from kafka_coop.sinks import MemorySink
@@ -403,7 +403,7 @@ def test_close_of_an_evicted_member_returns_when_the_clients_close_never_does(
     """librdkafka's close of a member its group dropped can wait for good inside the client's rebalance
     callback (librdkafka issue 4041; seen in CI for a cooperative static member): close() gives the
     client a bound, says what happened, and lets it finish in the background."""
-    monkeypatch.setattr(_core, "CLIENT_CLOSE_WAIT_S", 0.3)
+    monkeypatch.setattr(_close, "CLIENT_CLOSE_WAIT_S", 0.3)
     consumer, inner, sink = make(protocol, instance_id="svc-0")
     inner.rebalance("assign", parts(0, 1))
     mark(consumer, inner, 0, 3)
@@ -420,7 +420,7 @@ def test_close_right_after_a_poll_overrun_returns_when_the_clients_close_never_d
     poll serves, and a service stuck past max.poll.interval.ms may go straight to close() (the min
     lane hung there, in `rd_kafka_assign` inside `rd_kafka_consumer_close`). The time since the last
     call returned tells: past the poll limit, the client's close is bounded too."""
-    monkeypatch.setattr(_core, "CLIENT_CLOSE_WAIT_S", 0.3)
+    monkeypatch.setattr(_close, "CLIENT_CLOSE_WAIT_S", 0.3)
     timing = {"session.timeout.ms": "6000", "max.poll.interval.ms": "7000"}
     clock = MockedClock()
     consumer, inner, sink = make(protocol, instance_id="svc-0", conf=timing, clock=clock)

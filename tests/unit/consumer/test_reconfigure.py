@@ -20,7 +20,7 @@ from kafka_coop.consumer import CoopAIOConsumer, CoopConsumer
 from kafka_coop.control import ControlOptions, ControlRecord
 from kafka_coop.events import now_ms
 from kafka_coop.sinks import MemorySink
-from kafka_coop.testing import FakeConsumer, FakeControl, FakeGroup
+from kafka_coop.testing import FakeConsumer, FakeControl, FakeGroup, MockedClock
 from tests.unit.consumer.helpers import MARKS, T, conf_for, kinds, parts
 
 COOPERATIVE_STICKY = {"partition.assignment.strategy": "cooperative-sticky"}
@@ -43,13 +43,20 @@ def record(step: int, kind: str = "reconfigure", **changes: Any) -> ControlRecor
 class Member:
     """A subscribed member with control on, owning partitions 0 and 1, with records 0..2 on each."""
 
-    def __init__(self, *, marks: bool = False, options: ControlOptions | None = None, **conf: Any) -> None:
+    def __init__(
+        self,
+        *,
+        marks: bool = False,
+        options: ControlOptions | None = None,
+        clock: MockedClock | None = None,
+        **conf: Any,
+    ) -> None:
         self.group = FakeGroup()
         self.sink = MemorySink()
         self.control = FakeControl(options or ControlOptions(rejoin_s=1.0, cutover_wait_s=1.0, drain_s=0.2))
         settings = conf_for("cooperative", instance_id="svc-0", **(MARKS if marks else {}), **conf)
         self.consumer = CoopConsumer(
-            settings, events=self.sink, client=self.group.client, control=self.control
+            settings, events=self.sink, client=self.group.client, control=self.control, clock=clock
         )
         self.consumer.subscribe([T])
         for p in (0, 1):
@@ -218,6 +225,37 @@ def test_a_cutover_whose_rejoin_never_comes_rejoins_on_the_old_settings_after_th
     assert outcome.outcome == "refused" and "no cutover-rejoin" in (outcome.reason or "")
     assert len(m.group.clients) == 2
     assert m.group.clients[1].conf["partition.assignment.strategy"] == "cooperative-sticky"
+
+
+def test_a_cutover_waits_for_its_rejoin_by_the_consumers_clock() -> None:
+    """The cutover's bound is read on the consumer's clock, as every other bound of the consumer: moved
+    past it, the member rejoins on its old settings at its next call, with no wait on the process's."""
+    clock = MockedClock()
+    m = Member(options=ControlOptions(cutover_wait_s=60.0, rejoin_s=1.0), clock=clock)
+    m.control.send(record(4, "cutover-close", settings={}))
+    m.consumer.poll(0)
+    assert m.consumer.last_control is not None and m.consumer.last_control.outcome == "closed-for-cutover"
+    clock.sleep(61.0)
+    m.consumer.poll(0)
+    outcome = m.consumer.last_control
+    assert outcome.outcome == "refused" and "no cutover-rejoin" in (outcome.reason or "")
+    assert len(m.group.clients) == 2
+
+
+def test_the_drain_before_a_rebuild_waits_on_the_consumers_clock() -> None:
+    """Explicit marks: the wait for records in flight (drain_s) passes on the consumer's clock."""
+    clock = MockedClock()
+    drain_s = 6.0
+    options = ControlOptions(rejoin_s=1.0, cutover_wait_s=1.0, drain_s=drain_s)
+    m = Member(marks=True, options=options, clock=clock)
+    done, _in_flight = m.first, m.poll_records(1)[0]
+    m.consumer.mark_done(done)
+    on_the_clock, began = clock.now, time.monotonic()
+    m.control.send(record(1))
+    m.consumer.poll(0)
+    assert clock.now - on_the_clock >= drain_s, "it waited drain_s for the record in flight"
+    assert time.monotonic() - began < drain_s / 2, "on the consumer's clock, not the process's"
+    assert m.group.committed() == {(T, 0): 1}, "partition 1's record 0 was never marked: not committed"
 
 
 def test_a_rebuilt_member_goes_on_as_one_process_with_rising_seq_and_a_reconfigured_event() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from kafka_coop.consumer import _freeze
 from kafka_coop.testing import MockedClock
-from tests.unit.consumer import test_freeze, test_offsets
+from tests.unit.consumer import test_freeze, test_offsets, test_reconfigure
 
 FRESH_BOOT_S = 120.0
 
@@ -47,3 +47,7 @@ def test_auto_commit_off_commits_nothing_on_a_fresh_machine(
 
 def test_a_gap_shorter_than_the_session_holds_nothing_on_a_fresh_machine(fresh_boot: None) -> None:
     test_freeze.test_a_gap_shorter_than_the_session_changes_nothing(MockedClock())
+
+
+def test_a_cutovers_bound_passes_on_the_consumers_clock_on_a_fresh_machine(fresh_boot: None) -> None:
+    test_reconfigure.test_a_cutover_waits_for_its_rejoin_by_the_consumers_clock()

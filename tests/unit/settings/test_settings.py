@@ -16,7 +16,7 @@ from kafka_coop.settings import (
     parse_properties,
     validate_instance_id,
 )
-from kafka_coop.settings._keys import TYPED_KEYS
+from kafka_coop.settings._model import TYPED_BY_KEY, TYPED_SETTINGS
 
 BASE = {"bootstrap.servers": "broker:9092", "group.id": "orders"}
 SECRET = "hunter2-s3cr3t"
@@ -677,11 +677,12 @@ NOT_A_CONF_KEY = {"extra", "secrets", "assignors"}  # the rest of the conf, and 
 
 
 def test_every_typed_field_has_a_key_in_the_table_and_every_key_there_is_parsed_into_its_field() -> None:
-    """A typed key added to the parser but not to `TYPED_KEYS` (or the other way round) fails here:
-    the table is what the error hint for a misplaced key reads."""
-    assert set(TABLE_SAMPLES) == set(TYPED_KEYS), "a sample for every key of the table"
-    assert set(ConsumerSettings.model_fields) - NOT_A_CONF_KEY == set(TYPED_KEYS.values())
-    for key, field in TYPED_KEYS.items():
+    """A typed field or key left out of `TYPED_SETTINGS` fails here: the table is what parses, renders
+    and names the field in the error hint for a typed key put in `extra`."""
+    assert set(TABLE_SAMPLES) == set(TYPED_BY_KEY), "a sample for every key of the table"
+    assert len(TYPED_BY_KEY) == len(TYPED_SETTINGS), "one row per key"
+    assert set(ConsumerSettings.model_fields) - NOT_A_CONF_KEY == {row.field for row in TYPED_SETTINGS}
+    for key, row in TYPED_BY_KEY.items():
         conf = {"bootstrap.servers": "x:1", "group.id": "x", key: TABLE_SAMPLES[key]}
         if key == "group.remote.assignor":
             conf["group.protocol"] = "consumer"
@@ -689,6 +690,56 @@ def test_every_typed_field_has_a_key_in_the_table_and_every_key_there_is_parsed_
             del conf["bootstrap.servers"]
         settings = ConsumerSettings.from_conf(conf)
         assert key not in settings.extra, key
-        assert getattr(settings, field) != ConsumerSettings.model_fields[field].default, (key, field)
+        assert getattr(settings, row.field) != ConsumerSettings.model_fields[row.field].default, (key, row)
         rendered_key = "bootstrap.servers" if key == "metadata.broker.list" else key
         assert rendered_key in settings.render(), key
+        with pytest.raises(SettingsError, match="typed field") as refused:
+            ConsumerSettings(bootstrap_servers="x:1", group_id="x", extra={key: TABLE_SAMPLES[key]})
+        assert f"Pass it as {row.field}=" in (refused.value.hint or ""), key
+
+
+# librdkafka's accepted spellings of each typed key's value: a boolean is true/t/1 or false/f/0 in any
+# case (rdkafka_conf.c); group.protocol any case; a strategy list with or without blanks.
+SPELLINGS: dict[str, tuple[str, ...]] = {
+    "bootstrap.servers": ("b:9092", "b1:9092,b2:9092"),
+    "metadata.broker.list": ("b:9092",),
+    "group.id": ("g",),
+    "client.id": ("c",),
+    "group.protocol": ("classic", "consumer", "CONSUMER"),
+    "group.remote.assignor": ("uniform", "range"),
+    "partition.assignment.strategy": ("range", "roundrobin", "cooperative-sticky", "range, roundrobin"),
+    "group.instance.id": ("svc-0",),
+    "session.timeout.ms": ("10000",),
+    "max.poll.interval.ms": ("300000",),
+    "enable.auto.commit": ("true", "t", "1", "TRUE", "false", "f", "0", "False"),
+    "enable.auto.offset.store": ("T", "F"),
+    "auto.commit.interval.ms": ("1000",),
+}
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [(key, value) for key, values in SPELLINGS.items() for value in values]
+)
+def test_each_typed_key_round_trips_from_conf_through_settings_and_render_to_the_same_values(
+    key: str, value: str
+) -> None:
+    """conf -> settings -> render -> settings: the rendered conf means what the given one did, in
+    librdkafka's own words (a boolean renders as true/false, whichever spelling it came in)."""
+    conf = {"bootstrap.servers": "x:1", "group.id": "x", key: value}
+    if key == "group.remote.assignor":
+        conf["group.protocol"] = "consumer"
+    if key == "metadata.broker.list":
+        del conf["bootstrap.servers"]
+    settings = ConsumerSettings.from_conf(conf)
+    rendered = settings.render()
+    again = ConsumerSettings.from_conf(rendered)
+    assert again == settings
+    assert again.render() == rendered
+    field = TYPED_BY_KEY[key].field
+    assert getattr(again, field) == getattr(settings, field)
+    if field in ("auto_commit", "auto_offset_store"):
+        assert rendered[key] == ("true" if value.lower() in ("true", "t", "1") else "false")
+    elif key == "metadata.broker.list":
+        assert rendered["bootstrap.servers"] == value
+    elif key not in ("group.protocol", "partition.assignment.strategy"):
+        assert rendered[key] == value
