@@ -108,12 +108,13 @@ def match_manifests(
 
 def _decode(
     member: MemberInput,
-) -> tuple[ConsumerProtocolSubscription | None, str | None, int | None, bool]:
-    """(subscription, what could not be read, userData length, whether its last join gave it a
-    partition: the describe's assignment, or its assignment bytes where only those were read)."""
+) -> tuple[ConsumerProtocolSubscription | None, str | None, bool | None, bool]:
+    """(subscription, what could not be read, whether its assignment carries userData, whether its last
+    join gave it a partition: the describe's assignment, or its assignment bytes where only those were
+    read)."""
     sub: ConsumerProtocolSubscription | None = None
     error: str | None = None
-    user_data: int | None = None
+    user_data: bool | None = None
     holds = bool(member.assignment)
     if member.subscription:
         try:
@@ -123,7 +124,7 @@ def _decode(
     if member.assignment_bytes:
         try:
             assignment = decode_assignment(member.assignment_bytes)
-            user_data = len(assignment.user_data or b"")
+            user_data = bool(assignment.user_data)
             holds = holds or bool(assignment.partitions)
         except ProtocolDecodeError as exc:
             error = f"{error + '; ' if error else ''}assignment: {exc}"
@@ -333,6 +334,7 @@ def infer_members(
                 member_epoch=member.member_epoch,
                 target_assignment=member.target_assignment,
                 subscribed_regex=member.subscribed_regex or None,
+                topics=tuple(sub.topics) if sub is not None else (),
             )
         )
     return tuple(sorted(out, key=lambda m: (m.name, m.member_id)))

@@ -8,9 +8,9 @@ from typing import Any
 from kafka_coop._vocab import Direction, SeenFamily, SeenGroupProtocol, SeenProtocol
 from kafka_coop.inspection import BrokerFacts, Fact, GroupSnapshot, MemberSnapshot
 from kafka_coop.inspection._model import Source
+from kafka_coop.manifest import Manifest
 from kafka_coop.rollout import (
     FleetDescription,
-    FleetMember,
     GateCommand,
     Plan,
     all_migrations,
@@ -123,12 +123,71 @@ def group_snapshot(
     )
 
 
+def kafka_coop_manifest(name: str = "m-1", *, group: str = "orders") -> Manifest:
+    """What a kafka-coop member (on librdkafka, eager range) declares."""
+    return Manifest(
+        group=group,
+        member_id=name,
+        instance_id=None,
+        client_id=name,
+        host="/h",
+        libraries={"kafka-coop": "1.0", "librdkafka": "2.12.0"},
+        group_protocol="classic",
+        assignors=("range",),
+        rebalance_protocol="eager",
+        remote_assignor=None,
+        started_ms=0,
+        heartbeat_ms=0,
+    )
+
+
 # --- a fleet and its plan -----------------------------------------------------------------------------
+def fleet_member(
+    name: str = "",
+    *,
+    family: SeenFamily,
+    protocol: SeenProtocol = "unknown",
+    member_type: SeenGroupProtocol = "classic",
+    assignors: tuple[str, ...] | None = None,
+    static: bool = False,
+    version: str | None = None,
+    kafka_coop: bool = False,
+    **fields: Any,
+) -> MemberSnapshot:
+    """One entry of a fleet described by hand (`count` alike ones): every fact given `declared`, none
+    unknown but the protocol when not given and the assignors when None; `static` gives it an instance
+    id (its name); `kafka_coop` a manifest that names kafka-coop. Any other field as given (`count=3`)."""
+
+    def declared(value: Any) -> Fact[Any]:
+        return Fact(value=value, source="declared", signal="fleet file")
+
+    return MemberSnapshot(
+        **{
+            "member_id": "",
+            "instance_id": name if static else None,
+            "client_id": name,
+            "host": "",
+            "assignment": (),
+            "member_type": declared(member_type),
+            "client_family": declared(family),
+            "rebalance_protocol": declared(protocol)
+            if protocol != "unknown"
+            else Fact(value="unknown", source="unknown"),
+            "assignors": declared(assignors) if assignors is not None else Fact(value=(), source="unknown"),
+            "client_version": declared(version)
+            if version is not None
+            else Fact(value=None, source="unknown"),
+            "manifest": kafka_coop_manifest(name or "m-1") if kafka_coop else None,
+            **fields,
+        }
+    )
+
+
 def fleet_of(
-    *members: FleetMember, selected: str | None = "range", broker: BrokerFacts = KIP848_BROKER
+    *members: MemberSnapshot, selected: str | None = "range", broker: BrokerFacts = KIP848_BROKER
 ) -> FleetDescription:
     """Group `orders` of these members (a consumer group if any member is one) on `broker`."""
-    consumer = any(m.member_type == "consumer" for m in members)
+    consumer = any(m.member_type.value == "consumer" for m in members)
     return FleetDescription(
         group="orders",
         group_type="consumer" if consumer else "classic",

@@ -5,26 +5,26 @@ from __future__ import annotations
 import pytest
 
 from kafka_coop.errors import InvalidInput
+from kafka_coop.inspection import MemberSnapshot
 from kafka_coop.rollout import (
     FleetDescription,
-    FleetMember,
     detect_state,
     make_plan,
     parse_fleet,
     parse_migration,
 )
-from tests.unit.builders import MIGRATIONS, declared_broker, fleet_of, plan
+from tests.unit.builders import MIGRATIONS, declared_broker, fleet_member, fleet_of, plan
 
 
 def java(
     assignors: tuple[str, ...] | None = ("range",), protocol: str = "eager", count: int = 3
-) -> FleetMember:
-    return FleetMember(family="java", protocol=protocol, assignors=assignors, count=count)  # type: ignore[arg-type]
+) -> MemberSnapshot:
+    return fleet_member(family="java", protocol=protocol, assignors=assignors, count=count)  # type: ignore[arg-type]
 
 
-def rdk(protocol: str = "eager", count: int = 3, **kw: object) -> FleetMember:
+def rdk(protocol: str = "eager", count: int = 3, **kw: object) -> MemberSnapshot:
     member_type = "consumer" if protocol == "consumer" else "classic"
-    return FleetMember(family="librdkafka", protocol=protocol, member_type=member_type, count=count, **kw)  # type: ignore[arg-type]
+    return fleet_member(family="librdkafka", protocol=protocol, member_type=member_type, count=count, **kw)  # type: ignore[arg-type]
 
 
 def test_a_java_eager_fleet_gets_the_two_bounce_path_with_a_gate_per_phase() -> None:
