@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from kafka_coop._vocab import Direction, SeenFamily, SeenGroupProtocol, SeenProtocol
-from kafka_coop.inspection import BrokerFacts, Fact, GroupSnapshot, MemberSnapshot
+from kafka_coop.admin import MemberDescription, MemberMetadata
+from kafka_coop.events import PartitionKey
+from kafka_coop.inspection import BrokerFacts, Fact, GroupSnapshot, MemberAnswers, MemberSnapshot
 from kafka_coop.inspection._model import Source
 from kafka_coop.manifest import Manifest
+from kafka_coop.protocol import AssignedTopic, DescribedMember, MemberAssignment
 from kafka_coop.rollout import (
     FleetDescription,
     GateCommand,
@@ -42,6 +46,61 @@ KIP848_BROKER = declared_broker(
     "4.1", migration_policy="bidirectional", rebalance_protocols=("classic", "consumer")
 )
 """A 4.1 broker that serves both group protocols and converts groups either way."""
+
+
+# --- a live member, as the cluster answers for it ---------------------------------------------------------
+def live_member(
+    member_id: str = "m-1",
+    *,
+    client_id: str = "c",
+    host: str = "/h",
+    instance_id: str | None = None,
+    assignment: tuple[PartitionKey, ...] = (),
+    subscription: bytes | None = None,
+    assignment_bytes: bytes | None = None,
+    broker_type: SeenGroupProtocol | None = None,
+    member_epoch: int | None = None,
+    target_assignment: tuple[PartitionKey, ...] | None = None,
+    subscribed_regex: str | None = None,
+) -> MemberAnswers:
+    """What inspection reads of one member: its entry in the group's description; its protocol bytes
+    (the classic view) when either is given; the coordinator's entry (ConsumerGroupDescribe) when any
+    of its facts is: `broker_type` (None or unknown: a v0 answer, no type), epoch, target, regex."""
+    described = MemberDescription(
+        member_id=member_id, client_id=client_id, host=host, instance_id=instance_id, assignment=assignment
+    )
+    raw = None
+    if subscription is not None or assignment_bytes is not None:
+        raw = MemberMetadata(
+            member_id=member_id,
+            client_id=client_id,
+            host=host,
+            subscription=subscription or b"",
+            assignment=assignment_bytes or b"",
+        )
+    seen = None
+    if (broker_type, member_epoch, target_assignment, subscribed_regex) != (None, None, None, None):
+        topics: dict[str, list[int]] = {}
+        for topic, partition in target_assignment or ():
+            topics.setdefault(topic, []).append(partition)
+        seen = DescribedMember(
+            member_id=member_id,
+            instance_id=instance_id,
+            member_epoch=member_epoch or 0,
+            client_id=client_id,
+            client_host=host,
+            subscribed_topic_regex=subscribed_regex,
+            target_assignment=MemberAssignment(
+                topic_partitions=tuple(
+                    AssignedTopic(
+                        topic_id=uuid.uuid5(uuid.NAMESPACE_DNS, t), topic_name=t, partitions=tuple(ps)
+                    )
+                    for t, ps in topics.items()
+                )
+            ),
+            member_type={"classic": 0, "consumer": 1}.get(broker_type or "", -1),  # -1: v0, no type
+        )
+    return described, raw, seen
 
 
 # --- a live group, as inspection describes it ------------------------------------------------------------

@@ -213,8 +213,6 @@ NOT_A_SECOND_RECORD = {
     "kafka_coop/rollout/_fleet.py:_FileMember",
     # `watch -o json`'s row per member, as published: an output, not on the plan path
     "kafka_coop/rollout/_watch.py:WatchedMember",
-    # the shell's gathering of one member for the decoder, until the decoder reads the admin records
-    "kafka_coop/inspection/_infer.py:MemberInput",
 }
 
 

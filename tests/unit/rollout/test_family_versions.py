@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 from kafka_coop.families import FamilyDataError, catalog, older_than, parse_catalog
-from kafka_coop.inspection import MemberInput, MemberSnapshot, infer_members
+from kafka_coop.inspection import MemberSnapshot, infer_members
 from kafka_coop.manifest import Manifest
 from kafka_coop.rollout import (
     FleetDescription,
     fleet_from_snapshot,
 )
 from tests.conftest import CliResult
-from tests.unit.builders import KIP848_BROKER, fleet_member, fleet_of, plan
+from tests.unit.builders import KIP848_BROKER, fleet_member, fleet_of, live_member, plan
 
 FAMILIES_YAML = Path(__file__).parents[3] / "migrations" / "families" / "families.yaml"
 
@@ -155,7 +155,7 @@ def _manifest(member_id: str, libraries: dict[str, str]) -> Manifest:
 
 
 def test_a_manifest_declares_the_library_version_and_the_planner_routes_on_it() -> None:
-    member = MemberInput(member_id="m-1", client_id="c", host="h", instance_id=None, assignment=())
+    member = live_member(member_id="m-1", client_id="c", host="h", instance_id=None, assignment=())
     manifest = _manifest("m-1", {"kafka-coop": "0.1", "confluent-kafka": "2.11.1", "librdkafka": "2.11.1"})
     (snap,) = infer_members("g", "classic", "range", [member], [manifest])
     assert (snap.client_version.value, snap.client_version.source) == ("2.11.1", "declared")
@@ -191,7 +191,7 @@ def test_a_default_kafka_python_client_id_carries_its_version_and_an_app_set_one
     assert m["client_id"].startswith("kafka-python-")
 
     def one(client_id: str) -> Any:
-        member = MemberInput(
+        member = live_member(
             member_id=m["member_id"],
             client_id=client_id,
             host="/127.0.0.1",
