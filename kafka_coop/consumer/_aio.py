@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Consumer, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
+from kafka_coop.consumer._args import check_partitions, check_unassign, commit_flag
 from kafka_coop.consumer._clock import WitnessedClock
 from kafka_coop.consumer._core import (
     FOLD_BATCHES,
@@ -250,6 +251,13 @@ class CoopAIOConsumer:
         self._subscription: tuple[list[str], Any, Any, Any] | None = None
         self._control_armed = False
         self._holding = False
+        # A live rebuild runs on one worker; the calls other tasks make meanwhile wait for it (_enter) and
+        # go to the client it installs, and it waits for the calls in flight before closing the old one.
+        self._rebuild = threading.Condition()
+        self._rebuilding = False
+        self._in_flight = 0
+        self._control_ended = False  # set by close: no control record is acted on after
+        self._retired: list[tuple[Any, str]] = []  # (a client or core a rebuild replaced, which)
         self._signals: SignalStop | None = None
         self._watch: SubscriptionWatch | None = None
         self._watch_topics = client is None  # the fake client has no cluster to ask
@@ -354,10 +362,19 @@ class CoopAIOConsumer:
         return messages
 
     def _consume_job(self, num_messages: int, timeout: float) -> list[Message]:
+        if self._control is None:
+            return self._consume_now(num_messages, timeout)
         if self._control_armed or self._holding:
             self._control_run(timeout)
             if self._holding:
                 return []
+        self._enter()
+        try:
+            return self._consume_now(num_messages, timeout)
+        finally:
+            self._leave()
+
+    def _consume_now(self, num_messages: int, timeout: float) -> list[Message]:
         core = self._core
         core.settle_cancelled()
         if core.carry:  # what a cancelled call took comes first
@@ -381,10 +398,19 @@ class CoopAIOConsumer:
         return message
 
     def _poll_job(self, timeout: float) -> Message | None:
+        if self._control is None:
+            return self._poll_now(timeout)
         if self._control_armed or self._holding:
             self._control_run(timeout)
             if self._holding:
                 return None
+        self._enter()
+        try:
+            return self._poll_now(timeout)
+        finally:
+            self._leave()
+
+    def _poll_now(self, timeout: float) -> Message | None:
         core = self._core
         core.settle_cancelled()
         if core.carry:
@@ -411,10 +437,13 @@ class CoopAIOConsumer:
         message: Message | None = None,
         offsets: list[ClientPartition] | None = None,
         asynchronous: bool = True,
+        *args: Any,
+        **kwargs: Any,
     ) -> list[ClientPartition] | None:
         """`commit()` as `CoopConsumer.commit`: without arguments, what was consumed (drop-in: the batch
         the application holds counts as processed) or marked done."""
         self._require_open()
+        asynchronous = commit_flag(asynchronous, args, kwargs)
         done = self._core.state.held
         result: list[ClientPartition] | None = await self._call(
             self._core.commit_app, message, offsets, asynchronous, done=done
@@ -437,12 +466,42 @@ class CoopAIOConsumer:
         return await asyncio.wrap_future(self._executor.submit(self._settled, fn, args, kwargs))
 
     def _settled(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        self._core.settle_cancelled()
-        return fn(*args, **kwargs)
+        if self._control is None:
+            self._core.settle_cancelled()
+            return fn(*args, **kwargs)
+        self._enter()
+        try:
+            fn = self._current(fn)
+            self._core.settle_cancelled()
+            return fn(*args, **kwargs)
+        finally:
+            self._leave()
+
+    def _current(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`fn` as the call was made; bound to a client or core a live rebuild replaced since (the call
+        waited for the rebuild), the same method of the current one."""
+        owner = getattr(fn, "__self__", None)
+        for retired, which in self._retired:
+            if owner is retired:
+                return getattr(self._core if which == "core" else self._consumer, fn.__name__)  # type: ignore[no-any-return]
+        return fn
+
+    def _enter(self) -> None:
+        """A call's turn on the client (control on): after the live rebuild under way, if any."""
+        with self._rebuild:
+            while self._rebuilding:
+                self._rebuild.wait()
+            self._in_flight += 1
+
+    def _leave(self) -> None:
+        with self._rebuild:
+            self._in_flight -= 1
+            if not self._in_flight:
+                self._rebuild.notify_all()
 
     # --- the client's own, awaited, typed as confluent-kafka's stubs type them ------------------------
-    async def assignment(self) -> list[ClientPartition]:
-        result: list[ClientPartition] = await self._call(self._consumer.assignment)
+    async def assignment(self, *args: Any, **kwargs: Any) -> list[ClientPartition]:
+        result: list[ClientPartition] = await self._call(self._consumer.assignment, *args, **kwargs)
         return result
 
     async def position(self, partitions: list[ClientPartition]) -> list[ClientPartition]:
@@ -573,7 +632,8 @@ class CoopAIOConsumer:
         if self._watch_topics:
             self._watch = self._core.watch_subscription(self._watch, names)
 
-    async def assign(self, partitions: list[ClientPartition]) -> None:
+    async def assign(self, partitions: list[ClientPartition], /) -> None:
+        check_partitions(partitions)
         step = self._handler.legacy_assign(partitions)
         if step is not None:  # inside a legacy on_assign
             await self._call(self._core.execute, step)
@@ -581,7 +641,8 @@ class CoopAIOConsumer:
         await self._call(self._consumer.assign, partitions)
         self._core.manual = {(tp.topic, tp.partition) for tp in partitions}
 
-    async def incremental_assign(self, partitions: list[ClientPartition]) -> None:
+    async def incremental_assign(self, partitions: list[ClientPartition], /) -> None:
+        check_partitions(partitions)
         step = self._handler.legacy_assign(partitions)
         if step is not None:
             await self._call(self._core.execute, step)
@@ -598,7 +659,8 @@ class CoopAIOConsumer:
         core.release(core.manual)
         core.manual = set()
 
-    async def incremental_unassign(self, partitions: list[ClientPartition]) -> None:
+    async def incremental_unassign(self, partitions: list[ClientPartition], /) -> None:
+        check_unassign(partitions)
         if self._handler.legacy_unassign():
             return
         core = self._core
@@ -618,6 +680,10 @@ class CoopAIOConsumer:
         await self._close(batch_done=treat_as_done_on_close(), timeout=timeout)
 
     async def _close(self, *, batch_done: bool, timeout: float | None) -> None:
+        if self._control is not None and not self._control_ended:
+            # off the loop (the follower's close joins its thread), after a live rebuild under way: the
+            # client to close is the one it installed
+            await asyncio.wrap_future(self._executor.submit(self._end_control))
         core = self._core
         if core.closed:
             return
@@ -627,8 +693,6 @@ class CoopAIOConsumer:
         loop = asyncio.get_running_loop()
         report = CloseReport()
         held = self._control is not None and self._control.closed is not None
-        if self._control is not None:
-            self._control.close()
         try:
             if self._publisher is not None:
                 await loop.run_in_executor(None, self._publisher.close)
@@ -718,10 +782,35 @@ class CoopAIOConsumer:
         assert control is not None
         if self._holding and not self._control_armed:
             control.wait(timeout)
-        self._control_armed = False
-        control.point(self)
-        if control.inbox:
-            self._control_armed = True
+        with self._rebuild:  # one point at a time, once the calls on the client now have returned
+            while self._rebuilding:
+                self._rebuild.wait()
+            if self._control_ended:
+                return
+            self._rebuilding = True
+            while self._in_flight:
+                self._rebuild.wait()
+        try:
+            self._control_armed = False
+            control.point(self)
+            if control.inbox:
+                self._control_armed = True
+        finally:
+            with self._rebuild:
+                self._rebuilding = False
+                self._rebuild.notify_all()
+
+    def _end_control(self) -> None:
+        """Close's first step: stop following, wait for the rebuild under way, and act on nothing more."""
+        control = self._control
+        assert control is not None
+        control.close()
+        with self._rebuild:
+            while self._rebuilding:
+                self._rebuild.wait()
+            self._control_ended = True
+            control.inbox.clear()
+            self._control_armed = False
 
     @property
     def control_core(self) -> Core:
@@ -746,6 +835,7 @@ class CoopAIOConsumer:
         self._core.close(batch_done=True)
 
     def control_install(self, prepared: DriverSetup, core: Core) -> None:
+        self._retired += [(self._core, "core"), (self._consumer, "client")]
         prepared.stamp.protocol = prepared.protocol
         self._prepared = prepared
         self.settings = prepared.settings

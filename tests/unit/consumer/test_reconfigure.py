@@ -7,11 +7,14 @@ client rebuilds, commits and events read from kafka_coop.testing's FakeGroup.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from collections.abc import Awaitable
 from typing import Any
 
 import pytest
 from confluent_kafka import KafkaError
+from confluent_kafka import TopicPartition as ClientPartition
 
 from kafka_coop.consumer import CoopAIOConsumer, CoopConsumer
 from kafka_coop.control import ControlOptions, ControlRecord
@@ -277,3 +280,100 @@ def test_a_rebuilt_member_keeps_its_start_time_for_its_manifest() -> None:
     m.control.send(record(1))
     m.consumer.poll(0)
     assert len(m.group.clients) == 2 and m.consumer._prepared.started_ms == started
+
+
+class HeldClose:
+    """The first client's close, held open after it closed: a live rebuild stopped between closing the
+    old client and installing the new one, for a concurrent call to land in."""
+
+    def __init__(self, group: FakeGroup) -> None:
+        self.closed = threading.Event()
+        self.release = threading.Event()
+        old = group.clients[0]
+        close = old.close
+
+        def held() -> None:
+            close()
+            self.closed.set()
+            self.release.wait(5)
+
+        old.close = held  # type: ignore[method-assign]
+
+    async def during(self, call: Awaitable[Any]) -> Any:
+        """Run `call` while the rebuild is held, then let the rebuild go on; the call's result."""
+        await asyncio.get_running_loop().run_in_executor(None, self.closed.wait, 5)
+        task = asyncio.ensure_future(call)
+        await asyncio.sleep(0.1)
+        self.release.set()
+        return await task
+
+
+async def aio_member_mid_rebuild(
+    group: FakeGroup,
+) -> tuple[CoopAIOConsumer, HeldClose, asyncio.Future[list[Any]]]:
+    """An asyncio member whose consume is rebuilding its client (held inside the old client's close)."""
+    control = FakeControl(ControlOptions(rejoin_s=1.0))
+    consumer = CoopAIOConsumer(
+        conf_for("cooperative", instance_id="svc-0"), client=group.client, control=control
+    )
+    await consumer.subscribe([T])
+    group.produce(T, 0, b"a", b"b")
+    group.assign(parts(0))
+    await consumer.consume(1, 0)
+    held = HeldClose(group)
+    control.send(record(1))
+    return consumer, held, asyncio.ensure_future(consumer.consume(1, 0))
+
+
+def test_an_asyncio_consume_made_during_a_live_rebuild_waits_for_it_and_reads_the_new_client() -> None:
+    async def walk() -> tuple[FakeGroup, list[Any]]:
+        group = FakeGroup()
+        consumer, held, rebuilding = await aio_member_mid_rebuild(group)
+        concurrent = await held.during(consumer.consume(1, 0))
+        await rebuilding
+        await consumer.close()
+        return group, concurrent
+
+    group, concurrent = asyncio.run(walk())
+    assert len(group.clients) == 2
+    assert "consume" in group.clients[1].calls, "the concurrent consume went to the rebuilt client"
+    assert all(msg.error() is None for msg in concurrent)
+
+
+def test_an_asyncio_client_call_made_during_a_live_rebuild_goes_to_the_new_client() -> None:
+    async def walk() -> tuple[FakeGroup, list[Any]]:
+        group = FakeGroup()
+        consumer, held, rebuilding = await aio_member_mid_rebuild(group)
+        positions = await held.during(consumer.position([ClientPartition(T, 0)]))
+        await rebuilding
+        await consumer.close()
+        return group, positions
+
+    group, positions = asyncio.run(walk())
+    assert len(group.clients) == 2 and [tp.partition for tp in positions] == [0]
+
+
+def test_an_asyncio_commit_made_during_a_live_rebuild_commits_through_the_new_client() -> None:
+    async def walk() -> FakeGroup:
+        group = FakeGroup()
+        consumer, held, rebuilding = await aio_member_mid_rebuild(group)
+        await held.during(consumer.commit(offsets=[ClientPartition(T, 0, 2)], asynchronous=False))
+        await rebuilding
+        await consumer.close()
+        return group
+
+    group = asyncio.run(walk())
+    assert len(group.clients) == 2
+    assert group.committed()[(T, 0)] == 2
+
+
+def test_an_asyncio_close_made_during_a_live_rebuild_closes_the_new_client() -> None:
+    async def walk() -> FakeGroup:
+        group = FakeGroup()
+        consumer, held, rebuilding = await aio_member_mid_rebuild(group)
+        await held.during(consumer.close())
+        await rebuilding
+        return group
+
+    group = asyncio.run(walk())
+    assert len(group.clients) == 2 and group.clients[1].closed
