@@ -38,8 +38,8 @@ class Fact(BaseModel, Generic[T]):
 
 class MemberSnapshot(BaseModel):
     """One member, from inspection to the plan: a live one as inspection read it, or a fleet file's entry
-    (`rollout/_fleet.py` fills this record from it, its facts marked `declared` by the fleet file: no
-    member id, client id or host, `count` identical members)."""
+    (`rollout/_fleet.py` fills this record from it, its facts marked `declared` by the fleet file: its
+    `name` as client id, no member id or host, `count` identical members)."""
 
     model_config = ConfigDict(frozen=True)
 
