@@ -142,7 +142,7 @@ def render_snapshot(term: Terminal, snap: GroupSnapshot) -> None:
 class DescribeOutput(GroupSnapshot):
     """What `describe GROUP --output json` prints: one look at the group (schema `describe`)."""
 
-    v: Literal[2] = 2
+    v: Literal[3] = 3
 
 
 class ListedGroupRow(ListedGroup):

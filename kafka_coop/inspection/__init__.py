@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from kafka_coop._lazy import lazy_attributes
 from kafka_coop.inspection._infer import (
-    MemberInput,
+    MemberAnswers,
     broker_facts,
     group_kind,
     infer_generation,
@@ -61,7 +61,7 @@ __all__ = [
     "Fact",
     "GroupLagStatus",
     "GroupSnapshot",
-    "MemberInput",
+    "MemberAnswers",
     "MemberSnapshot",
     "OffsetSample",
     "PartitionLag",

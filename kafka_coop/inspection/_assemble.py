@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kafka_coop.inspection._infer import MemberInput, broker_facts, infer_generation, infer_members
+from kafka_coop.inspection._infer import broker_facts, infer_generation, infer_members
 from kafka_coop.inspection._model import (
     BrokerFacts,
     CoordinatorView,
@@ -81,29 +81,11 @@ def assemble_members(group: str, answers: GroupAnswers) -> tuple[MemberSnapshot,
     raw_by_id = {m.member_id: m for m in answers.raw.members} if answers.raw is not None else {}
     described = answers.coordinator.described if answers.coordinator is not None else None
     by_id = {m.member_id: m for m in described.members} if described is not None else {}
-    inputs = []
-    for m in answers.live.members:
-        raw, seen = raw_by_id.get(m.member_id), by_id.get(m.member_id)
-        inputs.append(
-            MemberInput(
-                member_id=m.member_id,
-                client_id=m.client_id,
-                host=m.host,
-                instance_id=m.instance_id,
-                assignment=m.assignment,
-                subscription=raw.subscription if raw is not None else None,
-                assignment_bytes=raw.assignment if raw is not None else None,
-                broker_type=seen.type_name if seen is not None else None,
-                member_epoch=seen.member_epoch if seen is not None else None,
-                target_assignment=seen.target_assignment.partitions if seen is not None else None,
-                subscribed_regex=seen.subscribed_topic_regex if seen is not None else None,
-            )
-        )
     return infer_members(
         group,
         answers.live.group_type,
         answers.selected_assignor,
-        inputs,
+        [(m, raw_by_id.get(m.member_id), by_id.get(m.member_id)) for m in answers.live.members],
         list(answers.manifests),
         protocol_type=answers.protocol_type,
         view_api=answers.view_api,

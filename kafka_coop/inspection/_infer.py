@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from kafka_coop._vocab import (
     COOPERATIVE_ASSIGNORS,
@@ -19,16 +17,19 @@ from kafka_coop._vocab import (
     SeenGroupProtocol,
     SeenProtocol,
 )
-from kafka_coop.events import PartitionKey
 from kafka_coop.families import WireTraits, catalog, recognise
 from kafka_coop.inspection._model import BrokerFacts, Fact, MemberSnapshot
 from kafka_coop.manifest import Manifest
 from kafka_coop.protocol import (
     ConsumerProtocolSubscription,
+    DescribedMember,
     ProtocolDecodeError,
     decode_assignment,
     decode_subscription,
 )
+
+if TYPE_CHECKING:  # the admin client's answer types, built by the shell; this module loads no client
+    from kafka_coop.admin import MemberDescription, MemberMetadata
 
 # Facts this module relies on, read off bytes captured from real members on the sandbox
 # (tests/unit/vectors, made by scripts/capture_vectors.py), not from documentation alone:
@@ -65,27 +66,14 @@ _CLASSIC_MEMBER_ID = re.compile(
 _CONSUMER_MEMBER_ID = re.compile(r"^[A-Za-z0-9+/_-]{22}$")
 
 
-class MemberInput(BaseModel):
-    """One live member as the shell gathered it: describe fields plus raw protocol bytes if classic."""
-
-    model_config = ConfigDict(frozen=True)
-
-    member_id: str
-    client_id: str
-    host: str
-    instance_id: str | None
-    assignment: tuple[PartitionKey, ...]
-    subscription: bytes | None = None
-    assignment_bytes: bytes | None = None
-    # the coordinator's view of the member (ConsumerGroupDescribe), where it gave one
-    broker_type: SeenGroupProtocol | None = None
-    member_epoch: int | None = None
-    target_assignment: tuple[PartitionKey, ...] | None = None
-    subscribed_regex: str | None = None
+# One live member as the cluster answered for it: its entry in the group's description, its protocol
+# bytes (the classic view, DescribeGroups; None where not read or not there) and the coordinator's entry
+# (ConsumerGroupDescribe; None where not read or not there). The shell's records, read as they are.
+MemberAnswers: TypeAlias = "tuple[MemberDescription, MemberMetadata | None, DescribedMember | None]"
 
 
 def match_manifests(
-    group: str, members: Sequence[MemberInput], manifests: Iterable[Manifest]
+    group: str, members: Sequence[MemberDescription], manifests: Iterable[Manifest]
 ) -> dict[str, Manifest]:
     """member_id -> its manifest. Static members match on instance id, dynamic ones on member id;
     manifests of members that are gone (stale keys) match nothing."""
@@ -107,23 +95,24 @@ def match_manifests(
 
 
 def _decode(
-    member: MemberInput,
-) -> tuple[ConsumerProtocolSubscription | None, str | None, int | None, bool]:
-    """(subscription, what could not be read, userData length, whether its last join gave it a
-    partition: the describe's assignment, or its assignment bytes where only those were read)."""
+    member: MemberDescription, raw: MemberMetadata | None
+) -> tuple[ConsumerProtocolSubscription | None, str | None, bool | None, bool]:
+    """(subscription, what could not be read, whether its assignment carries userData, whether its last
+    join gave it a partition: the describe's assignment, or its assignment bytes where only those were
+    read)."""
     sub: ConsumerProtocolSubscription | None = None
     error: str | None = None
-    user_data: int | None = None
+    user_data: bool | None = None
     holds = bool(member.assignment)
-    if member.subscription:
+    if raw is not None and raw.subscription:
         try:
-            sub = decode_subscription(member.subscription)
+            sub = decode_subscription(raw.subscription)
         except ProtocolDecodeError as exc:
             error = f"subscription: {exc}"
-    if member.assignment_bytes:
+    if raw is not None and raw.assignment:
         try:
-            assignment = decode_assignment(member.assignment_bytes)
-            user_data = len(assignment.user_data or b"")
+            assignment = decode_assignment(raw.assignment)
+            user_data = bool(assignment.user_data)
             holds = holds or bool(assignment.partitions)
         except ProtocolDecodeError as exc:
             error = f"{error + '; ' if error else ''}assignment: {exc}"
@@ -131,10 +120,15 @@ def _decode(
 
 
 def _member_type(
-    group_type: str, member: MemberInput, manifest: Manifest | None, view_api: str
+    group_type: str,
+    member: MemberDescription,
+    seen: DescribedMember | None,
+    manifest: Manifest | None,
+    view_api: str,
 ) -> Fact[SeenGroupProtocol]:
-    if member.broker_type in ("classic", "consumer"):
-        return Fact(value=member.broker_type, source="broker", signal=view_api or "the group's coordinator")
+    said = seen.type_name if seen is not None else "unknown"
+    if said in ("classic", "consumer"):
+        return Fact(value=said, source="broker", signal=view_api or "the group's coordinator")
     if manifest is not None:
         return Fact(value=manifest.group_protocol, source="declared", signal="manifest")
     if group_type == "classic":
@@ -152,7 +146,9 @@ def _member_type(
 _DECLARED_LIBRARIES = {"librdkafka": "librdkafka", "kafka-clients": "java"}
 
 
-def wire_traits(member: MemberInput, sub: ConsumerProtocolSubscription | None, selected: str) -> WireTraits:
+def wire_traits(
+    member: MemberDescription, sub: ConsumerProtocolSubscription | None, selected: str
+) -> WireTraits:
     """What the wire shows of one member, in the terms of the families file's signatures."""
     if sub is None:
         return WireTraits(client_id=member.client_id)
@@ -176,7 +172,10 @@ def wire_traits(member: MemberInput, sub: ConsumerProtocolSubscription | None, s
 
 
 def _family(
-    member: MemberInput, sub: ConsumerProtocolSubscription | None, manifest: Manifest | None, selected: str
+    member: MemberDescription,
+    sub: ConsumerProtocolSubscription | None,
+    manifest: Manifest | None,
+    selected: str,
 ) -> Fact[SeenFamily]:
     if manifest is not None:
         for library, family in _DECLARED_LIBRARIES.items():
@@ -188,7 +187,9 @@ def _family(
     return Fact(value=found.family, source="inferred", signal=found.signal)
 
 
-def _version(member: MemberInput, family: Fact[SeenFamily], manifest: Manifest | None) -> Fact[str | None]:
+def _version(
+    member: MemberDescription, family: Fact[SeenFamily], manifest: Manifest | None
+) -> Fact[str | None]:
     """The library's version: what a manifest declares for the family's library, else what a default
     client id carries (families.yaml `wire.client_id_version`); never guessed from anything else."""
     if manifest is not None:
@@ -289,7 +290,7 @@ def infer_members(
     group: str,
     group_type: str,
     selected_assignor: str,
-    members: Sequence[MemberInput],
+    members: Sequence[MemberAnswers],
     manifests: Iterable[Manifest] = (),
     *,
     protocol_type: str | None = None,
@@ -297,18 +298,20 @@ def infer_members(
 ) -> tuple[MemberSnapshot, ...]:
     """Every member with its facts and where each one came from. A group whose protocol type is not
     `consumer` (a Connect cluster's workers: `connect`) carries no consumer-protocol bytes to read."""
-    matched = match_manifests(group, members, manifests)
+    matched = match_manifests(group, [described for described, _, _ in members], manifests)
     consumer_bytes = protocol_type in (None, "consumer")
-    decoded = {m.member_id: _decode(m) if consumer_bytes else (None, None, None, False) for m in members}
+    decoded = {
+        m.member_id: _decode(m, raw) if consumer_bytes else (None, None, None, False) for m, raw, _ in members
+    }
     rejoins = _what_rejoins_tell(
         [sub for sub, _, _, _ in decoded.values() if sub is not None],
         any(holds for _, _, _, holds in decoded.values()),
     )
     out = []
-    for member in members:
+    for member, _, seen in members:
         sub, error, user_data, _ = decoded[member.member_id]
         manifest = matched.get(member.member_id)
-        member_type = _member_type(group_type, member, manifest, view_api)
+        member_type = _member_type(group_type, member, seen, manifest, view_api)
         family = _family(member, sub, manifest, selected_assignor)
         out.append(
             MemberSnapshot(
@@ -330,9 +333,10 @@ def infer_members(
                 subscription_error=error,
                 assignment_user_data=user_data,
                 manifest=manifest,
-                member_epoch=member.member_epoch,
-                target_assignment=member.target_assignment,
-                subscribed_regex=member.subscribed_regex or None,
+                member_epoch=seen.member_epoch if seen is not None else None,
+                target_assignment=seen.target_assignment.partitions if seen is not None else None,
+                subscribed_regex=(seen.subscribed_topic_regex or None) if seen is not None else None,
+                topics=tuple(sub.topics) if sub is not None else (),
             )
         )
     return tuple(sorted(out, key=lambda m: (m.name, m.member_id)))

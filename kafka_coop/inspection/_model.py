@@ -37,9 +37,14 @@ class Fact(BaseModel, Generic[T]):
 
 
 class MemberSnapshot(BaseModel):
+    """One member, from inspection to the plan: a live one as inspection read it, or a fleet file's entry
+    (`rollout/_fleet.py` fills this record from it, its facts marked `declared` by the fleet file: its
+    `name` as client id, no member id or host, `count` identical members)."""
+
     model_config = ConfigDict(frozen=True)
 
     member_id: str
+    # None: a dynamic member; a fleet file's `static: true` gives the entry's `name` (empty if it has none)
     instance_id: str | None
     client_id: str
     host: str
@@ -53,13 +58,15 @@ class MemberSnapshot(BaseModel):
     client_version: Fact[str | None] = Fact(value=None, source="unknown")
     subscription: ConsumerProtocolSubscription | None = None
     subscription_error: str | None = None
-    assignment_user_data: int | None = None  # bytes of userData in its assignment (blocks KIP-848)
+    assignment_user_data: bool | None = None  # its assignment carries userData (blocks KIP-848); None: unseen
     manifest: Manifest | None = None
     # The coordinator's own view (ConsumerGroupDescribe; None where it gave none): the member's epoch,
     # the assignment it is being moved to, and the regex it subscribes with (evaluated on the broker).
     member_epoch: int | None = None
     target_assignment: tuple[PartitionKey, ...] | None = None
     subscribed_regex: str | None = None
+    topics: tuple[str, ...] = ()  # the topics it consumes today, where known (its subscription, a fleet file)
+    count: int = Field(default=1, ge=1)  # the identical members it stands for: a fleet file's `count`
 
     @field_serializer("subscription", when_used="json")
     def _subscription_json(self, sub: ConsumerProtocolSubscription | None) -> dict[str, Any] | None:
@@ -87,8 +94,19 @@ class MemberSnapshot(BaseModel):
 
     @property
     def name(self) -> str:
-        """How tables and check reasons name a member: its static id, else its client id."""
-        return self.instance_id or self.client_id or self.member_id
+        """How tables and check reasons name a member: its static id, else its client id (a fleet file's
+        `name`), else its member id; a fleet file's entry without a name: `3 x librdkafka`."""
+        return (
+            self.instance_id
+            or self.client_id
+            or self.member_id
+            or f"{self.count} x {self.client_family.value}"
+        )
+
+    @property
+    def kafka_coop(self) -> bool:
+        """Its manifest names kafka-coop: `rollout run` changes it live, over the control topic."""
+        return self.manifest is not None and "kafka-coop" in self.manifest.libraries
 
 
 class PartitionLag(BaseModel):

@@ -24,7 +24,6 @@ from kafka_coop.rollout._checks import Check, worst
 from kafka_coop.rollout._commands import GateSpec, PlanSpec, RemoveStaticSpec, argv, consume_flags, render
 from kafka_coop.rollout._fleet import (
     FleetDescription,
-    FleetMember,
     fleet_from_snapshot,
     load_fleet,
     parse_fleet,
@@ -95,7 +94,6 @@ __all__ = [
     "Direction",
     "FamilyConfig",
     "FleetDescription",
-    "FleetMember",
     "FleetSummary",
     "GateCommand",
     "GateProgress",

@@ -1,10 +1,10 @@
 """What the planner plans for: a fleet description, from a live GroupSnapshot or from a file.
 
 The planner must work before a group exists (a change ticket written ahead of a deploy) and on a live
-group; both come down to the same facts per member: client family, member type, rebalance protocol,
-the assignor list when it is known, static or not. A live member's list is only *known* when it
-declared it (manifest): the wire carries the selected protocol only (docs/protocols.md), so `assignors=None`
-means "not visible", never "empty".
+group; both come down to the same record per member, inspection's MemberSnapshot: a fleet file's entry
+fills it with its facts `declared` (signal `fleet file`), as its broker section fills BrokerFacts. A
+member's assignor list is only *known* when it was declared (a manifest, a fleet file): the wire carries
+the selected protocol only (docs/protocols.md), so an inferred list is "at least the selected one".
 """
 
 from __future__ import annotations
@@ -12,51 +12,17 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from kafka_coop._vocab import (
-    GroupProtocol,
-    KnownFamily,
-    SeenFamily,
-    SeenGroupProtocol,
-    SeenProtocol,
-    plural,
-)
+from kafka_coop._vocab import GroupProtocol, KnownFamily, SeenGroupProtocol, SeenProtocol, plural
 from kafka_coop.errors import InvalidInput
 from kafka_coop.families import KnownDefect, catalog, cite
 from kafka_coop.inspection import BrokerFacts, Fact, GroupSnapshot, MemberSnapshot
 
-
-class FleetMember(BaseModel):
-    """One member (or `count` identical ones, in a fleet file)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str = ""
-    family: SeenFamily
-    member_type: SeenGroupProtocol = "classic"
-    protocol: SeenProtocol = "unknown"
-    assignors: tuple[str, ...] | None = None  # None: not visible (no manifest)
-    # a live member without a manifest: the list the broker's view settles (`wire_assignors`), if any
-    wire_assignors: tuple[str, ...] | None = None
-    static: bool = False
-    assignment_user_data: bool | None = None  # None: not visible
-    count: int = Field(default=1, ge=1)
-    evidence: str = ""
-    version: str | None = None  # the library's version: fleet file, or declared in a manifest
-    version_source: str = ""
-    subscription_error: str | None = None  # its protocol bytes do not decode as the consumer protocol
-    subscribed_regex: str | None = None  # the regex it subscribes with, when known (fleet file, coordinator)
-    topics: tuple[str, ...] = ()  # the topics it consumes today, when known
-    restart_s: float | None = None  # how long a restart takes (fleet file)
-    kafka_coop: bool = False  # its manifest names kafka-coop: `rollout run` changes it live
-
-    @property
-    def label(self) -> str:
-        return self.name or f"{self.count} x {self.family}"
+T = TypeVar("T")
 
 
 MigrationPolicy = Literal["bidirectional", "upgrade", "downgrade", "disabled"]
@@ -110,9 +76,10 @@ class FleetDescription(BaseModel):
     group_type: SeenGroupProtocol = "classic"
     state: str | None = None
     selected_assignor: str | None = None
-    members: tuple[FleetMember, ...]
+    members: tuple[MemberSnapshot, ...]
     broker: BrokerFacts = BrokerFacts()  # live: as inspection read it; a fleet file's: declared
     protocol_type: str | None = None  # a classic group's protocol type; None: not visible
+    restart_s: float | None = None  # how long a member's restart takes: the longest a fleet file gives
 
     @property
     def broker_version(self) -> str | None:
@@ -124,22 +91,41 @@ class FleetDescription(BaseModel):
     def size(self) -> int:
         return sum(m.count for m in self.members)
 
-    def count_by(self, field: Literal["family", "protocol", "member_type"]) -> Counter[str]:
-        """Members per value of one field (a fleet-file entry counts `count` times)."""
+    def count_by(self, field: Literal["client_family", "rebalance_protocol", "member_type"]) -> Counter[str]:
+        """Members per value of one of their facts (a fleet-file entry counts `count` times)."""
         counts: Counter[str] = Counter()
         for m in self.members:
-            counts[str(getattr(m, field))] += m.count
+            fact: Fact[str] = getattr(m, field)
+            counts[str(fact.value)] += m.count
         return counts
 
     def families(self) -> Counter[str]:
-        return self.count_by("family")
+        return self.count_by("client_family")
 
     def protocols(self) -> Counter[str]:
-        return self.count_by("protocol")
+        return self.count_by("rebalance_protocol")
 
 
-def wire_assignors(m: MemberSnapshot, selected: str) -> tuple[str, ...] | None:
-    """The assignor list of a classic member without a manifest, when the broker's view settles it.
+FLEET_FILE = "fleet file"  # the signal of every fact a fleet file declares
+
+
+def declared_assignors(m: MemberSnapshot) -> tuple[str, ...] | None:
+    """The member's assignor list where it is known (a manifest or a fleet file declared it); None: not
+    visible (the wire shows the selected assignor only)."""
+    return m.assignors.value if m.assignors.source == "declared" else None
+
+
+def origin(fact: Fact[Any]) -> str:
+    """Where a fact came from, for a reason that already states its value: `fleet file` for a fleet
+    file's, else `<source>: <signal>` (the Fact's str() repeats the value, and read inside parentheses
+    nests them: "1 (1 (broker: ...))")."""
+    if fact.signal == FLEET_FILE:
+        return FLEET_FILE
+    return f"{fact.source}: {fact.signal}" if fact.signal else fact.source
+
+
+def wire_assignors(m: MemberSnapshot, selected: str | None) -> tuple[str, ...] | None:
+    """The assignor list of a classic member that declares none, when the broker's view settles it.
 
     Only the selected protocol's metadata is on the wire, but a member seen running cooperative whose
     family runs the protocol every listed assignor shares (Java), or refuses a mixed list (librdkafka,
@@ -147,6 +133,8 @@ def wire_assignors(m: MemberSnapshot, selected: str) -> tuple[str, ...] | None:
     one cooperative assignor and the group selected it, that one is the list. (An app's own cooperative
     assignor beside it is not visible: families.yaml lists the shipped ones.) None: not settled.
     """
+    if m.assignors.source == "declared" or not selected:
+        return None
     if m.member_type.value != "classic" or m.rebalance_protocol.value != "cooperative":
         return None
     family = catalog().get(m.client_family.value)
@@ -156,43 +144,15 @@ def wire_assignors(m: MemberSnapshot, selected: str) -> tuple[str, ...] | None:
     return (selected,) if cooperative == {selected} else None
 
 
-def _origin(fact: Fact[Any]) -> str:
-    """Where a fact came from, `declared: <signal>`, for a reason that already states its value: the
-    Fact's str() repeats the value, and read inside parentheses nests them ("1 (1 (broker: ...))")."""
-    return f"{fact.source}: {fact.signal}" if fact.signal else fact.source
-
-
 def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
-    """A live group as the planner sees it; every fact keeps the source inspection gave it."""
-    members = []
-    for m in snap.members:
-        declared = m.assignors.source == "declared"
-        members.append(
-            FleetMember(
-                name=m.name,
-                family=m.client_family.value,
-                member_type=m.member_type.value,
-                protocol=m.rebalance_protocol.value,
-                assignors=m.assignors.value if declared else None,
-                wire_assignors=None if declared else wire_assignors(m, snap.selected_assignor),
-                static=m.instance_id is not None,
-                assignment_user_data=None if m.assignment_user_data is None else m.assignment_user_data > 0,
-                evidence=f"family {m.client_family.source}, protocol {m.rebalance_protocol.source}",
-                version=m.client_version.value if m.client_version.source != "unknown" else None,
-                version_source=_origin(m.client_version) if m.client_version.source != "unknown" else "",
-                subscription_error=m.subscription_error,
-                subscribed_regex=m.subscribed_regex,
-                topics=tuple(m.subscription.topics) if m.subscription is not None else (),
-                kafka_coop=m.manifest is not None and "kafka-coop" in m.manifest.libraries,
-            )
-        )
+    """A live group as the planner sees it: its members as inspection read them."""
     return FleetDescription(
         group=snap.group,
         source="live",
         group_type=snap.group_type,
         state=snap.state,
         selected_assignor=snap.selected_assignor or None,
-        members=tuple(members),
+        members=snap.members,
         broker=snap.broker,
         protocol_type=snap.protocol_type,
     )
@@ -200,24 +160,28 @@ def fleet_from_snapshot(snap: GroupSnapshot) -> FleetDescription:
 
 def _defect_hits(
     fleet: FleetDescription, to_consumer: bool, *, known_only: bool = False
-) -> dict[tuple[str, KnownDefect], list[FleetMember]]:
-    hit: dict[tuple[str, KnownDefect], list[FleetMember]] = {}
+) -> dict[tuple[str, KnownDefect], list[MemberSnapshot]]:
+    hit: dict[tuple[str, KnownDefect], list[MemberSnapshot]] = {}
     for member in fleet.members:
-        facts = catalog().get(member.family)
+        family = member.client_family.value
+        facts = catalog().get(family)
+        version = member.client_version.value
         for defect in facts.known_defects if facts is not None else ():
-            if defect.consumer_protocol and not (to_consumer or member.protocol == "consumer"):
+            if defect.consumer_protocol and not (
+                to_consumer or member.rebalance_protocol.value == "consumer"
+            ):
                 continue
-            if known_only and member.version is None:
+            if known_only and version is None:
                 continue
-            if defect.applies_to(member.version):
-                hit.setdefault((member.family, defect), []).append(member)
+            if defect.applies_to(version):
+                hit.setdefault((family, defect), []).append(member)
     return hit
 
 
-def _defect_sentence(family: str, defect: KnownDefect, members: list[FleetMember]) -> str:
+def _defect_sentence(family: str, defect: KnownDefect, members: list[MemberSnapshot]) -> str:
     return (
         f"{family} (versions {defect.versions}; here {plural(sum(m.count for m in members), 'member')}: "
-        f"{', '.join(m.label for m in members)}): {defect.summary}{cite(defect.source)}; {defect.remedy}"
+        f"{', '.join(m.name for m in members)}): {defect.summary}{cite(defect.source)}; {defect.remedy}"
     )
 
 
@@ -243,7 +207,7 @@ def group_version_level(fact: Fact[str]) -> int | None:
 def group_version_origin(fact: Fact[str]) -> str:
     """Where the level came from: the broker (`broker: <signal>`), or a fleet file's own words."""
     if fact.source == "broker":
-        return _origin(fact)
+        return origin(fact)
     return "" if fact.source == "inferred" else fact.signal
 
 
@@ -252,7 +216,7 @@ def _level(value: str) -> int | None:
 
 
 class _FileMember(BaseModel):
-    """A member entry as people write it in a fleet file."""
+    """A member entry as people write it in a fleet file; it fills a MemberSnapshot, marked declared."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -291,43 +255,61 @@ class _FleetFile(BaseModel):
     members: list[_FileMember] = Field(min_length=1)
 
 
-def _member_from_file(entry: _FileMember) -> FleetMember:
+def _member_from_file(entry: _FileMember) -> MemberSnapshot:
+    """The record inspection fills for a live member: what the file says `declared` (signal `fleet
+    file`), the protocol inferred from its assignor list, nothing for what a file cannot know."""
     facts = catalog()[entry.family]
+    protocol: Fact[SeenProtocol]
     if entry.group_protocol == "consumer":
-        protocol: SeenProtocol = "consumer"
+        protocol = _file_fact("consumer")
     elif entry.assignors:
         protocols = {facts.assignors[a].protocol for a in entry.assignors}
         # one protocol, or a mixed list: Java's rule (common: eager); franz-go follows the selected one
-        protocol = (
+        value: SeenProtocol = (
             protocols.pop()
             if len(protocols) == 1
             else "unknown"
             if facts.mixed_list == "selected"
             else "eager"
         )
+        protocol = (
+            Fact(value=value, source="inferred", signal="the fleet file's assignors")
+            if value != "unknown"
+            else Fact(value=value, source="unknown", signal="the fleet file's mixed list")
+        )
     else:
-        protocol = "unknown"
-    return FleetMember(
-        name=entry.name,
-        family=entry.family,
-        member_type=entry.group_protocol,
-        protocol=protocol,
-        assignors=entry.assignors,
-        static=entry.static,
+        protocol = Fact(value="unknown", source="unknown", signal="the fleet file lists no assignors")
+    return MemberSnapshot(
+        member_id="",
+        instance_id=entry.name if entry.static else None,
+        client_id=entry.name,
+        host="",
+        assignment=(),
+        member_type=_file_fact(entry.group_protocol),
+        client_family=_file_fact(entry.family),
+        rebalance_protocol=protocol,
+        assignors=(
+            _file_fact(entry.assignors)
+            if entry.assignors is not None
+            else Fact(value=(), source="unknown", signal="the fleet file lists no assignors")
+        ),
+        client_version=_file_fact(entry.version)
+        if entry.version is not None
+        else Fact(value=None, source="unknown"),
         assignment_user_data=entry.assignment_user_data,
-        count=entry.count,
-        evidence="fleet file",
-        version=entry.version,
-        version_source="fleet file" if entry.version is not None else "",
         subscribed_regex=entry.pattern,
         topics=entry.topics,
-        restart_s=entry.restart_s,
+        count=entry.count,
     )
 
 
-def _vote(members: list[FleetMember]) -> str | None:
+def _file_fact(value: T) -> Fact[T]:
+    return Fact(value=value, source="declared", signal=FLEET_FILE)
+
+
+def _vote(members: list[MemberSnapshot]) -> str | None:
     """The classic coordinator's choice: the first assignor (in the first member's order) all support."""
-    lists = [m.assignors for m in members if m.member_type == "classic"]
+    lists = [declared_assignors(m) for m in members if m.member_type.value == "classic"]
     if not lists or any(not a for a in lists):
         return None
     common = set.intersection(*(set(a) for a in lists if a))
@@ -363,7 +345,8 @@ def parse_fleet(text: str, source: str) -> FleetDescription:
             ),
         ) from None
     members = [_member_from_file(m) for m in parsed.members]
-    consumer = any(m.member_type == "consumer" for m in members)
+    consumer = any(m.member_type.value == "consumer" for m in members)
+    restarts = [m.restart_s for m in parsed.members if m.restart_s is not None]
     return FleetDescription(
         group=parsed.group,
         source="file",
@@ -373,6 +356,7 @@ def parse_fleet(text: str, source: str) -> FleetDescription:
         members=tuple(members),
         broker=parsed.broker.facts(),
         protocol_type=parsed.protocol_type or "consumer",
+        restart_s=max(restarts) if restarts else None,
     )
 
 

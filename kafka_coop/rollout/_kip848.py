@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kafka_coop._vocab import Direction, plural, verb
 from kafka_coop.families import catalog, older_than
-from kafka_coop.inspection import version_at_least
+from kafka_coop.inspection import MemberSnapshot, version_at_least
 from kafka_coop.rollout._checks import Check, Status
 
 RULES: Final[Mapping[str, str]] = {
@@ -252,32 +252,20 @@ def user_data_check(carrying: Sequence[str], unseen: Sequence[str], assignor: st
 # --- the clients -------------------------------------------------------------------------------------
 
 
-class ClientFact(BaseModel):
-    """One member (or `count` alike) as the client rules need it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    label: str
-    family: str
-    version: str | None = None
-    version_source: str = ""
-    count: int = 1
-    static: bool = False
-
-
-def client_versions_check(clients: Sequence[ClientFact]) -> Check:
+def client_versions_check(clients: Sequence[MemberSnapshot]) -> Check:
     """Members that cannot speak the consumer protocol GA, and members whose version is unknown."""
     too_old: list[str] = []
     cannot: list[str] = []
     unknown: list[str] = []
     for c in clients:
-        facts = catalog().get(c.family)
+        family, version = c.client_family.value, c.client_version.value
+        facts = catalog().get(family)
         if facts is None or not facts.kip848.supported:
-            cannot.append(f"{c.label} ({c.family})")
-        elif older_than(c.version, facts.kip848.since):
-            too_old.append(f"{c.label} ({c.family} {c.version} < {facts.kip848.since})")
-        elif c.version is None:
-            unknown.append(f"{c.label} ({c.family})")
+            cannot.append(f"{c.name} ({family})")
+        elif older_than(version, facts.kip848.since):
+            too_old.append(f"{c.name} ({family} {version} < {facts.kip848.since})")
+        elif version is None:
+            unknown.append(f"{c.name} ({family})")
     if cannot or too_old:
         return _check(
             "client-versions",
@@ -297,19 +285,20 @@ def client_versions_check(clients: Sequence[ClientFact]) -> Check:
     return _check("client-versions", "pass", "every member's client runs the KIP-848 consumer GA")
 
 
-def _outcome(c: ClientFact) -> str:
-    facts = catalog().get(c.family)
+def _outcome(c: MemberSnapshot) -> str:
+    family, version = c.client_family.value, c.client_version.value
+    facts = catalog().get(family)
     refused = facts.kip848_refused if facts is not None else None
     who = (
-        f"{c.count} {c.family}"
-        + (f" {c.version}" if c.version else "")
+        f"{c.count} {family}"
+        + (f" {version}" if version else "")
         + (" member" if c.count == 1 else " members")
     )
     if facts is None:
         return f"{who}: client not known, so neither is what it does when refused"
     if refused is None:
         return f"{who}: no KIP-848 (stay classic)"
-    action = refused.at(c.version)
+    action = refused.at(version)
     if action is None:
         return (
             f"{who}: stop with a fatal error from {refused.since} on, retry without end before "
@@ -324,12 +313,14 @@ def _outcome(c: ClientFact) -> str:
     return f"{who}: {what}{since}"
 
 
-def refusal_outcomes(clients: Sequence[ClientFact]) -> str:
+def refusal_outcomes(clients: Sequence[MemberSnapshot]) -> str:
     """What the members do if the broker refuses the first of them, family by family."""
     return "; ".join(_outcome(c) for c in clients) or "no members"
 
 
-def refusal_check(clients: Sequence[ClientFact], refused_by: Sequence[str], unproven: Sequence[str]) -> Check:
+def refusal_check(
+    clients: Sequence[MemberSnapshot], refused_by: Sequence[str], unproven: Sequence[str]
+) -> Check:
     """What the first bounced member does if the broker refuses it, family by family: refused_by names
     the failing refusal checks (each a blocker of its own: this one warns, with the consequence), unproven
     the ones that only warn."""

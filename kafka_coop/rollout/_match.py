@@ -19,8 +19,9 @@ from pydantic import BaseModel, ConfigDict
 
 from kafka_coop._vocab import ConfiguredFamily, plural, verb
 from kafka_coop.families import Family, catalog
+from kafka_coop.inspection import MemberSnapshot
 from kafka_coop.rollout._checks import Check, Status, worst
-from kafka_coop.rollout._fleet import FleetDescription, FleetMember
+from kafka_coop.rollout._fleet import FleetDescription, declared_assignors, wire_assignors
 from kafka_coop.rollout._spec import Expect, MemberConfig, MigrationPhase, MigrationSpec
 
 Match = Literal["yes", "maybe", "no"]
@@ -42,43 +43,44 @@ class Finding:
 
 
 # --- one member ----------------------------------------------------------------------------------------
-def _expect_findings(member: FleetMember, expect: Expect) -> list[Finding]:
+def _expect_findings(member: MemberSnapshot, expect: Expect) -> list[Finding]:
     out: list[Finding] = []
-    label = member.label
+    label, member_type, protocol = member.name, member.member_type.value, member.rebalance_protocol.value
     if expect.member_type is not None:
-        if member.member_type == "unknown":
+        if member_type == "unknown":
             out.append(Finding("member-type", "warn", label, f"the member type of {label} is not visible"))
-        elif member.member_type != expect.member_type:
-            detail = f"{label} is a {member.member_type} member, expected {expect.member_type}"
-            out.append(Finding("member-type", "fail", label, detail, got=member.member_type))
+        elif member_type != expect.member_type:
+            detail = f"{label} is a {member_type} member, expected {expect.member_type}"
+            out.append(Finding("member-type", "fail", label, detail, got=member_type))
     if expect.rebalance_protocol is not None:
-        if member.protocol == "unknown":
+        if protocol == "unknown":
             out.append(Finding("member-protocol", "warn", label, f"the protocol of {label} is not visible"))
-        elif member.protocol != expect.rebalance_protocol:
-            detail = f"{label} runs {member.protocol}, expected {expect.rebalance_protocol}"
-            out.append(Finding("member-protocol", "fail", label, detail, got=member.protocol))
+        elif protocol != expect.rebalance_protocol:
+            detail = f"{label} runs {protocol}, expected {expect.rebalance_protocol}"
+            out.append(Finding("member-protocol", "fail", label, detail, got=protocol))
     return out
 
 
-def _config_findings(member: FleetMember, config: MemberConfig) -> list[Finding]:
-    label = member.label
-    if member.member_type == "unknown":
+def _config_findings(member: MemberSnapshot, config: MemberConfig, selected: str | None) -> list[Finding]:
+    label, member_type = member.name, member.member_type.value
+    if member_type == "unknown":
         detail = f"{label} does not show whether it runs group.protocol={config.group_protocol}"
         return [Finding("member-config", "warn", label, detail)]
-    if member.member_type != config.group_protocol:
-        detail = f"{label}: group.protocol {member.member_type}, expected {config.group_protocol}"
+    if member_type != config.group_protocol:
+        detail = f"{label}: group.protocol {member_type}, expected {config.group_protocol}"
         return [Finding("member-config", "fail", label, detail)]
     out: list[Finding] = []
     if config.group_protocol == "classic" and config.assignors:
-        if member.assignors is None and member.wire_assignors == config.assignors:
-            pass  # the broker's view settles it (fleet.wire_assignors): no manifest needed
-        elif member.assignors is None:
+        assignors = declared_assignors(member)
+        if assignors is None and wire_assignors(member, selected) == config.assignors:
+            pass  # the broker's view settles it (wire_assignors): no manifest needed
+        elif assignors is None:
             detail = f"{label} does not declare its assignor list"
             out.append(Finding("member-config", "warn", label, detail))
-        elif member.assignors != config.assignors:
-            detail = f"{label}: assignors {list(member.assignors)}, expected {list(config.assignors)}"
+        elif assignors != config.assignors:
+            detail = f"{label}: assignors {list(assignors)}, expected {list(config.assignors)}"
             return [Finding("member-config", "fail", label, detail)]
-    if config.static_membership and not member.static:
+    if config.static_membership and member.instance_id is None:
         detail = f"{label}: no group.instance.id, the phase runs static members"
         return [Finding("member-config", "fail", label, detail)]
     return out
@@ -95,19 +97,24 @@ def why_not(family: Family, config: MemberConfig, *, version: str | None = None)
 
 
 def member_findings(
-    member: FleetMember, configs: Mapping[ConfiguredFamily, MemberConfig] | None, expect: Expect
+    member: MemberSnapshot,
+    configs: Mapping[ConfiguredFamily, MemberConfig] | None,
+    expect: Expect,
+    *,
+    selected: str | None = None,
 ) -> list[Finding]:
     """Does one member look as `expect` says and run its family's config in `configs`?
 
     A member of an unknown family is held to every family's config (they agree on what is visible:
     group protocol, assignors, static membership). A family the migration has no config of its own for
     (kafka-python, franz-go...) is held to the same, if it can run it at all (families.yaml); if it
-    cannot, it fails with the reason. `configs=None` checks `expect` only.
+    cannot, it fails with the reason. `configs=None` checks `expect` only. `selected`: the group's
+    selected assignor, which settles some lists the member does not declare (`wire_assignors`).
     """
     out = _expect_findings(member, expect)
     if configs is None:
         return out
-    family = member.family
+    family = member.client_family.value
     own = [config for name, config in configs.items() if name == family]
     if own:
         candidates = own
@@ -115,24 +122,28 @@ def member_findings(
         candidates = list(configs.values())
     else:
         known = catalog().get(family)
-        version = member.version
+        version = member.client_version.value
         candidates = [
             c for c in configs.values() if known is not None and not why_not(known, c, version=version)
         ]
         if not candidates:
             first = next(iter(configs.values()), None)
             why = why_not(known, first, version=version) if known and first else "no config"
-            detail = f"{member.label}: {why}"
-            return [*out, Finding("member-config", "fail", member.label, detail)]
-    per_config = [_config_findings(member, config) for config in candidates]
+            detail = f"{member.name}: {why}"
+            return [*out, Finding("member-config", "fail", member.name, detail)]
+    per_config = [_config_findings(member, config, selected) for config in candidates]
     return out + max(per_config, key=lambda fs: worst(f.status for f in fs), default=[])
 
 
 def member_match(
-    member: FleetMember, configs: Mapping[ConfiguredFamily, MemberConfig] | None, expect: Expect
+    member: MemberSnapshot,
+    configs: Mapping[ConfiguredFamily, MemberConfig] | None,
+    expect: Expect,
+    *,
+    selected: str | None = None,
 ) -> tuple[Match, str]:
     """The planner's view of one member: yes / maybe / no and the first reason for the worst."""
-    findings = member_findings(member, configs, expect)
+    findings = member_findings(member, configs, expect, selected=selected)
     status = worst(f.status for f in findings)
     why = next((f.detail for f in findings if f.status == status), "")
     return MATCH_OF[status], why
@@ -228,7 +239,7 @@ def match_phase(fleet: FleetDescription, spec: MigrationSpec, k: int) -> PhaseMa
     """Is the fleet in the state phase k leaves it in (0 = the start)? Checks in a stable order."""
     expect = spec.expect_at(k)
     if expect.empty:
-        names = tuple(m.label for m in fleet.members)
+        names = tuple(m.name for m in fleet.members)
         empty = Check(
             name="group-empty",
             status="pass" if not fleet.members else "fail",
@@ -249,7 +260,11 @@ def match_phase(fleet: FleetDescription, spec: MigrationSpec, k: int) -> PhaseMa
         return PhaseMatch(checks=(none,), match="no", reasons=(none.reason,))
     checks = _group_checks(fleet, expect)
     configs = spec.config_at(k)
-    findings = [f for m in fleet.members for f in member_findings(m, configs, expect)]
+    findings = [
+        f
+        for m in fleet.members
+        for f in member_findings(m, configs, expect, selected=fleet.selected_assignor)
+    ]
     if expect.member_type is not None:
         checks.append(
             _every_member(
@@ -293,8 +308,8 @@ def phase_match(fleet: FleetDescription, spec: MigrationSpec, k: int) -> tuple[M
 def detect_state(fleet: FleetDescription) -> FleetState:
     if fleet.size == 0:
         return "empty"
-    types = {m.member_type for m in fleet.members}
-    protocols = {m.protocol for m in fleet.members}
+    types = {m.member_type.value for m in fleet.members}
+    protocols = {m.rebalance_protocol.value for m in fleet.members}
     if types == {"consumer"}:
         return "consumer"
     if "consumer" in types:
@@ -336,8 +351,9 @@ def locate(fleet: FleetDescription, spec: MigrationSpec) -> Position | None:
         before, after = spec.config_at(k), spec.config_at(k + 1)
         moved = 0
         for member in fleet.members:
-            on_before = member_match(member, before, spec.expect_at(k))[0]
-            on_after = member_match(member, after, _loose(phase))[0]
+            selected = fleet.selected_assignor
+            on_before = member_match(member, before, spec.expect_at(k), selected=selected)[0]
+            on_after = member_match(member, after, _loose(phase), selected=selected)[0]
             if on_after == "yes" and on_before == "no":
                 moved += member.count
             elif on_before == "no" and on_after == "no":

@@ -22,7 +22,13 @@ from kafka_coop._vocab import ConfiguredFamily, Direction, KnownFamily, plural, 
 from kafka_coop.families import broker_defects, catalog, cite, older_than
 from kafka_coop.inspection import version_at_least
 from kafka_coop.rollout._commands import render
-from kafka_coop.rollout._fleet import FleetDescription, fatal_defect_sentences, known_defect_notes
+from kafka_coop.rollout._fleet import (
+    FleetDescription,
+    declared_assignors,
+    fatal_defect_sentences,
+    known_defect_notes,
+    origin,
+)
 from kafka_coop.rollout._kip848 import static_id_advice
 from kafka_coop.rollout._match import FleetState, Position, detect_state, locate, phase_match, why_not
 from kafka_coop.rollout._plan_model import (
@@ -85,18 +91,19 @@ def _why_too_old(fleet: FleetDescription, spec: MigrationSpec) -> str:
     """'' unless a member whose library version is known (fleet file, manifest) is older than the first
     version that can run a config the path moves it to (families.yaml `since`)."""
     for member in fleet.members:
-        facts = catalog().get(member.family)
-        if member.version is None or facts is None:
+        family, version = member.client_family.value, member.client_version.value
+        facts = catalog().get(family)
+        if version is None or facts is None:
             continue
         for k in range(1, len(spec.phases) + 1):
             configs = {str(name): c for name, c in spec.config_at(k).items()}
-            config = configs.get(member.family) or next(iter(configs.values()), None)
+            config = configs.get(family) or next(iter(configs.values()), None)
             if config is None or why_not(facts, config):
                 continue  # no config, or one the family cannot run at any version (judged elsewhere)
-            why = why_not(facts, config, version=member.version)
+            why = why_not(facts, config, version=version)
             if why:
-                who = f"{plural(member.count, member.family + ' member')} at {member.version}"
-                return f"{who} ({member.version_source}): {why}"
+                who = f"{plural(member.count, family + ' member')} at {version}"
+                return f"{who} ({origin(member.client_version)}): {why}"
     return ""
 
 
@@ -164,11 +171,11 @@ def _summary(fleet: FleetDescription) -> FleetSummary:
         state=fleet.state,
         selected_assignor=fleet.selected_assignor,
         members=fleet.size,
-        families=dict(fleet.count_by("family")),
-        protocols=dict(fleet.count_by("protocol")),
+        families=dict(fleet.count_by("client_family")),
+        protocols=dict(fleet.count_by("rebalance_protocol")),
         member_types=dict(fleet.count_by("member_type")),
-        static=sum(m.count for m in fleet.members if m.static),
-        lists_declared=sum(m.count for m in fleet.members if m.assignors is not None),
+        static=sum(m.count for m in fleet.members if m.instance_id is not None),
+        lists_declared=sum(m.count for m in fleet.members if declared_assignors(m) is not None),
     )
 
 
@@ -228,7 +235,8 @@ def _alternatives(
     version_ok = fleet.broker_version is None or version_at_least(fleet.broker_version, (4, 0)) is not False
     kip848_since = catalog()["librdkafka"].kip848.since
     clients_ok = not any(
-        m.family == "librdkafka" and older_than(m.version, kip848_since) for m in fleet.members
+        m.client_family.value == "librdkafka" and older_than(m.client_version.value, kip848_since)
+        for m in fleet.members
     )
     if to == "cooperative" and librdkafka and version_ok and clients_ok:
         out.append(
@@ -275,12 +283,12 @@ def _phases(
         protocol_before = before.rebalance_protocol or _only_key(fleet.protocols())
         static = phase.config.get(
             "librdkafka", phase.config.get("java", MemberConfig())
-        ).static_membership or (fleet.size > 0 and all(m.static for m in fleet.members))
+        ).static_membership or (fleet.size > 0 and all(m.instance_id is not None for m in fleet.members))
         if phase.action in ("stop-all", "stop-all-start-all"):
-            static = any(m.static for m in fleet.members)  # what delays the empty group is who stops
+            static = any(m.instance_id is not None for m in fleet.members)  # who stops delays the empty group
         # Members that declare themselves (manifests) say when they closed: remove-members can start
         # with the stop and send LeaveGroup the moment they are gone, off the unavailable window.
-        declared = fleet.source == "live" and all(m.assignors is not None for m in fleet.members)
+        declared = fleet.source == "live" and all(declared_assignors(m) is not None for m in fleet.members)
         gate_spec = (
             gate.gate(fleet.group, None, None, fleet.size)
             if status == "in-progress"
@@ -451,9 +459,9 @@ def make_plan(
 
 def _manifest_note(fleet: FleetDescription, spec: MigrationSpec) -> str:
     """Where the gates need manifests: a live member publishing none shows only the selected assignor,
-    and the broker's view settles a list only when it is one cooperative assignor (fleet.wire_assignors);
+    and the broker's view settles a list only when it is one cooperative assignor (`wire_assignors`);
     any other list a phase runs stays "not proven" (warn) without one."""
-    undeclared = sum(m.count for m in fleet.members if m.assignors is None)
+    undeclared = sum(m.count for m in fleet.members if declared_assignors(m) is None)
     unsettled = [
         k
         for k in range(len(spec.phases) + 1)
@@ -505,7 +513,9 @@ def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
         coop = [
             m
             for m in fleet.members
-            if m.family == "librdkafka" and m.protocol == "cooperative" and m.assignment_user_data is not True
+            if m.client_family.value == "librdkafka"
+            and m.rebalance_protocol.value == "cooperative"
+            and m.assignment_user_data is not True
         ]
         if coop:
             out.append(
@@ -529,7 +539,9 @@ def _family_warnings(fleet: FleetDescription, spec: MigrationSpec) -> list[str]:
             "config: use the one each member runs"
         )
     dynamic = (
-        sum(m.count for m in fleet.members if not m.static) if spec.to in ("cooperative", "consumer") else 0
+        sum(m.count for m in fleet.members if m.instance_id is None)
+        if spec.to in ("cooperative", "consumer")
+        else 0
     )
     advice = static_id_advice(dynamic, fleet.size, to_consumer=spec.to == "consumer")
     if advice:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from kafka_coop.inspection import MemberSnapshot
 from kafka_coop.rollout._checks import Check
 from kafka_coop.rollout._fleet import (
     MIGRATION_POLICIES,
@@ -19,7 +20,6 @@ from kafka_coop.rollout._fleet import (
 )
 from kafka_coop.rollout._kip848 import (
     REFUSALS,
-    ClientFact,
     SessionFacts,
     broker_version_check,
     client_versions_check,
@@ -59,7 +59,7 @@ class RequirementFacts(BaseModel):
     protocol_type: str | None = None
     static_count: int = 0
     malformed: dict[str, str] = {}  # member -> why its protocol bytes do not decode
-    clients: tuple[ClientFact, ...] = ()
+    clients: tuple[MemberSnapshot, ...] = ()
     patterns: dict[str, tuple[str, tuple[str, ...]]] = {}  # member -> (regex, topics it consumes)
     restart_s: float | None = None
     session: SessionFacts = SessionFacts()
@@ -77,7 +77,6 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
     """
     broker = fleet.broker
     live = fleet.source == "live"
-    given = [m.restart_s for m in fleet.members if m.restart_s is not None]
     return RequirementFacts(
         group=fleet.group,
         kafka_version=fleet.broker_version or "unknown",
@@ -88,34 +87,24 @@ def requirement_facts(fleet: FleetDescription, *, restart_s: float | None = None
         group_consumer_max_size=broker.group_consumer_max_size,
         member_count=fleet.size,
         selected_assignor=fleet.selected_assignor or "",
-        carrying_user_data=tuple(m.label for m in fleet.members if m.assignment_user_data),
+        carrying_user_data=tuple(m.name for m in fleet.members if m.assignment_user_data),
         user_data_unseen=tuple(
-            m.label
+            m.name
             for m in fleet.members
             if m.assignment_user_data is None
-            and m.member_type == "classic"
+            and m.member_type.value == "classic"
             and fleet.group_type == "classic"
-            and (live or m.protocol != "eager")
+            and (live or m.rebalance_protocol.value != "eager")
         ),
-        not_kafka_coop=tuple(m.label for m in fleet.members if not m.kafka_coop),
+        not_kafka_coop=tuple(m.name for m in fleet.members if not m.kafka_coop),
         group_version=group_version_level(broker.group_version),
         group_version_signal=group_version_origin(broker.group_version),
         protocol_type=fleet.protocol_type,
-        static_count=sum(m.count for m in fleet.members if m.static),
-        malformed={m.label: m.subscription_error for m in fleet.members if m.subscription_error},
-        clients=tuple(
-            ClientFact(
-                label=m.label,
-                family=m.family,
-                version=m.version,
-                version_source=m.version_source,
-                count=m.count,
-                static=m.static,
-            )
-            for m in fleet.members
-        ),
-        patterns={m.label: (m.subscribed_regex, m.topics) for m in fleet.members if m.subscribed_regex},
-        restart_s=restart_s if restart_s is not None else (max(given) if given else None),
+        static_count=sum(m.count for m in fleet.members if m.instance_id is not None),
+        malformed={m.name: m.subscription_error for m in fleet.members if m.subscription_error},
+        clients=fleet.members,
+        patterns={m.name: (m.subscribed_regex, m.topics) for m in fleet.members if m.subscribed_regex},
+        restart_s=restart_s if restart_s is not None else fleet.restart_s,
         session=SessionFacts(
             session_ms=broker.consumer_session_ms,
             min_ms=broker.consumer_min_session_ms,

@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from kafka_coop._vocab import Direction, SeenFamily, SeenGroupProtocol, SeenProtocol
-from kafka_coop.inspection import BrokerFacts, Fact, GroupSnapshot, MemberSnapshot
+from kafka_coop.admin import MemberDescription, MemberMetadata
+from kafka_coop.events import PartitionKey
+from kafka_coop.inspection import BrokerFacts, Fact, GroupSnapshot, MemberAnswers, MemberSnapshot
 from kafka_coop.inspection._model import Source
+from kafka_coop.manifest import Manifest
+from kafka_coop.protocol import AssignedTopic, DescribedMember, MemberAssignment
 from kafka_coop.rollout import (
     FleetDescription,
-    FleetMember,
     GateCommand,
     Plan,
     all_migrations,
@@ -42,6 +46,61 @@ KIP848_BROKER = declared_broker(
     "4.1", migration_policy="bidirectional", rebalance_protocols=("classic", "consumer")
 )
 """A 4.1 broker that serves both group protocols and converts groups either way."""
+
+
+# --- a live member, as the cluster answers for it ---------------------------------------------------------
+def live_member(
+    member_id: str = "m-1",
+    *,
+    client_id: str = "c",
+    host: str = "/h",
+    instance_id: str | None = None,
+    assignment: tuple[PartitionKey, ...] = (),
+    subscription: bytes | None = None,
+    assignment_bytes: bytes | None = None,
+    broker_type: SeenGroupProtocol | None = None,
+    member_epoch: int | None = None,
+    target_assignment: tuple[PartitionKey, ...] | None = None,
+    subscribed_regex: str | None = None,
+) -> MemberAnswers:
+    """What inspection reads of one member: its entry in the group's description; its protocol bytes
+    (the classic view) when either is given; the coordinator's entry (ConsumerGroupDescribe) when any
+    of its facts is: `broker_type` (None or unknown: a v0 answer, no type), epoch, target, regex."""
+    described = MemberDescription(
+        member_id=member_id, client_id=client_id, host=host, instance_id=instance_id, assignment=assignment
+    )
+    raw = None
+    if subscription is not None or assignment_bytes is not None:
+        raw = MemberMetadata(
+            member_id=member_id,
+            client_id=client_id,
+            host=host,
+            subscription=subscription or b"",
+            assignment=assignment_bytes or b"",
+        )
+    seen = None
+    if (broker_type, member_epoch, target_assignment, subscribed_regex) != (None, None, None, None):
+        topics: dict[str, list[int]] = {}
+        for topic, partition in target_assignment or ():
+            topics.setdefault(topic, []).append(partition)
+        seen = DescribedMember(
+            member_id=member_id,
+            instance_id=instance_id,
+            member_epoch=member_epoch or 0,
+            client_id=client_id,
+            client_host=host,
+            subscribed_topic_regex=subscribed_regex,
+            target_assignment=MemberAssignment(
+                topic_partitions=tuple(
+                    AssignedTopic(
+                        topic_id=uuid.uuid5(uuid.NAMESPACE_DNS, t), topic_name=t, partitions=tuple(ps)
+                    )
+                    for t, ps in topics.items()
+                )
+            ),
+            member_type={"classic": 0, "consumer": 1}.get(broker_type or "", -1),  # -1: v0, no type
+        )
+    return described, raw, seen
 
 
 # --- a live group, as inspection describes it ------------------------------------------------------------
@@ -123,12 +182,71 @@ def group_snapshot(
     )
 
 
+def kafka_coop_manifest(name: str = "m-1", *, group: str = "orders") -> Manifest:
+    """What a kafka-coop member (on librdkafka, eager range) declares."""
+    return Manifest(
+        group=group,
+        member_id=name,
+        instance_id=None,
+        client_id=name,
+        host="/h",
+        libraries={"kafka-coop": "1.0", "librdkafka": "2.12.0"},
+        group_protocol="classic",
+        assignors=("range",),
+        rebalance_protocol="eager",
+        remote_assignor=None,
+        started_ms=0,
+        heartbeat_ms=0,
+    )
+
+
 # --- a fleet and its plan -----------------------------------------------------------------------------
+def fleet_member(
+    name: str = "",
+    *,
+    family: SeenFamily,
+    protocol: SeenProtocol = "unknown",
+    member_type: SeenGroupProtocol = "classic",
+    assignors: tuple[str, ...] | None = None,
+    static: bool = False,
+    version: str | None = None,
+    kafka_coop: bool = False,
+    **fields: Any,
+) -> MemberSnapshot:
+    """One entry of a fleet described by hand (`count` alike ones): every fact given `declared`, none
+    unknown but the protocol when not given and the assignors when None; `static` gives it an instance
+    id (its name); `kafka_coop` a manifest that names kafka-coop. Any other field as given (`count=3`)."""
+
+    def declared(value: Any) -> Fact[Any]:
+        return Fact(value=value, source="declared", signal="fleet file")
+
+    return MemberSnapshot(
+        **{
+            "member_id": "",
+            "instance_id": name if static else None,
+            "client_id": name,
+            "host": "",
+            "assignment": (),
+            "member_type": declared(member_type),
+            "client_family": declared(family),
+            "rebalance_protocol": declared(protocol)
+            if protocol != "unknown"
+            else Fact(value="unknown", source="unknown"),
+            "assignors": declared(assignors) if assignors is not None else Fact(value=(), source="unknown"),
+            "client_version": declared(version)
+            if version is not None
+            else Fact(value=None, source="unknown"),
+            "manifest": kafka_coop_manifest(name or "m-1") if kafka_coop else None,
+            **fields,
+        }
+    )
+
+
 def fleet_of(
-    *members: FleetMember, selected: str | None = "range", broker: BrokerFacts = KIP848_BROKER
+    *members: MemberSnapshot, selected: str | None = "range", broker: BrokerFacts = KIP848_BROKER
 ) -> FleetDescription:
     """Group `orders` of these members (a consumer group if any member is one) on `broker`."""
-    consumer = any(m.member_type == "consumer" for m in members)
+    consumer = any(m.member_type.value == "consumer" for m in members)
     return FleetDescription(
         group="orders",
         group_type="consumer" if consumer else "classic",

@@ -11,9 +11,11 @@ import pytest
 
 from kafka_coop._vocab import KnownFamily
 from kafka_coop.families import catalog, parse_catalog
-from kafka_coop.rollout import FleetDescription, FleetMember, load_migration, match_phase
+from kafka_coop.inspection import MemberSnapshot
+from kafka_coop.rollout import FleetDescription, load_migration, match_phase
 from testbed.interop import INTEROP_KINDS
 from tests.conftest import CliResult
+from tests.unit.builders import fleet_member
 
 SOURCE = re.compile(r"\w\.(py|go|js|java|c|md)\b|CHANGELOG|KIP-\d+")
 
@@ -177,8 +179,8 @@ def test_kip848_is_offered_only_when_every_family_speaks_it(
     assert "sarama does not speak the KIP-848 consumer protocol" in result.stdout
 
 
-def _fleet_member(family: str, assignors: tuple[str, ...]) -> FleetMember:
-    return FleetMember(name=f"{family}-0", family=family, protocol="eager", assignors=assignors)  # type: ignore[arg-type]
+def _fleet_member(family: str, assignors: tuple[str, ...]) -> MemberSnapshot:
+    return fleet_member(name=f"{family}-0", family=family, protocol="eager", assignors=assignors)  # type: ignore[arg-type]
 
 
 def test_verify_group_holds_each_family_to_the_phase_config_it_can_run() -> None:

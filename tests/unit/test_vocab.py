@@ -185,3 +185,53 @@ def test_a_model_names_the_group_its_type_and_its_assignor_one_way() -> None:
         if stmt.target.id in ONE_FIELD_NAME
     ]
     assert drifted == []
+
+
+# --- one member record from inspection to the plan -------------------------------------------------------
+PLAN_PATH = ("kafka_coop/inspection/", "kafka_coop/rollout/", "cli/")
+# a member's identity and the facts inspection and the planner hold of it, under the names they had
+# when each hop renamed them (`family`, `protocol`, `static`, `version`...)
+MEMBER_FIELDS = {
+    "member_id",
+    "client_id",
+    "client_family",
+    "family",
+    "rebalance_protocol",
+    "protocol",
+    "client_version",
+    "version",
+    "static",
+    "assignment_user_data",
+    "subscribed_regex",
+    "pattern",
+    "subscription_error",
+    "metadata_error",
+}
+ONE_MEMBER_RECORD = "kafka_coop/inspection/_model.py:MemberSnapshot"
+NOT_A_SECOND_RECORD = {
+    # the words a fleet file's entry is written in: parsed, then it fills a MemberSnapshot
+    "kafka_coop/rollout/_fleet.py:_FileMember",
+    # `watch -o json`'s row per member, as published: an output, not on the plan path
+    "kafka_coop/rollout/_watch.py:WatchedMember",
+}
+
+
+def _member_fields(node: ast.ClassDef) -> set[str]:
+    declared = {
+        s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+    }
+    return declared & MEMBER_FIELDS
+
+
+def test_one_record_carries_a_member_from_inspection_to_the_plan() -> None:
+    """A second model with a member's identity or two of its facts is a copy with fields renamed at the
+    hop (FleetMember's `family` for `client_family`): fill MemberSnapshot instead, as the fleet file does."""
+    records = sorted(
+        f"{path.relative_to(ROOT)}:{node.name}"
+        for path in SOURCES
+        if str(path.relative_to(ROOT)).startswith(PLAN_PATH)
+        for node in ast.walk(_module_ast(path))
+        if isinstance(node, ast.ClassDef)
+        and (len(fields := _member_fields(node)) >= 2 or fields & {"member_id", "client_id"})
+    )
+    assert [r for r in records if r not in NOT_A_SECOND_RECORD] == [ONE_MEMBER_RECORD]

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_coop.inspection import MemberInput, broker_facts, group_kind, infer_members
+from kafka_coop.inspection import MemberAnswers, broker_facts, group_kind, infer_members
 from kafka_coop.manifest import Manifest
+from tests.unit.builders import live_member
 
 BARE_UUID = "IX00uMkvRcCQFn141t6KHQ"  # what the broker gives a classic member joining a consumer group
 
 
-def _member(member_id: str = BARE_UUID, **kw: object) -> MemberInput:
-    return MemberInput(member_id=member_id, client_id="svc", host="/h", instance_id=None, assignment=(), **kw)  # type: ignore[arg-type]
+def _member(member_id: str = BARE_UUID, **kw: object) -> MemberAnswers:
+    return live_member(member_id=member_id, client_id="svc", host="/h", instance_id=None, assignment=(), **kw)  # type: ignore[arg-type]
 
 
 def _manifest(group_protocol: str) -> Manifest:

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from kafka_coop.families import WireTraits, catalog, recognise
-from kafka_coop.inspection import MemberInput, infer_members
+from kafka_coop.inspection import MemberAnswers, infer_members
+from tests.unit.builders import live_member
 
 VECTORS: list[dict[str, Any]] = json.loads(
     (Path(__file__).parents[1] / "vectors" / "member_metadata.json").read_text()
@@ -21,9 +22,9 @@ VECTORS: list[dict[str, Any]] = json.loads(
 FAMILY_VECTORS = [v for v in VECTORS if v.get("kind") not in (None, "java", "python")]
 
 
-def _inputs(vector: dict[str, Any], client_id: str | None = None) -> list[MemberInput]:
+def _inputs(vector: dict[str, Any], client_id: str | None = None) -> list[MemberAnswers]:
     return [
-        MemberInput(
+        live_member(
             member_id=m["member_id"],
             client_id=client_id or m["client_id"],
             host="/127.0.0.1",

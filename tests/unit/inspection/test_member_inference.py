@@ -8,18 +8,25 @@ from typing import Any
 
 import pytest
 
-from kafka_coop.inspection import MemberInput, broker_facts, infer_generation, infer_members, version_at_least
+from kafka_coop.inspection import (
+    MemberAnswers,
+    broker_facts,
+    infer_generation,
+    infer_members,
+    version_at_least,
+)
 from kafka_coop.manifest import Manifest
 from kafka_coop.protocol import ConsumerProtocolSubscription, encode_subscription
+from tests.unit.builders import live_member
 
 VECTORS: list[dict[str, Any]] = json.loads(
     (Path(__file__).parents[1] / "vectors" / "member_metadata.json").read_text()
 )
 
 
-def _inputs(vector: dict[str, Any]) -> list[MemberInput]:
+def _inputs(vector: dict[str, Any]) -> list[MemberAnswers]:
     return [
-        MemberInput(
+        live_member(
             member_id=m["member_id"],
             client_id=m["client_id"],
             host="/127.0.0.1",
@@ -110,7 +117,7 @@ def _manifest(member_id: str, **changes: Any) -> Manifest:
 def test_a_manifest_makes_every_fact_declared() -> None:
     vector = next(v for v in VECTORS if v["scenario"] == "java-range-cooperative-sticky")
     inputs = _inputs(vector)
-    manifests = [_manifest(m.member_id) for m in inputs]
+    manifests = [_manifest(m.member_id) for m, _, _ in inputs]
     members = infer_members("g", "classic", vector["protocol"], inputs, manifests)
     for m in members:
         assert m.assignors.value == ("range", "cooperative-sticky")
@@ -120,26 +127,26 @@ def test_a_manifest_makes_every_fact_declared() -> None:
 def test_a_manifest_of_another_group_or_a_departed_member_is_ignored() -> None:
     vector = VECTORS[0]
     inputs = _inputs(vector)
-    manifests = [_manifest(inputs[0].member_id, group="other"), _manifest("gone-member")]
+    manifests = [_manifest(inputs[0][0].member_id, group="other"), _manifest("gone-member")]
     members = infer_members("g", "classic", vector["protocol"], inputs, manifests)
     assert all(m.manifest is None for m in members)
 
 
 def test_static_members_match_their_manifest_by_instance_id_across_restarts() -> None:
-    member = MemberInput(member_id="new-id", client_id="c", host="h", instance_id="svc-1", assignment=())
+    member = live_member(member_id="new-id", client_id="c", host="h", instance_id="svc-1", assignment=())
     (snap,) = infer_members("g", "classic", "range", [member], [_manifest("old-id", instance_id="svc-1")])
     assert snap.manifest is not None
 
 
 def test_member_types_in_a_converted_group_come_from_the_member_id_shape() -> None:
-    classic = MemberInput(
+    classic = live_member(
         member_id="gep0-e0fea13a-add0-4d15-b8d2-18a201601eba",
         client_id="gep0",
         host="h",
         instance_id=None,
         assignment=(),
     )
-    consumer = MemberInput(
+    consumer = live_member(
         member_id="ZmN4tQH9Ty2Yk+dxoxZf9w", client_id="gek2", host="h", instance_id=None, assignment=()
     )
     snaps = {m.client_id: m for m in infer_members("g", "consumer", "uniform", [classic, consumer])}
@@ -198,7 +205,7 @@ def _java_joined(
     assigned_in: int = -1,
     owned: tuple[tuple[str, int], ...] = (),
     holds: tuple[tuple[str, int], ...] = (("t", 0),),
-) -> MemberInput:
+) -> MemberAnswers:
     """A Java cooperative-sticky subscription: `generation` it joined from, `assigned_in` the generation
     of its last assignment (its userData), `owned` what it re-joins with, `holds` what that join gave it."""
     sub = ConsumerProtocolSubscription(
@@ -208,7 +215,7 @@ def _java_joined(
         owned_partitions=owned,
         generation_id=generation,
     )
-    return MemberInput(
+    return live_member(
         member_id=f"{name}-0b5f4c1e-7d0a-4e4b-9a55-3f1f2d4b6c7e",
         client_id=name,
         host="/127.0.0.1",
@@ -218,7 +225,7 @@ def _java_joined(
     )
 
 
-def _protocols(*members: MemberInput) -> set[str]:
+def _protocols(*members: MemberAnswers) -> set[str]:
     return {m.rebalance_protocol.value for m in infer_members("g", "classic", "cooperative-sticky", members)}
 
 

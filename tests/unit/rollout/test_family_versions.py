@@ -11,15 +11,14 @@ from typing import Any
 import pytest
 
 from kafka_coop.families import FamilyDataError, catalog, older_than, parse_catalog
-from kafka_coop.inspection import MemberInput, infer_members
+from kafka_coop.inspection import MemberSnapshot, infer_members
 from kafka_coop.manifest import Manifest
 from kafka_coop.rollout import (
     FleetDescription,
-    FleetMember,
     fleet_from_snapshot,
 )
 from tests.conftest import CliResult
-from tests.unit.builders import KIP848_BROKER, fleet_of, plan
+from tests.unit.builders import KIP848_BROKER, fleet_member, fleet_of, live_member, plan
 
 FAMILIES_YAML = Path(__file__).parents[3] / "migrations" / "families" / "families.yaml"
 
@@ -89,14 +88,13 @@ def test_a_minimum_outside_the_family_range_is_a_data_error() -> None:
         parse_catalog(text, "families.yaml")
 
 
-def _rdk(version: str | None, count: int = 2) -> FleetMember:
-    return FleetMember(
+def _rdk(version: str | None, count: int = 2) -> MemberSnapshot:
+    return fleet_member(
         family="librdkafka",
         protocol="eager",
         assignors=("range",),
         count=count,
         version=version,
-        version_source="fleet file" if version else "",
     )
 
 
@@ -130,7 +128,7 @@ def test_an_old_librdkafka_fleet_is_not_pointed_at_kip848_as_the_live_alternativ
 
 
 def test_the_downgrade_off_kip848_is_not_refused_for_the_version_a_member_runs_now() -> None:
-    member = FleetMember(
+    member = fleet_member(
         family="librdkafka", member_type="consumer", protocol="consumer", count=2, version="2.11.1"
     )
     fleet = FleetDescription(group="orders", group_type="consumer", members=(member,), broker=KIP848_BROKER)
@@ -157,12 +155,12 @@ def _manifest(member_id: str, libraries: dict[str, str]) -> Manifest:
 
 
 def test_a_manifest_declares_the_library_version_and_the_planner_routes_on_it() -> None:
-    member = MemberInput(member_id="m-1", client_id="c", host="h", instance_id=None, assignment=())
+    member = live_member(member_id="m-1", client_id="c", host="h", instance_id=None, assignment=())
     manifest = _manifest("m-1", {"kafka-coop": "0.1", "confluent-kafka": "2.11.1", "librdkafka": "2.11.1"})
     (snap,) = infer_members("g", "classic", "range", [member], [manifest])
     assert (snap.client_version.value, snap.client_version.source) == ("2.11.1", "declared")
     fleet = fleet_from_snapshot_of(snap)
-    assert fleet.members[0].version == "2.11.1"
+    assert fleet.members[0].client_version.value == "2.11.1"
     assert plan(fleet, "upgrade", "consumer").status == "blocked"
 
 
@@ -193,7 +191,7 @@ def test_a_default_kafka_python_client_id_carries_its_version_and_an_app_set_one
     assert m["client_id"].startswith("kafka-python-")
 
     def one(client_id: str) -> Any:
-        member = MemberInput(
+        member = live_member(
             member_id=m["member_id"],
             client_id=client_id,
             host="/127.0.0.1",

@@ -34,7 +34,7 @@ def member(
     family: str = "java",
     protocol: str = "eager",
     assignors: tuple[str, ...] | None = None,
-    user_data: int | None = 0,
+    user_data: bool | None = False,
     instance_id: str | None = None,
 ) -> MemberSnapshot:
     """A member as inspection sees it; `assignors` given means it publishes a manifest declaring them."""
@@ -359,7 +359,7 @@ ROWS = [
     Row("policy allows", snapshot(*EAGER), "migration-policy", "pass", 0, target={"spec": C2K, "phase": 0}),
     Row(
         "userData carried",
-        snapshot(member("a", user_data=4), EAGER[1]),
+        snapshot(member("a", user_data=True), EAGER[1]),
         "no-custom-user-data",
         "fail",
         1,
@@ -415,7 +415,7 @@ def test_each_gate_check_gives_its_verdict_and_exit_code(row: Row) -> None:
 
 
 def test_a_failing_check_carries_a_hint_of_what_to_do() -> None:
-    report = evaluate(snapshot(member("a", user_data=4), EAGER[1]), spec=C2K, phase=0)
+    report = evaluate(snapshot(member("a", user_data=True), EAGER[1]), spec=C2K, phase=0)
     check = next(c for c in report.checks if c.name == "no-custom-user-data")
     assert "downgrade-plan orders --to eager" in check.hint
 

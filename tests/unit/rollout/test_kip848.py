@@ -11,7 +11,6 @@ import pytest
 from kafka_coop.families import catalog, parse_catalog
 from kafka_coop.rollout._kip848 import (
     RULES,
-    ClientFact,
     SessionFacts,
     broker_version_check,
     client_versions_check,
@@ -26,6 +25,7 @@ from kafka_coop.rollout._kip848 import (
     static_id_advice,
     user_data_check,
 )
+from tests.unit.builders import fleet_member
 
 FAMILIES = Path(__file__).parents[3] / "migrations" / "families" / "families.yaml"
 
@@ -141,10 +141,10 @@ def test_a_3x_broker_fails_the_version_rule() -> None:
 
 def test_what_each_family_does_when_refused() -> None:
     clients = [
-        ClientFact(label="a", family="librdkafka", version="2.16.0", count=2),
-        ClientFact(label="b", family="librdkafka", version="2.13.0"),
-        ClientFact(label="c", family="java", version="4.1.1"),
-        ClientFact(label="d", family="franz-go"),
+        fleet_member("a", family="librdkafka", version="2.16.0", count=2),
+        fleet_member("b", family="librdkafka", version="2.13.0"),
+        fleet_member("c", family="java", version="4.1.1"),
+        fleet_member("d", family="franz-go"),
     ]
     check = refusal_check(clients, refused_by=["no-custom-user-data"], unproven=[])
     assert check.status == "warn", "the refusal itself is the blocker; this says what follows"
@@ -156,34 +156,29 @@ def test_what_each_family_does_when_refused() -> None:
 
 
 def test_an_unknown_client_is_not_given_an_answer() -> None:
-    check = refusal_check(
-        [ClientFact(label="x", family="unknown")], refused_by=["protocol-type"], unproven=[]
-    )
+    check = refusal_check([fleet_member("x", family="unknown")], refused_by=["protocol-type"], unproven=[])
     assert "client not known" in check.reason
 
 
 def test_an_unknown_librdkafka_version_gives_both_answers() -> None:
-    check = refusal_check(
-        [ClientFact(label="a", family="librdkafka")], refused_by=[], unproven=["group-size"]
-    )
+    check = refusal_check([fleet_member("a", family="librdkafka")], refused_by=[], unproven=["group-size"])
     assert check.status == "warn"
     assert "from 2.15 on" in check.reason and "before" in check.reason
 
 
 def test_no_refusal_predicted_passes_and_still_says_the_outcome() -> None:
-    check = refusal_check([ClientFact(label="a", family="java")], refused_by=[], unproven=[])
+    check = refusal_check([fleet_member("a", family="java")], refused_by=[], unproven=[])
     assert check.status == "pass" and "fatal" in check.reason
 
 
 def test_clients_without_kip848_ga_fail_and_unknown_versions_warn() -> None:
-    old = client_versions_check([ClientFact(label="p", family="librdkafka", version="2.11.1")])
+    old = client_versions_check([fleet_member("p", family="librdkafka", version="2.11.1")])
     assert old.status == "fail" and "2.11.1 < 2.12" in old.reason
     assert (
-        client_versions_check([ClientFact(label="k", family="kafka-python", version="3.0.12")]).status
-        == "fail"
+        client_versions_check([fleet_member("k", family="kafka-python", version="3.0.12")]).status == "fail"
     )
-    assert client_versions_check([ClientFact(label="j", family="java")]).status == "warn"
-    assert client_versions_check([ClientFact(label="j", family="java", version="4.1.1")]).status == "pass"
+    assert client_versions_check([fleet_member("j", family="java")]).status == "warn"
+    assert client_versions_check([fleet_member("j", family="java", version="4.1.1")]).status == "pass"
 
 
 def test_the_static_id_advice_says_who_is_refused_under_each_protocol() -> None:

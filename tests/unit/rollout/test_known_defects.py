@@ -9,26 +9,26 @@ from pathlib import Path
 import pytest
 
 from kafka_coop.families import FamilyDataError, catalog, parse_catalog
+from kafka_coop.inspection import MemberSnapshot
 from kafka_coop.rollout import (
-    FleetMember,
     Plan,
 )
-from tests.unit.builders import fleet_of, plan
+from tests.unit.builders import fleet_member, fleet_of, plan
 
 FAMILIES_YAML = Path(__file__).parents[3] / "migrations" / "families" / "families.yaml"
 
 
-def _kafka_python(name: str, version: str | None) -> FleetMember:
-    return FleetMember(
+def _kafka_python(name: str, version: str | None) -> MemberSnapshot:
+    return fleet_member(
         name=name, family="kafka-python", protocol="eager", assignors=("range",), version=version
     )
 
 
-def _java(name: str) -> FleetMember:
-    return FleetMember(name=name, family="java", protocol="eager", assignors=("range",), version="4.1.1")
+def _java(name: str) -> MemberSnapshot:
+    return fleet_member(name=name, family="java", protocol="eager", assignors=("range",), version="4.1.1")
 
 
-def _plan(*members: FleetMember) -> Plan:
+def _plan(*members: MemberSnapshot) -> Plan:
     return plan(fleet_of(*members), "upgrade", "cooperative")
 
 

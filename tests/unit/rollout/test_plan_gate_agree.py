@@ -34,7 +34,7 @@ ASSIGNOR_LISTS = [
 def members(draw: st.DrawFn, index: int, group_type: str) -> MemberSnapshot:
     declared = draw(st.booleans())
     instance_id = draw(st.sampled_from([None, f"m{index}", "shared"]))
-    user_data = draw(st.sampled_from([None, 0, 4]))
+    user_data = draw(st.sampled_from([None, False, True]))
     if declared:
         member_type = draw(st.sampled_from(["classic", "consumer"]))
         assignors = () if member_type == "consumer" else draw(st.sampled_from(ASSIGNOR_LISTS))

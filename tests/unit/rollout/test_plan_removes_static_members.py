@@ -7,19 +7,18 @@ import yaml
 
 from kafka_coop.rollout import (
     FleetDescription,
-    FleetMember,
     GateCommand,
     Plan,
     all_migrations,
     make_plan,
 )
 from kafka_coop.rollout._spec import MigrationSpec
-from tests.unit.builders import MIGRATIONS, declared_broker, fleet_of, plan
+from tests.unit.builders import MIGRATIONS, declared_broker, fleet_member, fleet_of, plan
 
 
 def _three_librdkafka_members(static: bool, protocol: str, selected: str, direction: str, to: str) -> Plan:
     """The plan for three librdkafka members of one protocol, static or not."""
-    member = FleetMember(family="librdkafka", protocol=protocol, count=3, static=static)  # type: ignore[arg-type]
+    member = fleet_member(family="librdkafka", protocol=protocol, count=3, static=static)  # type: ignore[arg-type]
     return plan(fleet_of(member, selected=selected, broker=declared_broker("4.1")), direction, to)  # type: ignore[arg-type]
 
 
@@ -46,7 +45,7 @@ def test_a_live_fleet_that_declares_itself_starts_the_removal_with_the_stop() ->
         group_type="classic",
         selected_assignor="cooperative-sticky",
         members=(
-            FleetMember(
+            fleet_member(
                 family="librdkafka", protocol="cooperative", assignors=("cooperative-sticky",), static=True
             ),
         ),
@@ -106,7 +105,7 @@ def _live(family: str) -> FleetDescription:
         source="live",
         group_type="classic",
         selected_assignor="range",
-        members=(FleetMember(name="m0", family=family, protocol="eager", static=True),),  # type: ignore[arg-type]
+        members=(fleet_member(name="m0", family=family, protocol="eager", static=True),),  # type: ignore[arg-type]
         broker=declared_broker("4.1"),
     )
 

@@ -5,26 +5,26 @@ from __future__ import annotations
 import pytest
 
 from kafka_coop.errors import InvalidInput
+from kafka_coop.inspection import MemberSnapshot
 from kafka_coop.rollout import (
     FleetDescription,
-    FleetMember,
     detect_state,
     make_plan,
     parse_fleet,
     parse_migration,
 )
-from tests.unit.builders import MIGRATIONS, declared_broker, fleet_of, plan
+from tests.unit.builders import MIGRATIONS, declared_broker, fleet_member, fleet_of, plan
 
 
 def java(
     assignors: tuple[str, ...] | None = ("range",), protocol: str = "eager", count: int = 3
-) -> FleetMember:
-    return FleetMember(family="java", protocol=protocol, assignors=assignors, count=count)  # type: ignore[arg-type]
+) -> MemberSnapshot:
+    return fleet_member(family="java", protocol=protocol, assignors=assignors, count=count)  # type: ignore[arg-type]
 
 
-def rdk(protocol: str = "eager", count: int = 3, **kw: object) -> FleetMember:
+def rdk(protocol: str = "eager", count: int = 3, **kw: object) -> MemberSnapshot:
     member_type = "consumer" if protocol == "consumer" else "classic"
-    return FleetMember(family="librdkafka", protocol=protocol, member_type=member_type, count=count, **kw)  # type: ignore[arg-type]
+    return fleet_member(family="librdkafka", protocol=protocol, member_type=member_type, count=count, **kw)  # type: ignore[arg-type]
 
 
 def test_a_java_eager_fleet_gets_the_two_bounce_path_with_a_gate_per_phase() -> None:
@@ -262,3 +262,30 @@ def test_a_fleet_files_broker_section_fills_the_broker_record_inspection_fills_d
     assert (broker.group_version.value, broker.group_version.source) == ("1", "declared")
     assert (broker.migration_policy, broker.group_max_size) == ("upgrade", 9)
     assert (broker.consumer_heartbeat_ms, broker.group_session_ms) == (3000, 45000)
+
+
+def test_a_fleet_file_entry_fills_the_record_inspection_fills_with_what_it_says_declared() -> None:
+    """One member record from inspection to the plan: the file's words become MemberSnapshot's facts,
+    `declared` by the fleet file (the protocol inferred from its assignor list), as a live one's are
+    marked broker / inferred / declared by a manifest."""
+    fleet = parse_fleet(
+        "group: g\nmembers:\n"
+        "  - {name: svc, family: librdkafka, version: '2.16.0', count: 3, assignors: [cooperative-sticky],\n"
+        "     static: true, pattern: 'orders[.].*', topics: [orders.a], restart_s: 30}\n"
+        "  - {family: java, count: 2}\n",
+        "fleet.yaml",
+    )
+    named, unnamed = fleet.members
+    assert (named.client_family.value, named.client_family.source, named.client_family.signal) == (
+        "librdkafka",
+        "declared",
+        "fleet file",
+    )
+    assert (named.member_type.value, named.member_type.source) == ("classic", "declared")
+    assert (named.client_version.value, named.client_version.source) == ("2.16.0", "declared")
+    assert (named.assignors.value, named.assignors.source) == (("cooperative-sticky",), "declared")
+    assert (named.rebalance_protocol.value, named.rebalance_protocol.source) == ("cooperative", "inferred")
+    assert (named.name, named.instance_id, named.count) == ("svc", "svc", 3)
+    assert (named.subscribed_regex, named.topics, fleet.restart_s) == ("orders[.].*", ("orders.a",), 30)
+    assert (unnamed.name, unnamed.instance_id, unnamed.assignors.source) == ("2 x java", None, "unknown")
+    assert unnamed.rebalance_protocol.value == "unknown" and unnamed.client_version.value is None

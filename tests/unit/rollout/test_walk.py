@@ -13,7 +13,6 @@ import pytest
 from kafka_coop.errors import InvalidInput
 from kafka_coop.rollout import (
     FleetDescription,
-    FleetMember,
     GateCommand,
     GateReport,
     GateTarget,
@@ -32,6 +31,7 @@ from kafka_coop.rollout import (
     walk_steps,
 )
 from kafka_coop.rollout._walk import refuse_live_static_without_id, refuse_missing_hook
+from tests.unit.builders import fleet_member
 
 MIGRATIONS = [(spec.name, spec) for spec in all_migrations()]
 NAMES = ("j0", "j1", "j2")
@@ -42,7 +42,7 @@ def _java_plan() -> Plan:
         group="orders",
         group_type="classic",
         selected_assignor="range",
-        members=(FleetMember(family="java", protocol="eager", assignors=("range",), count=3),),
+        members=(fleet_member(family="java", protocol="eager", assignors=("range",), count=3),),
     )
     return make_plan(fleet, "upgrade", "cooperative", MIGRATIONS, gate=GateCommand(bootstrap="b:9092"))
 
@@ -52,7 +52,7 @@ def _rdk_plan() -> Plan:
         group="orders",
         group_type="classic",
         selected_assignor="range",
-        members=(FleetMember(family="librdkafka", protocol="eager", assignors=("range",), count=3),),
+        members=(fleet_member(family="librdkafka", protocol="eager", assignors=("range",), count=3),),
     )
     return make_plan(fleet, "upgrade", "cooperative", MIGRATIONS, gate=GateCommand(bootstrap="b:9092"))
 
