@@ -107,6 +107,33 @@ class _Live:
         return found
 
 
+def held_rejoin(
+    admin: Any,
+    leave: Any,
+    runner: _Live,
+    names: list[str],
+    settings: dict[str, str],
+    assignors: tuple[str, str],
+) -> int:
+    """The closed members removed and sent back with the group held open, as `rollout run` does
+    (kafka_coop.membership._hold): they rejoin in one rebalance. The rejoin record's step."""
+    from kafka_coop.membership import GroupHold, hold_across, hold_instance_id
+
+    hold = GroupHold(
+        admin.bootstrap, {}, runner.group, hold_instance_id(runner.plan_id, runner.step), assignors
+    )
+    sent: list[int] = []
+
+    def rejoin() -> None:
+        sent.append(runner.send("cutover-rejoin", settings, None))
+
+    try:
+        hold_across(admin, leave, hold, names, rejoin, names, timeout_s=ANSWER_S)
+    finally:
+        hold.close()
+    return sent[0]
+
+
 def one_walk(
     bootstrap: str, workdir: Path, side: str, *, members: int, partitions: int, rate: float
 ) -> dict[str, Any]:
@@ -148,15 +175,17 @@ def one_walk(
         cutover_pauses: list[float] = []
         cutover_steps: list[list[float]] = []
         per_member: list[float] = []
+        assignor = "range"
         for kind, settings, spec in WALK:
+            new = settings.get("partition.assignment.strategy", assignor)
             if kind == "cutover":
                 began = time.monotonic()
                 if live:
                     runner.answers(runner.send("cutover-close", {}, None), names, "closed-for-cutover")
                     closed_at = time.monotonic()
-                    leave.remove(group, names)
+                    rejoin = held_rejoin(processes.admin, leave, runner, names, settings, (assignor, new))
                     removed_at = time.monotonic()
-                    answers = runner.answers(runner.send("cutover-rejoin", settings, None), names, "applied")
+                    answers = runner.answers(rejoin, names, "applied")
                     cutover_pauses.append(max(a.seconds or 0.0 for a in answers.values()))
                     # where the runner's side of the pause went: every close answered, removal, every rejoin
                     cutover_steps.append(
@@ -176,6 +205,7 @@ def one_walk(
                     processes.wait_stable(group, joined=started)
                     cutover_pauses.append(time.monotonic() - began)
                 processes.wait_stable(group)
+                assignor = new
                 continue
             for member, name in zip(started, names, strict=True):
                 if live:
@@ -189,6 +219,7 @@ def one_walk(
                     processes.wait_stable(group, joined=[member])
                     per_member.append(time.monotonic() - began)
                 processes.wait_stable(group)
+            assignor = new
         end = now_ms()
         producer.stop()
         audit = audit_when_drained(
@@ -204,7 +235,7 @@ def one_walk(
         "unavailable_ms": stat.partition_unavailable_ms,
         "pause_ms": stat.pause_ms,
         "cutover_pause_s": [round(s, 3) for s in cutover_pauses],
-        "cutover_runner_s": cutover_steps,  # [to every close answer, the removal, to every rejoin answer]
+        "cutover_runner_s": cutover_steps,  # [to every close answer, held removal + rejoin, to every answer]
         "per_member_s": [round(s, 3) for s in per_member],
         "lost": audit.lost,
         "produced": audit.produced,

@@ -1,0 +1,155 @@
+"""A classic group held open across a coordinated cutover (shell; kafka-python's raw JoinGroup).
+
+A cutover closes every member and removes the static ones, so the group empties; the members then rejoin
+on the new strategy. A classic group's first rebalance out of Empty is an initial one: the coordinator
+waits `group.initial.rebalance.delay.ms` (broker default 3 s), and with the delay at 0 it completes with
+the members that have joined at that instant; each later joiner starts another rebalance, which the
+members already in learn of only on their next heartbeat (`heartbeat.interval.ms`, librdkafka's default
+3 s). Either way the pause is over 3 s (GroupMetadataManager: prepareRebalance, maybeCompleteJoinPhase).
+
+The hold is one more member of the group, the runner's own: it joins (static, no topics, both the old
+and the new assignor, so the old members and the new ones each share a protocol with it) while the
+closed members are still in the group, so removing them leaves the group with the hold, never Empty.
+Each member that rejoins then joins a rebalance that waits for the hold, which never rejoins; once every
+member has joined, the hold leaves, and the coordinator completes the join at once with all of them
+(removeMemberAndUpdateClassicGroup: all members joined) in one generation. The hold owns no partition,
+sends no heartbeat and never syncs: its session timeout bounds it if the runner dies.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from kafka_coop._kafka_python import admin_client, kafka_python_conf
+from kafka_coop.errors import ClusterUnavailable
+from kafka_coop.protocol import ConsumerProtocolSubscription, encode_subscription
+
+HOLD_SESSION_TIMEOUT_MS: Final = 10_000  # a dead runner's hold is gone within this
+HOLD_REBALANCE_TIMEOUT_MS: Final = 10_000
+HOLD_REASON: Final = "kafka-coop rollout: holding the group open across a coordinated cutover"
+
+
+def hold_instance_id(plan_id: str, step: int) -> str:
+    return f"kafka-coop-hold-{plan_id}-{step}"
+
+
+def hold_protocols(assignors: Sequence[str]) -> list[tuple[str, bytes]]:
+    """The hold's JoinGroup protocols: each assignor, with a subscription to no topic."""
+    metadata = encode_subscription(ConsumerProtocolSubscription(version=0, topics=()))
+    return [(name, metadata) for name in dict.fromkeys(assignors)]
+
+
+class GroupHold:
+    """The hold of one cutover: `join()` before the closed members are removed, `release()` once every
+    member rejoined. Its JoinGroup is parked by the coordinator until the old members are gone, so it
+    goes on its own thread and its own connection."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        conf: Mapping[str, str],
+        group: str,
+        instance_id: str,
+        assignors: Sequence[str],
+        *,
+        timeout_s: float = 30.0,
+    ) -> None:
+        self.group = group
+        self.instance_id = instance_id
+        self._protocols = hold_protocols(assignors)
+        self._client = admin_client(bootstrap, kafka_python_conf(bootstrap, conf), timeout_s, "rollout run")
+        self._thread: threading.Thread | None = None
+        self.error: str | None = None  # the JoinGroup's error name, or why it failed
+        self.joined = threading.Event()  # its JoinGroup answered
+
+    def join(self) -> None:
+        """Send the hold's JoinGroup (answered once the closed members are removed)."""
+        self._thread = threading.Thread(target=self._join, name="kafka-coop-hold", daemon=True)
+        self._thread.start()
+
+    def _join(self) -> None:
+        from kafka.errors import KafkaError, for_code
+        from kafka.protocol.consumer.group import JoinGroupRequest
+
+        manager: Any = self._client._manager
+        version = manager.broker_version_data.api_version(JoinGroupRequest)
+        request = JoinGroupRequest(
+            group_id=self.group,
+            session_timeout_ms=HOLD_SESSION_TIMEOUT_MS,
+            rebalance_timeout_ms=HOLD_REBALANCE_TIMEOUT_MS,
+            member_id="",
+            group_instance_id=self.instance_id,
+            protocol_type="consumer",
+            protocols=[
+                JoinGroupRequest.JoinGroupRequestProtocol(name=name, metadata=metadata)
+                for name, metadata in self._protocols
+            ],
+            reason=HOLD_REASON,
+            min_version=5,
+            max_version=version,
+        )
+
+        async def send() -> Any:
+            node = await self._client._find_coordinator_id(self.group)
+            return await manager.send(request, node_id=node)
+
+        try:
+            response = manager.run(send)
+            error = for_code(response.error_code)
+            self.error = None if error.errno == 0 else str(error.message)
+        except KafkaError as exc:
+            self.error = type(exc).__name__
+        finally:
+            self.joined.set()
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def release(leave: Any, hold: GroupHold) -> None:
+    """The hold leaves (LeaveGroup by its instance id): the rebalance waiting for it completes now."""
+    outcomes = leave.remove(hold.group, [hold.instance_id])
+    bad = [o for o in outcomes if o.error not in (None, "UNKNOWN_MEMBER_ID")]
+    if bad:
+        raise ClusterUnavailable(f"The cutover's hold on {hold.group} could not leave: {bad[0].error}.")
+
+
+def hold_across(
+    admin: Any,
+    leave: Any,
+    hold: GroupHold,
+    closed: Sequence[str],
+    rejoin: Any,
+    expect: Sequence[str],
+    *,
+    timeout_s: float,
+    step_s: float = 0.02,
+) -> None:
+    """The cutover's middle, held: the hold joins, the `closed` static members are removed (the group
+    keeps the hold), `rejoin()` sends the members back, and once DescribeGroups lists every instance id
+    of `expect` the hold leaves, so their rebalance completes with all of them. `admin`: a ClusterAdmin;
+    `leave`: a LeaveGroupClient."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+
+    def until(done: Any, what: str) -> None:
+        while not done():
+            if hold.error is not None:
+                raise ClusterUnavailable(f"The cutover's hold on {hold.group} failed: {hold.error}.")
+            if time.monotonic() > deadline:
+                raise ClusterUnavailable(f"The cutover on {hold.group}: {what} within {timeout_s:g} s.")
+            time.sleep(step_s)
+
+    def listed() -> set[str]:
+        return set(admin.describe_group(hold.group).instance_ids)
+
+    hold.join()
+    until(lambda: hold.instance_id in listed() or hold.joined.is_set(), "the hold did not join")
+    leave.remove(hold.group, list(closed))
+    until(hold.joined.is_set, "the closed members were not removed")
+    rejoin()
+    until(lambda: set(expect) <= listed(), "not every member rejoined")
+    release(leave, hold)
