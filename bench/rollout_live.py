@@ -32,13 +32,10 @@ Run: `.venv/bin/python -m bench --only rollout_live` -> bench/results/rollout-li
 from __future__ import annotations
 
 import statistics
-import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
-
-from pydantic import JsonValue
 
 from bench.harness.figures import percentile
 from bench.harness.frame import (
@@ -46,10 +43,10 @@ from bench.harness.frame import (
     BenchResult,
     Figure,
     Series,
-    ab_order,
+    interleaved_runs,
+    json_runs,
     main_for,
     new_result,
-    sandbox,
 )
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
@@ -254,18 +251,19 @@ def run(args: BenchArgs) -> BenchResult:
         {"members": members, "partitions": partitions, "repeats": repeats, "rate": rate},
         kafka_version=DEFAULT_KAFKA_VERSION,
     )
-    runs: list[dict[str, Any]] = []
-    with sandbox() as box, tempfile.TemporaryDirectory(prefix="kafka-coop-rollout-") as tmp:
-        for round_, side in ab_order(repeats, SIDES):
-            walk = one_walk(box.bootstrap, Path(tmp), side, members=members, partitions=partitions, rate=rate)
-            walk["round"] = round_
-            runs.append(walk)
-            print(
-                f"  {side:<8} round {round_}: {walk['unavailable_ms']:,} partition-unavailable ms, "
-                f"{walk['walk_ms']:,} ms wall, lost {walk['lost']}",
-                flush=True,
-            )
-    result.runs = _json(runs)
+    runs = interleaved_runs(
+        "kafka-coop-rollout-",
+        repeats,
+        SIDES,
+        lambda bootstrap, workdir, side: one_walk(
+            bootstrap, workdir, side, members=members, partitions=partitions, rate=rate
+        ),
+        lambda walk: (
+            f"  {walk['side']:<8} round {walk['round']}: {walk['unavailable_ms']:,} "
+            f"partition-unavailable ms, {walk['walk_ms']:,} ms wall, lost {walk['lost']}"
+        ),
+    )
+    result.runs = json_runs(runs)
     by = _by_side(runs)
     result.samples = {
         "restarts_unavailable_ms": Series(unit="ms", values=by["restarts"]["unavailable_ms"]),
@@ -362,10 +360,6 @@ def plot(result: BenchResult, fig: Any) -> None:
     right.set_ylabel("per-member step (s)")
     right.set_yscale("log")
     right.grid(alpha=0.3, axis="y")
-
-
-def _json(runs: list[dict[str, Any]]) -> list[dict[str, JsonValue]]:
-    return [{k: v for k, v in r.items()} for r in runs]
 
 
 if __name__ == "__main__":
