@@ -11,8 +11,10 @@ One fleet shape, one broker, the two sides interleaved: N static librdkafka memb
 
 Restarts: a cutover stops every member, removes the static members (LeaveGroup by instance id) and
 starts every member on the new settings; a rolling step restarts one member on its new settings and waits
-for the group to settle. Live: the same steps as control records (`publish_control`), the static members
-removed between `cutover-close` and `cutover-rejoin`, each step's answers read from the manifests
+for the group to settle. Live: the same steps as control records (`publish_control`), a cutover held as
+`rollout run` holds it (between `cutover-close` and `cutover-rejoin` the runner's own member keeps the
+group from going Empty while the static members are removed, and leaves once every member rejoined:
+kafka_coop.membership's `hold_across`), each step's answers read from the manifests
 (`read_outcomes`) and the group settled before the next. The walk's cost is its partition-unavailable ms
 from the members' own rebalance events (`kafka_coop.analytics.summarize`), and its wall time.
 

@@ -63,8 +63,8 @@ COORDINATED_CLASSIC = (
     " Every member is a kafka-coop member: `kafka-coop rollout run` makes this a coordinated cutover, with "
     "no restart and no deploy: the members close together, and rejoin in one rebalance while the runner's "
     "own member holds the group open (it never empties, so no initial rebalance delay and no member waits "
-    "for a heartbeat to learn of another round); the pause is their close and one join, under a second "
-    "for 10 members on the sandbox."
+    "for a heartbeat to learn of another round); the pause is their close and one join, 0.35 to 1.2 s "
+    "for 10 members on the sandbox, by its load."
 )
 COORDINATED_CONSUMER = (
     " Every member is a kafka-coop member: `kafka-coop rollout run` makes this a coordinated cutover, with "

@@ -17,7 +17,7 @@ def _cutover_plan(*, kafka_coop: bool) -> Plan:
 def test_a_kafka_coop_fleets_cutover_states_the_coordinated_pause_on_its_stop() -> None:
     stop, start = _cutover_plan(kafka_coop=True).phases
     assert "coordinated cutover" in stop.pause_note and "one rebalance" in stop.pause_note
-    assert "under a second for 10 members" in stop.pause_note
+    assert "0.35 to 1.2 s for 10 members" in stop.pause_note
     assert "coordinated cutover" not in start.pause_note, "said once, where the pause begins"
 
 
