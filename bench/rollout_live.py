@@ -127,9 +127,11 @@ def held_rejoin(
         sent.append(runner.send("cutover-rejoin", settings, None))
 
     try:
-        hold_across(admin, leave, hold, names, rejoin, names, timeout_s=ANSWER_S)
+        held = hold_across(admin, leave, hold, names, rejoin, names)
     finally:
         hold.close()
+    if not held:
+        raise RuntimeError(f"the cutover of step {sent[0]} went on without its hold (see hold_across)")
     return sent[0]
 
 

@@ -19,7 +19,7 @@ sends no heartbeat and never syncs: its session timeout bounds it if the runner 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from kafka_coop._kafka_python import admin_client, kafka_python_conf
@@ -29,6 +29,8 @@ from kafka_coop.protocol import ConsumerProtocolSubscription, encode_subscriptio
 HOLD_SESSION_TIMEOUT_MS: Final = 10_000  # a dead runner's hold is gone within this
 HOLD_REBALANCE_TIMEOUT_MS: Final = 10_000
 HOLD_REASON: Final = "kafka-coop rollout: holding the group open across a coordinated cutover"
+HOLD_JOIN_S: Final = 10.0  # the hold's own join: seen in the group, then answered once the closed are gone
+HOLD_SETTLE_S: Final = 30.0  # how long the held rebalance waits for every member before it goes on
 
 
 def hold_instance_id(plan_id: str, step: int) -> str:
@@ -108,12 +110,15 @@ class GroupHold:
         self._client.close()
 
 
-def release(leave: Any, hold: GroupHold) -> None:
-    """The hold leaves (LeaveGroup by its instance id): the rebalance waiting for it completes now."""
-    outcomes = leave.remove(hold.group, [hold.instance_id])
-    bad = [o for o in outcomes if o.error not in (None, "UNKNOWN_MEMBER_ID")]
-    if bad:
-        raise ClusterUnavailable(f"The cutover's hold on {hold.group} could not leave: {bad[0].error}.")
+def release(leave: Any, hold: GroupHold) -> str | None:
+    """The hold leaves (LeaveGroup by its instance id): the rebalance waiting for it completes now. None,
+    or why it could not (the coordinator then drops it after its session timeout)."""
+    try:
+        outcomes = leave.remove(hold.group, [hold.instance_id])
+    except ClusterUnavailable as exc:
+        return exc.message
+    bad = [o.error for o in outcomes if o.error not in (None, "UNKNOWN_MEMBER_ID")]
+    return bad[0] if bad else None
 
 
 def hold_across(
@@ -121,35 +126,39 @@ def hold_across(
     leave: Any,
     hold: GroupHold,
     closed: Sequence[str],
-    rejoin: Any,
+    rejoin: Callable[[], None],
     expect: Sequence[str],
     *,
-    timeout_s: float,
+    settle_s: float = HOLD_SETTLE_S,
     step_s: float = 0.02,
-) -> None:
+) -> bool:
     """The cutover's middle, held: the hold joins, the `closed` static members are removed (the group
     keeps the hold), `rejoin()` sends the members back, and once DescribeGroups lists every instance id
     of `expect` the hold leaves, so their rebalance completes with all of them. `admin`: a ClusterAdmin;
-    `leave`: a LeaveGroupClient."""
+    `leave`: a LeaveGroupClient (its errors are raised, as a plain removal's are).
+
+    Never worse than no hold: a hold that is not in the group within HOLD_JOIN_S (refused, or slow) is
+    passed over, the members removed and sent back as without it; one whose members are not all back
+    within `settle_s` (a member that refused the new settings rejoins on the old ones, which the group no
+    longer shares) leaves anyway, the late ones joining as they would without it. True when every
+    member came back held."""
     import time
 
-    deadline = time.monotonic() + timeout_s
-
-    def until(done: Any, what: str) -> None:
+    def wait(done: Callable[[], bool], bound_s: float) -> bool:
+        end = time.monotonic() + bound_s
         while not done():
-            if hold.error is not None:
-                raise ClusterUnavailable(f"The cutover's hold on {hold.group} failed: {hold.error}.")
-            if time.monotonic() > deadline:
-                raise ClusterUnavailable(f"The cutover on {hold.group}: {what} within {timeout_s:g} s.")
+            if time.monotonic() > end:
+                return False
             time.sleep(step_s)
+        return True
 
     def listed() -> set[str]:
         return set(admin.describe_group(hold.group).instance_ids)
 
     hold.join()
-    until(lambda: hold.instance_id in listed() or hold.joined.is_set(), "the hold did not join")
+    held = wait(lambda: hold.joined.is_set() or hold.instance_id in listed(), HOLD_JOIN_S)
     leave.remove(hold.group, list(closed))
-    until(hold.joined.is_set, "the closed members were not removed")
+    held = held and wait(hold.joined.is_set, HOLD_JOIN_S) and hold.error is None
     rejoin()
-    until(lambda: set(expect) <= listed(), "not every member rejoined")
-    release(leave, hold)
+    back = held and wait(lambda: set(expect) <= listed(), settle_s)
+    return release(leave, hold) is None and back

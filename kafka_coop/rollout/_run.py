@@ -424,7 +424,6 @@ class Runner:
                 ids,
                 lambda: self.control.send_rejoin(walk, step, live),
                 ids,
-                timeout_s=self.control.timeout_s,
             )
         finally:
             hold.close()

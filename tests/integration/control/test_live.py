@@ -168,7 +168,7 @@ def test_an_eager_fleet_goes_to_cooperative_by_a_coordinated_cutover_in_one_reba
             bootstrap, {}, group, hold_instance_id(runner.plan_id, 2), ("range", "cooperative-sticky")
         )
         try:
-            hold_across(
+            held = hold_across(
                 admin,
                 leave,
                 hold,
@@ -177,11 +177,11 @@ def test_an_eager_fleet_goes_to_cooperative_by_a_coordinated_cutover_in_one_reba
                     "cutover-rejoin", {"partition.assignment.strategy": "cooperative-sticky"}, None
                 ),
                 names,
-                timeout_s=ANSWER_S,
             )
         finally:
             hold.close()
             leave.close()
+        assert held, "every member came back while the hold kept the group"
         rejoined = runner.answers(2, names)
         pause_s = time.monotonic() - began
         assert {a.outcome for a in rejoined.values()} == {"applied"}, rejoined
