@@ -30,7 +30,7 @@ HOLD_SESSION_TIMEOUT_MS: Final = 10_000  # a dead runner's hold is gone within t
 HOLD_REBALANCE_TIMEOUT_MS: Final = 10_000
 HOLD_REASON: Final = "kafka-coop rollout: holding the group open across a coordinated cutover"
 HOLD_JOIN_S: Final = 10.0  # the hold's own join: seen in the group, then answered once the closed are gone
-HOLD_SETTLE_S: Final = 30.0  # how long the held rebalance waits for every member before it goes on
+HOLD_SETTLE_S: Final = 10.0  # how long the held rebalance waits for every member before it goes on
 
 
 def hold_instance_id(plan_id: str, step: int) -> str:
@@ -137,11 +137,11 @@ def hold_across(
     of `expect` the hold leaves, so their rebalance completes with all of them. `admin`: a ClusterAdmin;
     `leave`: a LeaveGroupClient (its errors are raised, as a plain removal's are).
 
-    Never worse than no hold: a hold that is not in the group within HOLD_JOIN_S (refused, or slow) is
-    passed over, the members removed and sent back as without it; one whose members are not all back
-    within `settle_s` (a member that refused the new settings rejoins on the old ones, which the group no
-    longer shares) leaves anyway, the late ones joining as they would without it. True when every
-    member came back held."""
+    Fallbacks: a hold that is not in the group within HOLD_JOIN_S (refused, or slow) is passed over,
+    the members removed and sent back as without it; one whose members are not all back within
+    `settle_s` (a member that refused the new settings rejoins on the old ones, which the group no longer
+    shares) leaves anyway, the late ones joining as they would without it: the members that came back
+    waited `settle_s` for them. True when every member came back held."""
     import time
 
     def wait(done: Callable[[], bool], bound_s: float) -> bool:
