@@ -106,20 +106,21 @@ class _Live:
         return found
 
 
-def held_rejoin(
+def held_cutover(
     admin: Any,
     leave: Any,
     runner: _Live,
     names: list[str],
     settings: dict[str, str],
     assignors: tuple[str, str],
-) -> int:
-    """The closed members removed and sent back with the group held open, as `rollout run` does
-    (kafka_coop.membership._hold): they rejoin in one rebalance. The rejoin record's step."""
+) -> tuple[float, float, int]:
+    """The members closed, removed and sent back with the group held open, as `rollout run` does
+    (kafka_coop.membership._hold; its connection made before the close): they rejoin in one rebalance.
+    When the close record went out, when every close was answered, and the rejoin record's step."""
     from kafka_coop.membership import GroupHold, hold_across, hold_instance_id
 
     hold = GroupHold(
-        admin.bootstrap, {}, runner.group, hold_instance_id(runner.plan_id, runner.step), assignors
+        admin.bootstrap, {}, runner.group, hold_instance_id(runner.plan_id, runner.step + 2), assignors
     )
     sent: list[int] = []
 
@@ -127,12 +128,15 @@ def held_rejoin(
         sent.append(runner.send("cutover-rejoin", settings, None))
 
     try:
+        began = time.monotonic()
+        runner.answers(runner.send("cutover-close", {}, None), names, "closed-for-cutover")
+        closed_at = time.monotonic()
         held = hold_across(admin, leave, hold, names, rejoin, names)
     finally:
         hold.close()
     if not held:
         raise RuntimeError(f"the cutover of step {sent[0]} went on without its hold (see hold_across)")
-    return sent[0]
+    return began, closed_at, sent[0]
 
 
 def one_walk(
@@ -182,9 +186,9 @@ def one_walk(
             if kind == "cutover":
                 began = time.monotonic()
                 if live:
-                    runner.answers(runner.send("cutover-close", {}, None), names, "closed-for-cutover")
-                    closed_at = time.monotonic()
-                    rejoin = held_rejoin(processes.admin, leave, runner, names, settings, (assignor, new))
+                    began, closed_at, rejoin = held_cutover(
+                        processes.admin, leave, runner, names, settings, (assignor, new)
+                    )
                     removed_at = time.monotonic()
                     answers = runner.answers(rejoin, names, "applied")
                     cutover_pauses.append(max(a.seconds or 0.0 for a in answers.values()))

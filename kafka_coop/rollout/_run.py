@@ -382,8 +382,7 @@ class Runner:
         selected = self.admin.describe_group(self.group).selected_assignor if step.kind == "cutover" else ""
         hold = held_assignors(selected, step)
         if hold is not None:
-            self.control.close(walk, step, live)
-            self._held_rejoin(walk, step, live, hold)
+            self._held_cutover(walk, step, live, hold)
             return
         if step.kind == "cutover" and live:
             self.control.close(walk, step, live)
@@ -398,11 +397,12 @@ class Runner:
             else:
                 self.control.reconfigure(walk, step, live)
 
-    def _held_rejoin(
+    def _held_cutover(
         self, walk: Walk, step: Step, live: Sequence[MemberChange], assignors: tuple[str, ...]
     ) -> None:
-        """The closed members are removed and rejoin with the group held open by the runner's own
-        member, so they all come back in one rebalance (kafka_coop.membership._hold)."""
+        """The members close, are removed and rejoin with the group held open by the runner's own
+        member, so they all come back in one rebalance (kafka_coop.membership._hold). The hold's and the
+        removal's connections are made before the close: their bootstrap is not part of the pause."""
         from kafka_coop.membership import GroupHold, LeaveGroupClient, hold_across, hold_instance_id
 
         ids = [c.instance_id for c in live if c.instance_id]
@@ -417,6 +417,7 @@ class Runner:
         )
         leave = LeaveGroupClient(self.admin.bootstrap, self.conf, timeout_s)
         try:
+            self.control.close(walk, step, live)
             hold_across(
                 self.admin,
                 leave,
