@@ -11,8 +11,10 @@ One fleet shape, one broker, the two sides interleaved: N static librdkafka memb
 
 Restarts: a cutover stops every member, removes the static members (LeaveGroup by instance id) and
 starts every member on the new settings; a rolling step restarts one member on its new settings and waits
-for the group to settle. Live: the same steps as control records (`publish_control`), the static members
-removed between `cutover-close` and `cutover-rejoin`, each step's answers read from the manifests
+for the group to settle. Live: the same steps as control records (`publish_control`), a cutover held as
+`rollout run` holds it (between `cutover-close` and `cutover-rejoin` the runner's own member keeps the
+group from going Empty while the static members are removed, and leaves once every member rejoined:
+kafka_coop.membership's `hold_across`), each step's answers read from the manifests
 (`read_outcomes`) and the group settled before the next. The walk's cost is its partition-unavailable ms
 from the members' own rebalance events (`kafka_coop.analytics.summarize`), and its wall time.
 
@@ -32,13 +34,10 @@ Run: `.venv/bin/python -m bench --only rollout_live` -> bench/results/rollout-li
 from __future__ import annotations
 
 import statistics
-import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
-
-from pydantic import JsonValue
 
 from bench.harness.figures import percentile
 from bench.harness.frame import (
@@ -46,10 +45,10 @@ from bench.harness.frame import (
     BenchResult,
     Figure,
     Series,
-    ab_order,
+    interleaved_runs,
+    json_runs,
     main_for,
     new_result,
-    sandbox,
 )
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
@@ -107,6 +106,39 @@ class _Live:
         return found
 
 
+def held_cutover(
+    admin: Any,
+    leave: Any,
+    runner: _Live,
+    names: list[str],
+    settings: dict[str, str],
+    assignors: tuple[str, str],
+) -> tuple[float, float, int]:
+    """The members closed, removed and sent back with the group held open, as `rollout run` does
+    (kafka_coop.membership._hold; its connection made before the close): they rejoin in one rebalance.
+    When the close record went out, when every close was answered, and the rejoin record's step."""
+    from kafka_coop.membership import GroupHold, hold_across, hold_instance_id
+
+    hold = GroupHold(
+        admin.bootstrap, {}, runner.group, hold_instance_id(runner.plan_id, runner.step + 2), assignors
+    )
+    sent: list[int] = []
+
+    def rejoin() -> None:
+        sent.append(runner.send("cutover-rejoin", settings, None))
+
+    try:
+        began = time.monotonic()
+        runner.answers(runner.send("cutover-close", {}, None), names, "closed-for-cutover")
+        closed_at = time.monotonic()
+        held = hold_across(admin, leave, hold, names, rejoin, names)
+    finally:
+        hold.close()
+    if not held:
+        raise RuntimeError(f"the cutover of step {sent[0]} went on without its hold (see hold_across)")
+    return began, closed_at, sent[0]
+
+
 def one_walk(
     bootstrap: str, workdir: Path, side: str, *, members: int, partitions: int, rate: float
 ) -> dict[str, Any]:
@@ -148,15 +180,17 @@ def one_walk(
         cutover_pauses: list[float] = []
         cutover_steps: list[list[float]] = []
         per_member: list[float] = []
+        assignor = "range"
         for kind, settings, spec in WALK:
+            new = settings.get("partition.assignment.strategy", assignor)
             if kind == "cutover":
                 began = time.monotonic()
                 if live:
-                    runner.answers(runner.send("cutover-close", {}, None), names, "closed-for-cutover")
-                    closed_at = time.monotonic()
-                    leave.remove(group, names)
+                    began, closed_at, rejoin = held_cutover(
+                        processes.admin, leave, runner, names, settings, (assignor, new)
+                    )
                     removed_at = time.monotonic()
-                    answers = runner.answers(runner.send("cutover-rejoin", settings, None), names, "applied")
+                    answers = runner.answers(rejoin, names, "applied")
                     cutover_pauses.append(max(a.seconds or 0.0 for a in answers.values()))
                     # where the runner's side of the pause went: every close answered, removal, every rejoin
                     cutover_steps.append(
@@ -176,6 +210,7 @@ def one_walk(
                     processes.wait_stable(group, joined=started)
                     cutover_pauses.append(time.monotonic() - began)
                 processes.wait_stable(group)
+                assignor = new
                 continue
             for member, name in zip(started, names, strict=True):
                 if live:
@@ -189,6 +224,7 @@ def one_walk(
                     processes.wait_stable(group, joined=[member])
                     per_member.append(time.monotonic() - began)
                 processes.wait_stable(group)
+            assignor = new
         end = now_ms()
         producer.stop()
         audit = audit_when_drained(
@@ -204,7 +240,7 @@ def one_walk(
         "unavailable_ms": stat.partition_unavailable_ms,
         "pause_ms": stat.pause_ms,
         "cutover_pause_s": [round(s, 3) for s in cutover_pauses],
-        "cutover_runner_s": cutover_steps,  # [to every close answer, the removal, to every rejoin answer]
+        "cutover_runner_s": cutover_steps,  # [to every close answer, held removal + rejoin, to every answer]
         "per_member_s": [round(s, 3) for s in per_member],
         "lost": audit.lost,
         "produced": audit.produced,
@@ -223,18 +259,19 @@ def run(args: BenchArgs) -> BenchResult:
         {"members": members, "partitions": partitions, "repeats": repeats, "rate": rate},
         kafka_version=DEFAULT_KAFKA_VERSION,
     )
-    runs: list[dict[str, Any]] = []
-    with sandbox() as box, tempfile.TemporaryDirectory(prefix="kafka-coop-rollout-") as tmp:
-        for round_, side in ab_order(repeats, SIDES):
-            walk = one_walk(box.bootstrap, Path(tmp), side, members=members, partitions=partitions, rate=rate)
-            walk["round"] = round_
-            runs.append(walk)
-            print(
-                f"  {side:<8} round {round_}: {walk['unavailable_ms']:,} partition-unavailable ms, "
-                f"{walk['walk_ms']:,} ms wall, lost {walk['lost']}",
-                flush=True,
-            )
-    result.runs = _json(runs)
+    runs = interleaved_runs(
+        "kafka-coop-rollout-",
+        repeats,
+        SIDES,
+        lambda bootstrap, workdir, side: one_walk(
+            bootstrap, workdir, side, members=members, partitions=partitions, rate=rate
+        ),
+        lambda walk: (
+            f"  {walk['side']:<8} round {walk['round']}: {walk['unavailable_ms']:,} "
+            f"partition-unavailable ms, {walk['walk_ms']:,} ms wall, lost {walk['lost']}"
+        ),
+    )
+    result.runs = json_runs(runs)
     by = _by_side(runs)
     result.samples = {
         "restarts_unavailable_ms": Series(unit="ms", values=by["restarts"]["unavailable_ms"]),
@@ -331,10 +368,6 @@ def plot(result: BenchResult, fig: Any) -> None:
     right.set_ylabel("per-member step (s)")
     right.set_yscale("log")
     right.grid(alpha=0.3, axis="y")
-
-
-def _json(runs: list[dict[str, Any]]) -> list[dict[str, JsonValue]]:
-    return [{k: v for k, v in r.items()} for r in runs]
 
 
 if __name__ == "__main__":

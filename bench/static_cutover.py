@@ -24,22 +24,19 @@ Run: `.venv/bin/python -m bench --only static_cutover` -> bench/results/static-c
 from __future__ import annotations
 
 import statistics
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
-
-from pydantic import JsonValue
 
 from bench.harness.frame import (
     BenchArgs,
     BenchResult,
     Figure,
     Series,
-    ab_order,
+    interleaved_runs,
+    json_runs,
     main_for,
     new_result,
-    sandbox,
 )
 from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
@@ -131,23 +128,17 @@ def run(args: BenchArgs) -> BenchResult:
         {"members": members, "partitions": partitions, "repeats": repeats, "before_runs": before},
         kafka_version=DEFAULT_KAFKA_VERSION,
     )
-    runs: list[dict[str, Any]] = []
-    with sandbox() as box, tempfile.TemporaryDirectory(prefix="kafka-coop-cutover-") as tmp:
-        for round_, side in ab_order(repeats, SIDES):
-            run_ = one_cutover(box.bootstrap, Path(tmp), side, members=members, partitions=partitions)
-            run_["round"] = round_
-            runs.append(run_)
-            print(
-                f"  {side:<8} round {round_}: {run_['unavailable_ms']:,} partition-unavailable ms", flush=True
-            )
-        for i in range(before):
-            run_ = one_cutover(
-                box.bootstrap, Path(tmp), "static-no-removal", members=members, partitions=partitions
-            )
-            run_["round"] = i
-            runs.append(run_)
-            print(f"  static without remove-members: {run_['unavailable_ms']:,} ms", flush=True)
-    result.runs = _json_runs(runs)
+    runs = interleaved_runs(
+        "kafka-coop-cutover-",
+        repeats,
+        SIDES,
+        lambda bootstrap, workdir, side: one_cutover(
+            bootstrap, workdir, side, members=members, partitions=partitions
+        ),
+        _progress_line,
+        then=("static-no-removal",) * before,
+    )
+    result.runs = json_runs(runs)
     by_side: dict[str, list[float]] = {}
     for r in runs:
         by_side.setdefault(str(r["side"]), []).append(float(r["unavailable_ms"]))
@@ -184,6 +175,12 @@ def run(args: BenchArgs) -> BenchResult:
     return result.finish()
 
 
+def _progress_line(run_: dict[str, Any]) -> str:
+    if run_["side"] == "static-no-removal":
+        return f"  static without remove-members: {run_['unavailable_ms']:,} ms"
+    return f"  {run_['side']:<8} round {run_['round']}: {run_['unavailable_ms']:,} partition-unavailable ms"
+
+
 def plot(result: BenchResult, fig: Any) -> None:
     ax = fig.subplots()
     names = [n for n in ("dynamic", "static", "static-no-removal") if f"{n}_unavailable_ms" in result.samples]
@@ -203,10 +200,6 @@ def plot(result: BenchResult, fig: Any) -> None:
     ratio = result.figures["static_vs_dynamic_unavailable"].value
     ax.set_title(f"static / dynamic = {ratio:.2f}x (target <= {TARGET_RATIO}x)", fontsize=10)
     ax.grid(alpha=0.3, axis="y")
-
-
-def _json_runs(runs: list[dict[str, Any]]) -> list[dict[str, JsonValue]]:
-    return [{k: v for k, v in r.items()} for r in runs]
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ into a stop between two steps. docs/rollout-run.md is the guide.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import json
 import signal
 import sys
@@ -51,7 +53,6 @@ from .plan import _fleet
 
 if TYPE_CHECKING:
     from kafka_coop.inspection import GroupSnapshot
-    from kafka_coop.rollout import Runner
 
 ALL_TARGETS: tuple[str, ...] = (*TARGETS["upgrade"], *TARGETS["downgrade"])
 HOOK_HELP = (
@@ -196,38 +197,60 @@ class View:
                 self.live = None
 
 
-def _runner(
-    term: Terminal,
-    view: View,
-    group: str,
-    bootstrap: str,
-    command_config: Path | None,
-    hook: str | None,
-    gate_timeout: float,
-    apply_timeout: float,
-    manifests_topic: str,
-    stop: StopBetweenSteps,
-    unprotected_control: bool,
-) -> Runner:
-    from kafka_coop.rollout import Runner  # loads the clients: not at `rollout --help`
+@dataclasses.dataclass(frozen=True)
+class _Options:
+    """The options `run` and `resume` share (`_common`), as one value."""
 
-    admin, conf = admin_for(bootstrap, command_config)
-    return Runner(
-        admin,
-        group,
-        conf=conf,
-        hook=hook,
-        command_config=command_config,
-        gate_timeout_s=gate_timeout,
-        apply_timeout_s=apply_timeout,
-        manifests_topic=manifests_topic or None,
-        stop_requested=stop,
-        on_look=view.look,
-        unprotected_control=unprotected_control,
-    )
+    bootstrap: str
+    command_config: Path | None
+    hook: str | None
+    journal: Path | None
+    plan_file: Path | None
+    gate_timeout: float
+    apply_timeout: float
+    manifests_topic: str
+    unprotected_control: bool
+    output: str
+
+
+class _Walking:
+    """What `run` and `resume` share: Ctrl-C between steps, the live view, and the runner reporting to
+    both; `shown()` installs the first and shows the second around the walk."""
+
+    def __init__(self, term: Terminal, group: str, options: _Options) -> None:
+        from kafka_coop.rollout import Runner  # loads the clients: not at `rollout --help`
+
+        self.stop = StopBetweenSteps(term)
+        self.view = View(term, options.output)
+        admin, conf = admin_for(options.bootstrap, options.command_config)
+        self.runner = Runner(
+            admin,
+            group,
+            conf=conf,
+            hook=options.hook,
+            command_config=options.command_config,
+            gate_timeout_s=options.gate_timeout,
+            apply_timeout_s=options.apply_timeout,
+            manifests_topic=options.manifests_topic or None,
+            stop_requested=self.stop,
+            on_look=self.view.look,
+            unprotected_control=options.unprotected_control,
+        )
+
+    @contextlib.contextmanager
+    def shown(self) -> Iterator[None]:
+        with self.stop.installed(), self.view.shown():
+            yield
 
 
 def _common(f: Any) -> Any:
+    """The shared options, handed to the command as one `options: _Options`."""
+
+    @functools.wraps(f)
+    def packed(*args: Any, **kwargs: Any) -> Any:
+        options = _Options(**{name: kwargs.pop(name) for name in _OPTION_NAMES})
+        return f(*args, options=options, **kwargs)
+
     for option in reversed(
         [
             bootstrap_option(),
@@ -276,8 +299,11 @@ def _common(f: Any) -> Any:
             output_option(("table", "json")),
         ]
     ):
-        f = option(f)
-    return f
+        packed = option(packed)
+    return packed
+
+
+_OPTION_NAMES = tuple(f.name for f in dataclasses.fields(_Options))
 
 
 def _kept_plan(journal: Path) -> Path:
@@ -299,28 +325,13 @@ def rollout() -> None:
 )
 @_common
 @pass_terminal
-def run(
-    term: Terminal,
-    group: str,
-    to: str,
-    rollback: bool,
-    bootstrap: str,
-    command_config: Path | None,
-    hook: str | None,
-    journal: Path | None,
-    plan_file: Path | None,
-    gate_timeout: float,
-    apply_timeout: float,
-    manifests_topic: str,
-    unprotected_control: bool,
-    output: str,
-) -> None:
+def run(term: Terminal, group: str, to: str, rollback: bool, options: _Options) -> None:
     """Walk GROUP's plan to --to: apply each phase's settings to one member (all, for a cutover), wait for
     the gate, go on. Exit 0 done, 1 a gate or an apply failed (the walk stops there), 2 bad input, 3 the
     cluster, 130 stopped by Ctrl-C between steps; `rollout resume` continues."""
     from kafka_coop.rollout import start_walk  # loads the clients: not at `rollout --help`
 
-    journal = journal or default_journal(group)
+    journal, plan_file, output = options.journal or default_journal(group), options.plan_file, options.output
     kept = _kept_plan(journal)
     if plan_file is None and (rollback or journal.exists()) and kept.exists():
         plan_file = kept
@@ -338,38 +349,24 @@ def run(
         raise InvalidInput(
             f"The plan goes to {plan.to}, not to --to {to}.", hint="Give the --to the plan was written for."
         )
-    stop = StopBetweenSteps(term)
-    view = View(term, output)
-    runner = _runner(
-        term,
-        view,
-        group,
-        bootstrap,
-        command_config,
-        hook,
-        gate_timeout,
-        apply_timeout,
-        manifests_topic,
-        stop,
-        unprotected_control,
-    )
+    walking = _Walking(term, group, options)
     if plan is None:
-        plan = _live_plan(term, group, to, bootstrap, command_config, manifests_topic)
+        plan = _live_plan(term, group, to, options.bootstrap, options.command_config, options.manifests_topic)
         if not journal.exists():
             kept.parent.mkdir(parents=True, exist_ok=True)
             kept.write_text(json.dumps(plan.model_dump(mode="json", by_alias=True), indent=2) + "\n")
             plan_file = kept
     if not term.out.is_terminal and output != "json":
         term.progress(f"Journal: {journal}")
-    with stop.installed(), view.shown():
+    with walking.shown():
         walk, taken = start_walk(
-            runner,
+            walking.runner,
             plan,
             journal,
             plan_file=str(plan_file) if plan_file else None,
-            hook=hook,
+            hook=options.hook,
             rollback=rollback,
-            on_progress=view.progress,
+            on_progress=walking.view.progress,
         )
     if output != "json":
         term.out.print(
@@ -383,25 +380,12 @@ def run(
 @click.argument("group")
 @_common
 @pass_terminal
-def resume(
-    term: Terminal,
-    group: str,
-    bootstrap: str,
-    command_config: Path | None,
-    hook: str | None,
-    journal: Path | None,
-    plan_file: Path | None,
-    gate_timeout: float,
-    apply_timeout: float,
-    manifests_topic: str,
-    unprotected_control: bool,
-    output: str,
-) -> None:
+def resume(term: Terminal, group: str, options: _Options) -> None:
     """Continue GROUP's walk from its journal: a finished step is not taken again, a begun one is re-checked
     by its gate before it is redone. Exit codes as `rollout run`."""
     from kafka_coop.rollout import resume_walk  # loads the clients: not at `rollout --help`
 
-    journal = journal or default_journal(group)
+    journal, plan_file = options.journal or default_journal(group), options.plan_file
     entries = read_journal(journal)
     header = next((e for e in entries if e.kind == "walk"), None)
     if plan_file is None:
@@ -411,24 +395,12 @@ def resume(
             )
         plan_file = Path(header.plan_file)
     plan = load_plan(plan_file)
-    stop = StopBetweenSteps(term)
-    view = View(term, output)
-    runner = _runner(
-        term,
-        view,
-        group,
-        bootstrap,
-        command_config,
-        hook,
-        gate_timeout,
-        apply_timeout,
-        manifests_topic,
-        stop,
-        unprotected_control,
-    )
-    with stop.installed(), view.shown():
-        walk, taken = resume_walk(runner, plan, journal, entries, hook=hook, on_progress=view.progress)
-    if output != "json":
+    walking = _Walking(term, group, options)
+    with walking.shown():
+        walk, taken = resume_walk(
+            walking.runner, plan, journal, entries, hook=options.hook, on_progress=walking.view.progress
+        )
+    if options.output != "json":
         term.out.print(
             f"Resumed {group}: {taken} more of {len(walk.steps)} steps; journal {journal}.", highlight=False
         )

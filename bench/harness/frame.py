@@ -280,6 +280,34 @@ def ab_order(repeats: int, sides: tuple[str, str] = ("baseline", "candidate")) -
     return order
 
 
+def interleaved_runs(
+    prefix: str,
+    repeats: int,
+    sides: tuple[str, str],
+    one: Callable[[str, Path, str], dict[str, Any]],
+    line: Callable[[dict[str, Any]], str],
+    *,
+    then: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """On one fresh sandbox and temporary directory (named `prefix`...): `one(bootstrap, workdir, side)`
+    for each side `repeats` times in `ab_order`, then once for each side of `then` (round 0, 1, ...).
+    Each run gets its `round`, and `line(run)` is printed as it ends."""
+    order = [*ab_order(repeats, sides), *((i, side) for i, side in enumerate(then))]
+    runs: list[dict[str, Any]] = []
+    with sandbox() as box, tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        for round_, side in order:
+            run = one(box.bootstrap, Path(tmp), side)
+            run["round"] = round_
+            runs.append(run)
+            print(line(run), flush=True)
+    return runs
+
+
+def json_runs(runs: list[dict[str, Any]]) -> list[dict[str, JsonValue]]:
+    """The runs as a result's `runs` (each a JSON object of the figures one run measured)."""
+    return [dict(r) for r in runs]
+
+
 # --- result files -------------------------------------------------------------------------------------
 PlotFn = Callable[[BenchResult, Any], None]
 

@@ -19,12 +19,16 @@ from kafka_coop.membership._removal import (
 
 if TYPE_CHECKING:
     from kafka_coop._kafka_python import kafka_python_conf
+    from kafka_coop.membership._hold import GroupHold, hold_across, hold_instance_id
     from kafka_coop.membership._leave import LeaveGroupClient
     from kafka_coop.membership._watch import ManifestWatch
 
 # name -> the shell module that defines it, imported on first use
 _LAZY: dict[str, str] = {
     "LeaveGroupClient": "kafka_coop.membership._leave",
+    "GroupHold": "kafka_coop.membership._hold",
+    "hold_across": "kafka_coop.membership._hold",
+    "hold_instance_id": "kafka_coop.membership._hold",
     "kafka_python_conf": "kafka_coop._kafka_python",
     "ManifestWatch": "kafka_coop.membership._watch",
 }
@@ -35,9 +39,12 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
     "RUNNING_WITHIN_S",
+    "GroupHold",
     "LeaveGroupClient",
     "ManifestWatch",
     "choose_members",
+    "hold_across",
+    "hold_instance_id",
     "kafka_python_conf",
     "refuse_unobservable",
     "still_running",

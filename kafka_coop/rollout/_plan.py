@@ -271,6 +271,8 @@ def _phases(
     assert position is not None
     families = {f for f in fleet.families() if f != "unknown"} or set(spec.families)
     out: list[PlanPhase] = []
+    all_kafka_coop = fleet.size > 0 and all(m.kafka_coop for m in fleet.members)
+    coordinated_to = spec.to if all_kafka_coop else None
     for phase in spec.phases:
         before = spec.expect_at(phase.n - 1)
         members_before = None if before.empty else fleet.size
@@ -312,7 +314,9 @@ def _phases(
                 config=_phase_configs(phase.config, families),
                 expect=phase.expect,
                 pause=phase.pause,
-                pause_note=pause_note(phase, protocol_before, fleet.size, static)
+                pause_note=pause_note(
+                    phase, protocol_before, fleet.size, static, coordinated_to=coordinated_to
+                )
                 + _assignment_interval_note(phase.expect.rebalance_protocol, fleet.broker_version),
                 pause_budget_ms=pause_budget_ms,
                 rollback=phase.rollback,

@@ -57,13 +57,40 @@ def family_config(family: str, config: MemberConfig) -> FamilyConfig:
     )
 
 
-def pause_note(phase: MigrationPhase, protocol_before: str | None, size: int, static: bool) -> str:
+# A coordinated cutover by `kafka-coop rollout run` (every member a kafka-coop member), what it costs:
+# measured by bench/rollout_live.py (docs/benchmarks.md), 10 members on the sandbox.
+COORDINATED_CLASSIC = (
+    " Every member is a kafka-coop member: `kafka-coop rollout run` makes this a coordinated cutover, with "
+    "no restart and no deploy: the members close together, and rejoin in one rebalance while the runner's "
+    "own member holds the group open (it never empties, so no initial rebalance delay and no member waits "
+    "for a heartbeat to learn of another round); the pause is their close and one join, 0.35 to 1.2 s "
+    "for 10 members on the sandbox, by its load."
+)
+COORDINATED_CONSUMER = (
+    " Every member is a kafka-coop member: `kafka-coop rollout run` makes this a coordinated cutover, with "
+    "no restart and no deploy: the members close together and rejoin on the consumer protocol; the pause "
+    "is their close and the consumer group's first assignment, a few seconds."
+)
+
+
+def pause_note(
+    phase: MigrationPhase,
+    protocol_before: str | None,
+    size: int,
+    static: bool,
+    *,
+    coordinated_to: str | None = None,
+) -> str:
+    """`coordinated_to`: the migration's target protocol where every member is a kafka-coop member (a
+    full stop is then a coordinated cutover by `rollout run`), else None."""
     if phase.pause == "full-stop":
         who = "the member is" if size == 1 else f"all {size} members are"
         note = (
             f"{who[0].upper()}{who[1:]} down from the first stop until the group is Stable on the "
             "new config; every partition is unowned for that whole time (kafka-coop report measures it)."
         )
+        if coordinated_to is not None and phase.action in ("stop-all", "stop-all-start-all"):
+            note += COORDINATED_CONSUMER if coordinated_to == "consumer" else COORDINATED_CLASSIC
         if static and phase.action in ("stop-all", "stop-all-start-all") and phase.remove_static_members:
             note += (
                 " Static members do not leave the group when they stop; the plan removes them as soon as "

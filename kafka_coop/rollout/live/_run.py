@@ -155,6 +155,22 @@ def control_step(walk: Walk, step: Step, part: int = 0) -> int:
     return (base + step.n) * 2 + part
 
 
+def held_assignors(selected: str, step: Step) -> tuple[str, ...] | None:
+    """The assignors a cutover's hold joins with (the group's now, then the new ones), or None where
+    the cutover is not held: a step with hook-restarted or dynamic members, or onto the consumer
+    protocol (a consumer group has no initial rebalance to wait out)."""
+    changes = step.changes
+    if step.kind != "cutover" or not changes or not selected:
+        return None
+    if any(c.via != "live" or not c.instance_id for c in changes):
+        return None
+    settings = live_settings(changes[0])
+    if settings.get("group.protocol", "classic") != "classic":
+        return None
+    new = [a.strip() for a in settings.get("partition.assignment.strategy", "").split(",") if a.strip()]
+    return (selected, *new) if new else None
+
+
 def live_settings(change: MemberChange) -> dict[str, str]:
     """What a control record carries for a change: the reconfigurable keys it sets, and REMOVE for
     those it removes (a group.instance.id a plan asks for is not one: a live member keeps its own)."""
@@ -185,7 +201,13 @@ class ControlTopic:
 
     def rejoin(self, walk: Walk, step: Step, changes: Sequence[MemberChange]) -> None:
         """A cutover's second half: every closed member rejoins on the new settings."""
+        self.send_rejoin(walk, step, changes)
+        self.rejoined(walk, step, changes)
+
+    def send_rejoin(self, walk: Walk, step: Step, changes: Sequence[MemberChange]) -> None:
         self._publish(walk, step, 1, "cutover-rejoin", None, live_settings(changes[0]))
+
+    def rejoined(self, walk: Walk, step: Step, changes: Sequence[MemberChange]) -> None:
         self._outcomes(walk, control_step(walk, step, 1), [c.member for c in changes], "applied")
 
     def _publish(
@@ -357,6 +379,11 @@ class Runner:
         assert walk is not None
         hooked = [c for c in step.changes if c.via == "hook"]
         live = [c for c in step.changes if c.via == "live"]
+        selected = self.admin.describe_group(self.group).selected_assignor if step.kind == "cutover" else ""
+        hold = held_assignors(selected, step)
+        if hold is not None:
+            self._held_cutover(walk, step, live, hold)
+            return
         if step.kind == "cutover" and live:
             self.control.close(walk, step, live)
             self._remove_static([c.instance_id for c in live if c.instance_id])
@@ -369,6 +396,40 @@ class Runner:
                 self.control.rejoin(walk, step, live)
             else:
                 self.control.reconfigure(walk, step, live)
+
+    def _held_cutover(
+        self, walk: Walk, step: Step, live: Sequence[MemberChange], assignors: tuple[str, ...]
+    ) -> None:
+        """The members close, are removed and rejoin with the group held open by the runner's own
+        member, so they all come back in one rebalance (kafka_coop.membership._hold). The hold's and the
+        removal's connections are made before the close: their bootstrap is not part of the pause."""
+        from kafka_coop.membership import GroupHold, LeaveGroupClient, hold_across, hold_instance_id
+
+        ids = [c.instance_id for c in live if c.instance_id]
+        timeout_s = min(self.gate_timeout_s, 30.0)
+        hold = GroupHold(
+            self.admin.bootstrap,
+            self.conf,
+            self.group,
+            hold_instance_id(walk.plan_id, control_step(walk, step, 1)),
+            assignors,
+            timeout_s=timeout_s,
+        )
+        leave = LeaveGroupClient(self.admin.bootstrap, self.conf, timeout_s)
+        try:
+            self.control.close(walk, step, live)
+            hold_across(
+                self.admin,
+                leave,
+                hold,
+                ids,
+                lambda: self.control.send_rejoin(walk, step, live),
+                ids,
+            )
+        finally:
+            hold.close()
+            leave.close()
+        self.control.rejoined(walk, step, live)
 
     def _remove_static(self, instance_ids: Sequence[str]) -> None:
         """Closed static members leave now (LeaveGroup by group.instance.id), not after their session."""

@@ -23,11 +23,12 @@ from kafka_coop.control import (
     read_outcomes,
 )
 from kafka_coop.events import now_ms
-from kafka_coop.membership import LeaveGroupClient
+from kafka_coop.membership import GroupHold, LeaveGroupClient, hold_across, hold_instance_id
 from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
 
 PARTITIONS = 6
 ANSWER_S = 90.0
+CUTOVER_MEMBERS = 5
 CLASSIC_COOPERATIVE = {"group.protocol": "classic", "partition.assignment.strategy": "cooperative-sticky"}
 CONSUMER = {"group.protocol": "consumer", "group.remote.assignor": "uniform"}
 
@@ -141,7 +142,7 @@ def test_an_eager_fleet_goes_to_the_consumer_protocol_then_to_cooperative_one_me
     print(f"live reconfiguration per member: p50 {ordered[len(ordered) // 2]:.2f} s, max {ordered[-1]:.2f} s")
 
 
-def test_an_eager_fleet_goes_to_cooperative_by_a_coordinated_cutover(
+def test_an_eager_fleet_goes_to_cooperative_by_a_coordinated_cutover_in_one_rebalance(
     processes: MemberProcesses,
     admin: ClusterAdmin,
     bootstrap: str,
@@ -150,24 +151,48 @@ def test_an_eager_fleet_goes_to_cooperative_by_a_coordinated_cutover(
     manifests_topic: str,
     control_topic: str,
 ) -> None:
+    """The group is held open across the cutover (membership/_hold), as `rollout run` does: every member
+    rejoins in one rebalance, so each has exactly one assignment after the rejoin record."""
     group, topic = unique("cutover"), topic_factory(PARTITIONS)
     runner = Runner(bootstrap, group, unique("plan"))
     with SteadyProducer(bootstrap, topic, PARTITIONS, rate=100) as producer:
-        members = processes.add_many(fleet(group, topic, 3, ("range",)))
+        members = processes.add_many(fleet(group, topic, CUTOVER_MEMBERS, ("range",)))
         processes.wait_stable(group, joined=members)
         names = [m.spec.instance_id or "" for m in members]
         began = time.monotonic()
         closed = runner.answers(runner.send("cutover-close", {}, None), names)
         assert {a.outcome for a in closed.values()} == {"closed-for-cutover"}
-        LeaveGroupClient(bootstrap, {}, 10.0).remove(group, names)  # static members leave now
-        rejoined = runner.answers(
-            runner.send("cutover-rejoin", {"partition.assignment.strategy": "cooperative-sticky"}, None),
-            names,
+        rejoin_ms = now_ms()
+        leave = LeaveGroupClient(bootstrap, {}, 10.0)
+        hold = GroupHold(
+            bootstrap, {}, group, hold_instance_id(runner.plan_id, 2), ("range", "cooperative-sticky")
         )
+        try:
+            held = hold_across(
+                admin,
+                leave,
+                hold,
+                names,
+                lambda: runner.send(
+                    "cutover-rejoin", {"partition.assignment.strategy": "cooperative-sticky"}, None
+                ),
+                names,
+            )
+        finally:
+            hold.close()
+            leave.close()
+        assert held, "every member came back while the hold kept the group"
+        rejoined = runner.answers(2, names)
         pause_s = time.monotonic() - began
         assert {a.outcome for a in rejoined.values()} == {"applied"}, rejoined
         live = processes.wait_stable(group)
         assert (live.group_type, live.selected_assignor) == ("classic", "cooperative-sticky")
+        assert set(live.instance_ids) == set(names), "the hold left the group"
+        assignments = {
+            m.spec.name: sum(1 for e in m.events() if e["kind"] == "assigned" and e["ts_ms"] >= rejoin_ms)
+            for m in members
+        }
+        assert assignments == {m.spec.name: 1 for m in members}, "every member rejoined in one rebalance"
         assert started_once(processes)
         assert_nothing_lost(processes, admin, group, topic, producer)
     longest = max(a.seconds or 0.0 for a in rejoined.values())

@@ -29,7 +29,7 @@ LAZY_IMPORTS: dict[tuple[str, str, str], str] = {
     ("plan.py", "_fleet", "kafka_coop.inspection"): "a --fleet plan loads no client (~0.2 s)",
     ("remove_members.py", "remove_members", "kafka_coop.inspection"): "--help loads no client (~0.25 s)",
     ("remove_members.py", "remove_members", "kafka_coop.membership"): "--help loads no client (~0.1 s)",
-    ("rollout.py", "_runner", "kafka_coop.rollout"): "rollout --help loads no client (~0.2 s)",
+    ("rollout.py", "__init__", "kafka_coop.rollout"): "rollout --help loads no client (~0.2 s)",
     ("rollout.py", "run", "kafka_coop.rollout"): "rollout --help loads no client (~0.2 s)",
     ("rollout.py", "resume", "kafka_coop.rollout"): "rollout --help loads no client (~0.2 s)",
     ("rollout.py", "shown", "rich.live"): "only a terminal shows the live view (its threads)",
