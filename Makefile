@@ -15,7 +15,7 @@ PYTEST_WORKERS ?= 3
 SUITE_ORDER := tests/install tests/e2e tests/integration tests/differential tests/unit
 
 .PHONY: setup setup-demo prereqs prereqs-jdk sandbox-jars jars interop lint typecheck test test-unit \
-	test-integration test-e2e test-install soak demo bench clean
+	test-integration test-e2e test-install soak demo bench dist clean
 
 ## setup: everything `make test` needs: system prerequisites (JDK 17+, Maven, Go, Node), the venv with
 ## every extra, Kafka jars, the Java member, the Spark engine's parts, toxiproxy, and the other client
@@ -47,7 +47,7 @@ prereqs-jdk:
 $(STAMP): pyproject.toml constraints.txt setup.py kafka_coop/consumer/_fastcall.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# KAFKA_COOP_BUILD_C=1: the checkout builds the optional C poll path, so the suite covers both paths
+	# KAFKA_COOP_BUILD_C=1: the checkout must build the C poll path (no silent fallback), so the suite covers both paths
 	KAFKA_COOP_BUILD_C=1 $(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
@@ -119,6 +119,12 @@ PORT ?=
 CONTROLLER_PORT ?=
 demo: setup-demo
 	$(DEMO_VENV)/bin/kafka-coop demo $(if $(PORT),--port $(PORT)) $(if $(CONTROLLER_PORT),--controller-port $(CONTROLLER_PORT))
+
+## dist: what a release uploads, in dist/: the sdist, the compiled wheel (the C poll path, cp311-abi3,
+## manylinux) and the pure-Python fallback wheel (scripts/build_dist.py; docs/install.md)
+dist: setup
+	rm -rf dist
+	$(BIN)/python scripts/build_dist.py --outdir dist
 
 clean:
 	rm -rf $(VENV) $(DEMO_VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -50,6 +50,7 @@ import statistics
 import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import JsonValue
@@ -483,6 +484,25 @@ def _pair_ratios(runs: list[dict[str, JsonValue]], driver: str, key: str) -> lis
     return [r[WRAPPED] / r[RAW] for r in by_round.values() if RAW in r and WRAPPED in r]
 
 
+def installed_package() -> dict[str, JsonValue]:
+    """Which kafka-coop ran: where it was imported from, the tags of the wheel it was installed from (none
+    for a checkout) and which per-record `poll` path it has (the compiled module of the default wheel, or
+    the pure wheel's Python closure): the sync-poll figure depends on it (docs/install.md)."""
+    import importlib.metadata
+    import importlib.util
+
+    import kafka_coop
+
+    wheel = importlib.metadata.distribution("kafka-coop").read_text("WHEEL") or ""
+    compiled = importlib.util.find_spec("kafka_coop.consumer._fastcall")
+    return {
+        "imported_from": str(Path(kafka_coop.__file__).parent),
+        "wheel_tags": [line.removeprefix("Tag: ") for line in wheel.splitlines() if line.startswith("Tag: ")],
+        "poll_path": "c" if compiled is not None else "python",
+        "compiled_module": compiled.origin if compiled is not None else None,
+    }
+
+
 def run(args: BenchArgs) -> BenchResult:
     params = {**DEFAULTS, **(QUICK if args.quick else {})}
     params = {key: args.param(key, value) for key, value in params.items()}
@@ -502,6 +522,7 @@ def run(args: BenchArgs) -> BenchResult:
         },
         kafka_version=DEFAULT_KAFKA_VERSION,
     )
+    result.parameters["kafka_coop_install"] = installed_package()
     with sandbox(kafka_version=DEFAULT_KAFKA_VERSION) as kafka:
         ClusterAdmin(kafka.bootstrap).ensure_topic(TOPIC, params["partitions"])
         produce_s = produce(kafka.bootstrap, TOPIC, records, params["record_bytes"], params["partitions"])

@@ -1,18 +1,25 @@
-/* kafka_coop.consumer._fastcall: the per-record `poll` path in C (optional; _core.py has the same path in
- * Python and uses it when this extension is not built).
+/* kafka_coop.consumer._fastcall: the per-record `poll` path in C (_core.py has the same path in Python and
+ * uses it where this extension is not built: the pure wheel, a source install without a compiler).
  *
  * A Python closure around confluent-kafka's `poll` costs ~100 ns a call (a frame, one clock read, two
- * attribute accesses), about a tenth of a one-record poll; this one costs a vectorcall, a coarse clock
- * read and two struct fields. The logic is exactly the Python fast path in _core.Core.make_poll:
+ * attribute accesses), about a tenth of a one-record poll; this one costs one call, a coarse clock read
+ * and two struct fields. The logic is exactly the Python fast path in _core.Core.make_poll:
  *
  *     msg = inner_poll(*args, **kwargs)        # on any exception: broken(1), then re-raise it
  *     state.held = msg
  *     if state.slow or monotonic() - state.tick > gap: return slow(msg, hand_out)
  *     return msg
+ *
+ * Written to the limited C API of Python 3.11 (the stable ABI), so one compiled wheel, cp311-abi3, serves
+ * every CPython from 3.11 on. The stable ABI of 3.11 has no vectorcall: `FastPoll` takes its arguments as
+ * a tuple (tp_call) and hands that same tuple to the client's `poll`, which takes a tuple itself
+ * (METH_VARARGS), so a call still builds one tuple, as the vectorcall version did (measured alike:
+ * docs/install.md).
  */
+#define Py_LIMITED_API 0x030B0000
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <structmember.h>
+#include <structmember.h> /* PyMemberDef's T_* names (the limited API's own before 3.12) */
 #include <time.h>
 
 typedef struct {
@@ -23,6 +30,23 @@ typedef struct {
     PyObject *weakreflist;
 } CallState;
 
+static PyTypeObject *CallStateType; /* the module is single-phase (m_size -1): one of each type */
+static PyTypeObject *FastPollType;
+
+static void set_ref(PyObject **slot, PyObject *value) {
+    PyObject *old = *slot;
+    Py_XINCREF(value);
+    *slot = value;
+    Py_XDECREF(old);
+}
+
+static void free_heap_object(PyObject *self) {
+    PyTypeObject *type = Py_TYPE(self);
+    freefunc tp_free = (freefunc)PyType_GetSlot(type, Py_tp_free);
+    tp_free(self);
+    Py_DECREF((PyObject *)type); /* an instance of a heap type holds a reference to its type */
+}
+
 static int CallState_init(CallState *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {NULL};
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "", kwlist)) return -1;
@@ -30,12 +54,12 @@ static int CallState_init(CallState *self, PyObject *args, PyObject *kwds) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     self->slow = 1;
     self->tick = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-    Py_INCREF(Py_None);
-    Py_XSETREF(self->held, Py_None);
+    set_ref(&self->held, Py_None);
     return 0;
 }
 
 static int CallState_traverse(CallState *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE((PyObject *)self));
     Py_VISIT(self->held);
     return 0;
 }
@@ -49,34 +73,37 @@ static void CallState_dealloc(CallState *self) {
     PyObject_GC_UnTrack(self);
     if (self->weakreflist != NULL) PyObject_ClearWeakRefs((PyObject *)self);
     CallState_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    free_heap_object((PyObject *)self);
 }
 
 static PyMemberDef CallState_members[] = {
     {"held", T_OBJECT, offsetof(CallState, held), 0, "what the application holds now (drop-in)"},
     {"slow", T_BOOL, offsetof(CallState, slow), 0, "take the slow path on the next call"},
     {"tick", T_DOUBLE, offsetof(CallState, tick), 0, "time.monotonic() of the watchdog's last tick"},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(CallState, weakreflist), READONLY, NULL},
     {NULL},
 };
 
-static PyTypeObject CallStateType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "kafka_coop.consumer._fastcall.CallState",
-    .tp_doc = "The per-consumer state the hot path reads (see kafka_coop.consumer._freeze).",
-    .tp_basicsize = sizeof(CallState),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)CallState_init,
-    .tp_dealloc = (destructor)CallState_dealloc,
-    .tp_traverse = (traverseproc)CallState_traverse,
-    .tp_clear = (inquiry)CallState_clear,
-    .tp_members = CallState_members,
-    .tp_weaklistoffset = offsetof(CallState, weakreflist),
+static PyType_Slot CallState_slots[] = {
+    {Py_tp_doc, "The per-consumer state the hot path reads (see kafka_coop.consumer._freeze)."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, CallState_init},
+    {Py_tp_dealloc, CallState_dealloc},
+    {Py_tp_traverse, CallState_traverse},
+    {Py_tp_clear, CallState_clear},
+    {Py_tp_members, CallState_members},
+    {0, NULL},
+};
+
+static PyType_Spec CallState_spec = {
+    .name = "kafka_coop.consumer._fastcall.CallState",
+    .basicsize = sizeof(CallState),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = CallState_slots,
 };
 
 typedef struct {
     PyObject_HEAD
-    vectorcallfunc vectorcall;
     PyObject *inner;    /* the client's bound poll */
     CallState *state;
     PyObject *slow;     /* slow(msg, hand_out) */
@@ -96,27 +123,29 @@ static inline double coarse_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static PyObject *FastPoll_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
-                                     PyObject *kwnames) {
-    FastPoll *self = (FastPoll *)callable;
+static PyObject *FastPoll_call(FastPoll *self, PyObject *args, PyObject *kwargs) {
     /* poll(timeout=-1), refused before the client is called (as the Python path's signature refuses
      * it): a TypeError from inside the client's call would count as a broken call, seeking back. */
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    Py_ssize_t nargs = PyTuple_Size(args);
+    Py_ssize_t nkw = kwargs == NULL ? 0 : PyDict_Size(kwargs);
     if (nargs + nkw > 1) {
         PyErr_Format(PyExc_TypeError, "poll() takes at most 1 argument (%zd given)", nargs + nkw);
         return NULL;
     }
-    if (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "timeout") != 0) {
-        PyErr_Format(PyExc_TypeError, "poll() got an unexpected keyword argument '%U'",
-                     PyTuple_GET_ITEM(kwnames, 0));
-        return NULL;
+    if (nkw == 1) {
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        PyDict_Next(kwargs, &pos, &key, &value);
+        if (!PyUnicode_Check(key) || PyUnicode_CompareWithASCIIString(key, "timeout") != 0) {
+            PyErr_Format(PyExc_TypeError, "poll() got an unexpected keyword argument '%S'", key);
+            return NULL;
+        }
     }
-    PyObject *msg = PyObject_Vectorcall(self->inner, args, nargsf, kwnames);
+    PyObject *msg = PyObject_Call(self->inner, args, kwargs);
     if (msg == NULL) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
-        PyObject *r = PyObject_CallOneArg(self->broken, self->one);
+        PyObject *r = PyObject_CallFunctionObjArgs(self->broken, self->one, NULL);
         if (r == NULL) {
             PyErr_WriteUnraisable(self->broken);
         }
@@ -125,8 +154,7 @@ static PyObject *FastPoll_vectorcall(PyObject *callable, PyObject *const *args, 
         return NULL;
     }
     CallState *state = self->state;
-    Py_INCREF(msg);
-    Py_XSETREF(state->held, msg);
+    set_ref(&state->held, msg);
     if (state->slow || coarse_now() - state->tick > self->gap) {
         PyObject *out = PyObject_CallFunctionObjArgs(self->slow, msg, self->hand_out, NULL);
         Py_DECREF(msg);
@@ -139,12 +167,12 @@ static PyObject *FastPoll_new(PyTypeObject *type, PyObject *args, PyObject *kwds
     static char *kwlist[] = {"inner", "state", "slow", "broken", "hand_out", "gap", NULL};
     PyObject *inner, *state, *slow, *broken, *hand_out;
     double gap;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!OOO!d", kwlist, &inner, &CallStateType, &state, &slow,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!OOO!d", kwlist, &inner, CallStateType, &state, &slow,
                                      &broken, &PyBool_Type, &hand_out, &gap))
         return NULL;
-    FastPoll *self = (FastPoll *)type->tp_alloc(type, 0);
+    allocfunc tp_alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
+    FastPoll *self = (FastPoll *)tp_alloc(type, 0);
     if (self == NULL) return NULL;
-    self->vectorcall = FastPoll_vectorcall;
     Py_INCREF(inner); self->inner = inner;
     Py_INCREF(state); self->state = (CallState *)state;
     Py_INCREF(slow); self->slow = slow;
@@ -157,6 +185,7 @@ static PyObject *FastPoll_new(PyTypeObject *type, PyObject *args, PyObject *kwds
 }
 
 static int FastPoll_traverse(FastPoll *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE((PyObject *)self));
     Py_VISIT(self->inner);
     Py_VISIT(self->state);
     Py_VISIT(self->slow);
@@ -178,38 +207,50 @@ static int FastPoll_clear(FastPoll *self) {
 static void FastPoll_dealloc(FastPoll *self) {
     PyObject_GC_UnTrack(self);
     FastPoll_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    free_heap_object((PyObject *)self);
 }
 
-static PyTypeObject FastPollType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "kafka_coop.consumer._fastcall.FastPoll",
-    .tp_doc = "poll(timeout=-1): the client's poll with kafka-coop's fast path (see the module).",
-    .tp_basicsize = sizeof(FastPoll),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_new = FastPoll_new,
-    .tp_dealloc = (destructor)FastPoll_dealloc,
-    .tp_traverse = (traverseproc)FastPoll_traverse,
-    .tp_clear = (inquiry)FastPoll_clear,
-    .tp_call = PyVectorcall_Call,
-    .tp_vectorcall_offset = offsetof(FastPoll, vectorcall),
+static PyType_Slot FastPoll_slots[] = {
+    {Py_tp_doc, "poll(timeout=-1): the client's poll with kafka-coop's fast path (see the module)."},
+    {Py_tp_new, FastPoll_new},
+    {Py_tp_call, FastPoll_call},
+    {Py_tp_dealloc, FastPoll_dealloc},
+    {Py_tp_traverse, FastPoll_traverse},
+    {Py_tp_clear, FastPoll_clear},
+    {0, NULL},
+};
+
+static PyType_Spec FastPoll_spec = {
+    .name = "kafka_coop.consumer._fastcall.FastPoll",
+    .basicsize = sizeof(FastPoll),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = FastPoll_slots,
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "kafka_coop.consumer._fastcall",
-    .m_doc = "The per-record poll path in C (optional; see _core.py).",
+    .m_doc = "The per-record poll path in C (see _core.py).",
     .m_size = -1,
 };
 
 PyMODINIT_FUNC PyInit__fastcall(void) {
-    if (PyType_Ready(&CallStateType) < 0 || PyType_Ready(&FastPollType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
-    Py_INCREF(&CallStateType);
-    if (PyModule_AddObject(m, "CallState", (PyObject *)&CallStateType) < 0) goto fail;
-    Py_INCREF(&FastPollType);
-    if (PyModule_AddObject(m, "FastPoll", (PyObject *)&FastPollType) < 0) goto fail;
+    CallStateType = (PyTypeObject *)PyType_FromSpec(&CallState_spec);
+    if (CallStateType == NULL) goto fail;
+    FastPollType = (PyTypeObject *)PyType_FromSpec(&FastPoll_spec);
+    if (FastPollType == NULL) goto fail;
+    Py_INCREF((PyObject *)CallStateType);
+    if (PyModule_AddObject(m, "CallState", (PyObject *)CallStateType) < 0) {
+        Py_DECREF((PyObject *)CallStateType);
+        goto fail;
+    }
+    Py_INCREF((PyObject *)FastPollType);
+    if (PyModule_AddObject(m, "FastPoll", (PyObject *)FastPollType) < 0) {
+        Py_DECREF((PyObject *)FastPollType);
+        goto fail;
+    }
     return m;
 fail:
     Py_DECREF(m);

@@ -64,10 +64,10 @@ class PyCallState:
 
 
 try:
-    from kafka_coop.consumer._fastcall import CallState as _CCallState  # KAFKA_COOP_BUILD_C=1
+    from kafka_coop.consumer._fastcall import CallState as _CCallState  # the compiled wheel
 
     CallState: type[PyCallState] = _CCallState  # type: ignore[assignment]
-except ImportError:  # pragma: no cover - the wheel: pure Python
+except ImportError:  # pragma: no cover - the pure wheel
     CallState = PyCallState
 
 

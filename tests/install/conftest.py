@@ -1,9 +1,12 @@
-"""The package as a user gets it: the sdist and wheel built from this checkout, the wheel installed (not
-editable) into fresh virtualenvs, and every command run from a directory outside the checkout.
+"""The package as a user gets it: what a release uploads, built from this checkout by its recipe
+(scripts/build_dist.py: the sdist, the compiled wheel, the pure wheel), installed (not editable) into
+fresh virtualenvs the way pip picks from a package index, and every command run from a directory outside
+the checkout.
 
 Two installs, one per audience: `base` is `pip install kafka-coop` (the consumer, for services) and `cli`
-is `pip install 'kafka-coop[cli]'` (operators). Both take the pinned versions of constraints.txt, which
-`make setup` has already cached, so installing them reads pip's cache, not the network.
+is `pip install 'kafka-coop[cli]'` (operators), both from the folder of the three files
+(`--find-links`), where pip takes the compiled wheel. Both take the pinned versions of constraints.txt,
+which `make setup` has already cached, so installing them reads pip's cache, not the network.
 """
 
 from __future__ import annotations
@@ -25,11 +28,22 @@ INSTALL_TIMEOUT_S = 600.0
 
 @dataclass(frozen=True)
 class Dist:
-    """What `python -m build` made (the wheel is built from the sdist, as a user's pip would)."""
+    """What scripts/build_dist.py made in `folder`: the sdist, the compiled wheel built from it (as a
+    user's pip would build one) and made manylinux, and the pure wheel built from the same sdist."""
 
+    folder: Path
     sdist: Path
     wheel: Path
+    pure_wheel: Path
     log: str
+
+    @property
+    def wheels(self) -> tuple[Path, Path]:
+        return (self.wheel, self.pure_wheel)
+
+    def requirement(self, extras: str = "") -> list[str]:
+        """`pip install kafka-coop[extras]` with the folder as the package's source, as an index is."""
+        return ["--find-links", str(self.folder), f"kafka-coop{extras}"]
 
 
 @dataclass(frozen=True)
@@ -111,19 +125,20 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Dist:
     src = source_tree(tmp_path_factory.mktemp("source"))
     # A user's machine compiles bytecode while building; this one is told not to (PYTHONDONTWRITEBYTECODE),
     # which setuptools reports as a warning of its own.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "KAFKA_COOP_BUILD_C")}
     proc = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(out), str(src)],
+        [sys.executable, str(src / "scripts" / "build_dist.py"), "--outdir", str(out), str(src)],
         capture_output=True,
         text=True,
         env=env,
         timeout=INSTALL_TIMEOUT_S,
         check=False,
     )
-    _check(proc, "python -m build")
+    _check(proc, "scripts/build_dist.py")
     (sdist,) = out.glob("*.tar.gz")
-    (wheel,) = out.glob("*.whl")
-    return Dist(sdist=sdist, wheel=wheel, log=proc.stdout + proc.stderr)
+    (pure,) = out.glob("*-py3-none-any.whl")
+    (wheel,) = set(out.glob("*.whl")) - {pure}
+    return Dist(folder=out, sdist=sdist, wheel=wheel, pure_wheel=pure, log=proc.stdout + proc.stderr)
 
 
 def make_install(
@@ -149,14 +164,14 @@ def make_install(
 
 @pytest.fixture(scope="session")
 def base_install(tmp_path_factory: pytest.TempPathFactory, dist: Dist) -> Installed:
-    """`pip install kafka-coop`: the consumer library, no extra."""
-    return make_install(tmp_path_factory, "base", [str(dist.wheel)], REPO / "constraints.txt")
+    """`pip install kafka-coop`: the consumer library, no extra (the compiled wheel, which pip picks)."""
+    return make_install(tmp_path_factory, "base", dist.requirement(), REPO / "constraints.txt")
 
 
 @pytest.fixture(scope="session")
 def cli_install(tmp_path_factory: pytest.TempPathFactory, dist: Dist) -> Installed:
     """`pip install 'kafka-coop[cli]'`: the command, without the plot, Spark or metrics extras."""
-    return make_install(tmp_path_factory, "cli", [f"{dist.wheel}[cli]"], REPO / "constraints.txt")
+    return make_install(tmp_path_factory, "cli", dist.requirement("[cli]"), REPO / "constraints.txt")
 
 
 @pytest.fixture

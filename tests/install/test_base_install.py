@@ -3,13 +3,41 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
+from typing import Any
 
 from tests.install.conftest import INSTALL_TIMEOUT_S, Dist, Installed
 
 EXTRA_MODULES = ("click", "rich", "yaml", "kafka", "prometheus_client", "matplotlib", "pyspark", "pandas")
+# A source build's compiler, as setuptools takes it from CC: one that is not there.
+NO_COMPILER = "kafka-coop-test-no-such-cc"
+# Three records polled one per call through the installed package, on kafka_coop.testing's client; which
+# call path took them (FastPoll: the C one; function: the Python closure) and where each module came from.
+POLL_PROGRAM = """
+import json
+from kafka_coop import CoopConsumer
+from kafka_coop.consumer import _core
+from kafka_coop.testing import FakeGroup
+
+group = FakeGroup()
+conf = {"bootstrap.servers": "b:9092", "group.id": "g", "auto.offset.reset": "earliest"}
+with CoopConsumer(conf, client=group.client) as consumer:
+    consumer.subscribe(["t"])
+    group.consumer.rebalance("assign", [("t", 0)])
+    group.produce("t", 0, b"a", b"b", b"c")
+    values = [m.value().decode() for m in (consumer.poll(0) for _ in range(6)) if m is not None]
+    poll = type(consumer.__dict__["poll"]).__name__
+try:
+    from kafka_coop.consumer import _fastcall
+    fastcall = _fastcall.__file__
+except ImportError:
+    fastcall = None
+print(json.dumps({"values": values, "poll": poll, "core": _core.__file__, "fastcall": fastcall}))
+"""
 
 
 def test_every_public_name_imports_from_the_installed_package(base_install: Installed) -> None:
@@ -26,26 +54,74 @@ def test_every_public_name_imports_from_the_installed_package(base_install: Inst
     assert out["names"] >= 18
 
 
-def test_the_installed_consumer_polls_through_the_python_path(base_install: Installed) -> None:
-    """The wheel is pure Python: the per-record `poll` runs the Python path, with no compiled module."""
-    proc = base_install.run(
+def _installed_record(installed: Installed) -> set[str]:
+    proc = installed.run(
         "python",
         "-c",
-        "from kafka_coop.consumer import _core, _freeze\n"
-        "print(_core.FastPoll is None, _freeze.CallState is _freeze.PyCallState)",
+        "import sys\nfrom importlib.metadata import distribution\n"
+        "sys.stdout.write(distribution('kafka-coop').read_text('RECORD'))",
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["True", "True"]
+    return set(proc.stdout.splitlines())
 
 
-def test_a_source_install_that_asks_for_it_polls_through_the_c_path(
+def _wheel_record(wheel: Path) -> set[str]:
+    """Every file of the wheel with its hash (less RECORD's own line, which has none)."""
+    with zipfile.ZipFile(wheel) as whl:
+        lines = whl.read("kafka_coop-0.1.0.dist-info/RECORD").decode().splitlines()
+    return {line for line in lines if not line.startswith("kafka_coop-0.1.0.dist-info/RECORD,")}
+
+
+def _polled(installed: Installed, **env: str) -> dict[str, Any]:
+    proc = installed.run("python", "-c", POLL_PROGRAM, **env)
+    assert proc.returncode == 0, proc.stderr
+    out: dict[str, Any] = json.loads(proc.stdout)
+    assert out["values"] == ["a", "b", "c"]
+    return out
+
+
+def _source_install(
+    installed: Installed, dist: Dist, target: Path, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`pip install kafka_coop-0.1.0.tar.gz`, the package only, into a directory of its own (the venv
+    keeps the compiled wheel for the other tests); `-v`: the build's own output is kept."""
+    return installed.run(
+        "pip",
+        "install",
+        "-v",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--target",
+        str(target),
+        str(dist.sdist),
+        timeout=INSTALL_TIMEOUT_S,
+        **env,
+    )
+
+
+def test_pip_installs_the_compiled_wheel_where_its_tags_fit(base_install: Installed, dist: Dist) -> None:
+    """Offered the compiled wheel and the pure one (`--find-links`), pip takes the compiled one: every
+    file of that wheel is installed with its hash (pip's own, the scripts and INSTALLER, come on top)."""
+    installed = _installed_record(base_install)
+    assert _wheel_record(dist.wheel) - installed == set()
+    assert _wheel_record(dist.pure_wheel) - installed != set()
+
+
+def test_the_installed_consumer_polls_through_the_c_path(base_install: Installed) -> None:
+    """The default install runs the per-record `poll` in C: the module of the stable ABI (`abi3`)."""
+    out = _polled(base_install)
+    assert out["poll"] == "FastPoll"
+    assert out["core"].startswith(str(base_install.root)), "imported from the venv, not the checkout"
+    assert out["fastcall"].startswith(str(base_install.root)) and out["fastcall"].endswith(".abi3.so")
+
+
+def test_the_pure_wheel_installed_polls_through_the_python_path(
     base_install: Installed, dist: Dist, tmp_path: Path
 ) -> None:
-    """`KAFKA_COOP_BUILD_C=1 pip install kafka_coop-0.1.0.tar.gz`: the sdist compiles the C path and
-    the installed consumer uses it (the package only, into a directory of its own, so the base venv
-    keeps the pure wheel for the other tests)."""
+    """The fallback wheel (`py3-none-any`, for a platform with no compiled wheel) has no compiled module:
+    the same path runs as the Python closure."""
     target = tmp_path / "site"
-    built = base_install.run(
+    proc = base_install.run(
         "pip",
         "install",
         "--quiet",
@@ -53,20 +129,50 @@ def test_a_source_install_that_asks_for_it_polls_through_the_c_path(
         "--no-deps",
         "--target",
         str(target),
-        str(dist.sdist),
+        str(dist.pure_wheel),
         timeout=INSTALL_TIMEOUT_S,
-        KAFKA_COOP_BUILD_C="1",
-    )
-    assert built.returncode == 0, built.stderr
-    proc = base_install.run(
-        "python",
-        "-c",
-        "from kafka_coop.consumer import _core, _fastcall\n"
-        f"print(_fastcall.__file__.startswith({str(target)!r}), _core.FastPoll is _fastcall.FastPoll)",
-        PYTHONPATH=str(target),
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["True", "True"]
+    out = _polled(base_install, PYTHONPATH=str(target))
+    assert (out["poll"], out["fastcall"]) == ("function", None)
+    assert out["core"].startswith(str(target))
+
+
+def test_a_source_install_compiles_the_c_path_where_a_compiler_works(
+    base_install: Installed, dist: Dist, tmp_path: Path
+) -> None:
+    """`pip install kafka_coop-0.1.0.tar.gz` (a platform with no wheel of its own, `--no-binary`): the
+    sdist compiles the C path by default and the installed consumer uses it."""
+    target = tmp_path / "site"
+    built = _source_install(base_install, dist, target)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    out = _polled(base_install, PYTHONPATH=str(target))
+    assert out["poll"] == "FastPoll" and out["fastcall"].startswith(str(target))
+
+
+def test_a_source_install_without_a_compiler_installs_the_python_path_and_says_so(
+    base_install: Installed, dist: Dist, tmp_path: Path
+) -> None:
+    target = tmp_path / "site"
+    built = _source_install(base_install, dist, target, CC=NO_COMPILER)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    assert "WARNING: kafka-coop's C poll path was not compiled" in built.stdout + built.stderr
+    out = _polled(base_install, PYTHONPATH=str(target))
+    assert (out["poll"], out["fastcall"]) == ("function", None)
+    assert out["core"].startswith(str(target))
+    assert list(target.glob("kafka_coop-0.1.0.dist-info")), "installed as the pure package"
+    assert "Root-Is-Purelib: true" in (target / "kafka_coop-0.1.0.dist-info" / "WHEEL").read_text()
+
+
+def test_a_source_install_that_requires_the_c_path_fails_without_a_compiler(
+    base_install: Installed, dist: Dist, tmp_path: Path
+) -> None:
+    """KAFKA_COOP_BUILD_C=1 (the checkout's `make setup`): no silent fallback."""
+    target = tmp_path / "site"
+    built = _source_install(base_install, dist, target, CC=NO_COMPILER, KAFKA_COOP_BUILD_C="1")
+    assert built.returncode != 0
+    assert NO_COMPILER in built.stdout + built.stderr
+    assert not list(target.glob("kafka_coop*"))
 
 
 def test_importing_the_consumer_loads_no_library_of_an_extra(base_install: Installed) -> None:

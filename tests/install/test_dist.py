@@ -1,13 +1,18 @@
-"""The sdist and the wheel hold the whole product, and nothing of the repository's test bed."""
+"""The sdist and the two wheels (compiled, pure) hold the whole product, and nothing of the repository's
+test bed."""
 
 from __future__ import annotations
 
+import platform
 import re
 import subprocess
 import sys
 import tarfile
 import zipfile
 from email.parser import Parser
+from pathlib import Path
+
+import pytest
 
 from tests.install.conftest import REPO, Dist
 
@@ -16,14 +21,26 @@ ROOTS = {"kafka_coop/": "kafka_coop/", "cli/": "kafka_coop/cli/", "migrations/":
 # Tracked files under the roots that are not part of the package, each for a reason.
 NOT_SHIPPED = {
     "migrations/README.md": "the migration YAML format, for contributors (docs/planning.md in the sdist)",
-    "kafka_coop/consumer/_fastcall.c": "the optional C path, compiled only by a source install asking for it",
+    "kafka_coop/consumer/_fastcall.c": "the C poll path: its source in the sdist, its module in one wheel",
 }
 TEST_BED = ("testbed/", "tests/", "bench/", "scripts/")
+COMPILED_MODULE = "kafka_coop/consumer/_fastcall.abi3.so"
+WHEELS = ["compiled", "pure"]
 
 
-def _wheel_names(dist: Dist) -> set[str]:
-    with zipfile.ZipFile(dist.wheel) as whl:
+@pytest.fixture(params=WHEELS)
+def wheel(request: pytest.FixtureRequest, dist: Dist) -> Path:
+    return dist.wheel if request.param == "compiled" else dist.pure_wheel
+
+
+def _names(wheel: Path) -> set[str]:
+    with zipfile.ZipFile(wheel) as whl:
         return set(whl.namelist())
+
+
+def _wheel_file(wheel: Path) -> str:
+    with zipfile.ZipFile(wheel) as whl:
+        return whl.read("kafka_coop-0.1.0.dist-info/WHEEL").decode()
 
 
 def _sdist_names(dist: Dist) -> set[str]:
@@ -39,42 +56,72 @@ def _metadata(dist: Dist) -> list[tuple[str, str]]:
     return list(message.items())
 
 
-def test_the_wheel_is_built_from_the_sdist_with_no_warning(dist: Dist) -> None:
-    assert "Building wheel from sdist" in dist.log or "from sdist" in dist.log.lower(), dist.log[-2000:]
+def test_the_wheels_are_built_from_the_sdist_with_no_warning(dist: Dist) -> None:
+    assert dist.log.lower().count("building wheel from sdist") == 1, dist.log[-2000:]  # the compiled one
     warnings = [line for line in dist.log.splitlines() if re.search(r"warn|would be ignored", line, re.I)]
     assert warnings == []
 
 
-def test_the_wheel_is_pure_python_one_wheel_for_every_python_and_platform(dist: Dist) -> None:
-    """A package index refuses a bare `linux_x86_64` tag; a `py3-none-any` wheel installs anywhere the
-    dependencies do, with no compiler."""
-    assert dist.wheel.name == "kafka_coop-0.1.0-py3-none-any.whl"
-    with zipfile.ZipFile(dist.wheel) as whl:
-        wheel_file = whl.read("kafka_coop-0.1.0.dist-info/WHEEL").decode()
+def test_the_default_wheel_is_compiled_for_every_cpython_from_3_11_as_manylinux(dist: Dist) -> None:
+    """`cp311-abi3`: the C module is built to Python 3.11's limited API, so one wheel serves every CPython
+    from 3.11 on; `manylinux_2_17` is what auditwheel found the module needs of glibc (clock_gettime
+    moved into libc in 2.17), so pip on any glibc Linux from 2014 on takes it."""
+    arch = platform.machine()
+    assert dist.wheel.name == (
+        f"kafka_coop-0.1.0-cp311-abi3-manylinux2014_{arch}.manylinux_2_17_{arch}.whl"
+    ), dist.wheel.name
+    wheel_file = _wheel_file(dist.wheel)
+    assert "Root-Is-Purelib: false" in wheel_file
+    assert [line for line in wheel_file.splitlines() if line.startswith("Tag:")] == [
+        f"Tag: cp311-abi3-manylinux_2_17_{arch}",
+        f"Tag: cp311-abi3-manylinux2014_{arch}",
+    ]
+
+
+def test_the_fallback_wheel_is_pure_python_for_every_python_and_platform(dist: Dist) -> None:
+    """Where no compiled wheel fits (musl, another architecture, macOS), pip takes `py3-none-any`,
+    which installs anywhere the dependencies do, with no compiler."""
+    assert dist.pure_wheel.name == "kafka_coop-0.1.0-py3-none-any.whl"
+    wheel_file = _wheel_file(dist.pure_wheel)
     assert "Root-Is-Purelib: true" in wheel_file
     assert [line for line in wheel_file.splitlines() if line.startswith("Tag:")] == ["Tag: py3-none-any"]
 
 
-def test_the_wheel_holds_no_c_source_and_no_compiled_module(dist: Dist) -> None:
-    names = _wheel_names(dist)
+def test_the_compiled_wheel_holds_one_module_of_the_stable_abi_and_no_c_source(dist: Dist) -> None:
+    names = _names(dist.wheel)
+    assert [n for n in names if n.endswith((".c", ".h", ".so", ".pyd"))] == [COMPILED_MODULE]
+
+
+def test_the_pure_wheel_holds_no_c_source_and_no_compiled_module(dist: Dist) -> None:
+    names = _names(dist.pure_wheel)
     assert [n for n in names if n.endswith((".c", ".h", ".so", ".pyd"))] == []
 
 
-def test_the_sdist_holds_the_c_source_a_source_install_can_build(dist: Dist) -> None:
+def test_the_two_wheels_differ_only_by_the_compiled_module(dist: Dist) -> None:
+    def files(wheel: Path) -> set[str]:
+        return {n for n in _names(wheel) if ".dist-info/" not in n and not n.endswith("/")}
+
+    assert files(dist.wheel) - files(dist.pure_wheel) == {COMPILED_MODULE}
+    assert files(dist.pure_wheel) - files(dist.wheel) == set()
+    metadata = [zipfile.ZipFile(w).read("kafka_coop-0.1.0.dist-info/METADATA") for w in dist.wheels]
+    assert metadata[0] == metadata[1]
+
+
+def test_the_sdist_holds_the_c_source_a_source_install_builds(dist: Dist) -> None:
     assert "kafka_coop/consumer/_fastcall.c" in _sdist_names(dist)
 
 
-def test_twine_check_passes_on_the_sdist_and_the_wheel(dist: Dist) -> None:
+def test_twine_check_passes_on_the_sdist_and_the_wheels(dist: Dist) -> None:
     """What the package index checks on upload: the metadata and that the README renders."""
     proc = subprocess.run(
-        [sys.executable, "-m", "twine", "check", "--strict", str(dist.sdist), str(dist.wheel)],
+        [sys.executable, "-m", "twine", "check", "--strict", str(dist.sdist), *map(str, dist.wheels)],
         capture_output=True,
         text=True,
         check=False,
         timeout=120,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.count("PASSED") == 2, proc.stdout
+    assert proc.stdout.count("PASSED") == 3, proc.stdout
 
 
 def test_the_classifiers_name_only_the_python_version_the_suite_runs_on(dist: Dist) -> None:
@@ -88,7 +135,7 @@ def test_the_classifiers_name_only_the_python_version_the_suite_runs_on(dist: Di
     assert named == {f"{sys.version_info.major}.{sys.version_info.minor}"}
 
 
-def test_the_wheel_holds_every_file_git_tracks_under_the_package_roots(dist: Dist) -> None:
+def test_the_wheel_holds_every_file_git_tracks_under_the_package_roots(wheel: Path) -> None:
     tracked = subprocess.run(
         ["git", "ls-files", *ROOTS], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout.split()
@@ -98,20 +145,21 @@ def test_the_wheel_holds_every_file_git_tracks_under_the_package_roots(dist: Dis
             continue
         root = next(r for r in ROOTS if path.startswith(r))
         expected.add(ROOTS[root] + path.removeprefix(root))
-    assert expected - _wheel_names(dist) == set()
+    assert expected - _names(wheel) == set()
 
 
-def test_the_wheel_ships_nothing_of_the_test_bed(dist: Dist) -> None:
-    names = _wheel_names(dist)
+def test_the_wheel_ships_nothing_of_the_test_bed(wheel: Path) -> None:
+    names = _names(wheel)
     assert [n for n in names if n.startswith(TEST_BED)] == []
     assert [n for n in names if n.rsplit("/", 1)[-1] in ("go.sum", "go.mod", "package-lock.json")] == []
     assert [n for n in names if "__pycache__" in n or n.endswith(".pyc")] == []
 
 
-def test_the_license_is_in_the_wheel_and_the_sdist(dist: Dist) -> None:
+def test_the_license_is_in_the_wheels_and_the_sdist(dist: Dist) -> None:
     license_text = (REPO / "LICENSE").read_text()
     assert "Apache License" in license_text and "Version 2.0" in license_text
-    assert "kafka_coop-0.1.0.dist-info/licenses/LICENSE" in _wheel_names(dist)
+    for wheel in dist.wheels:
+        assert "kafka_coop-0.1.0.dist-info/licenses/LICENSE" in _names(wheel)
     assert "LICENSE" in _sdist_names(dist)
 
 

@@ -73,3 +73,14 @@ def test_the_marking_pairs_have_figures_of_their_own_and_only_the_per_record_one
     assert result.figures["mark_throughput_ratio"].target == wo.TARGET_RATIO
     assert result.figures["threads_throughput_ratio"].value == pytest.approx(1.5)
     assert result.figures["threads_throughput_ratio"].target is None
+
+
+def test_the_result_names_the_kafka_coop_it_ran_and_its_poll_path() -> None:
+    """The sync-poll figure depends on the install (the compiled wheel's C path or the pure wheel's
+    closure): the checkout here, built with the C path by `make setup`."""
+    import kafka_coop
+
+    installed = wo.installed_package()
+    assert installed["imported_from"] == kafka_coop.__path__[0]
+    assert installed["poll_path"] == "c"
+    assert str(installed["compiled_module"]).endswith(".abi3.so")

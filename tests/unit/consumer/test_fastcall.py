@@ -1,6 +1,6 @@
-"""The per-record `poll` path: in C (`_fastcall.FastPoll`, built by a source install with
-KAFKA_COOP_BUILD_C=1, as the checkout's `make setup` does) and in Python (what the wheel runs). The same
-behaviour, each test run on both; the broker tests run the C one, the install tier the Python one."""
+"""The per-record `poll` path: in C (`_fastcall.FastPoll`: the default wheel's, and the checkout's, which
+`make setup` builds with KAFKA_COOP_BUILD_C=1) and in Python (what the pure fallback wheel runs). The
+same behaviour, each test run on both; the broker tests run the C one, the install tier both wheels."""
 
 from __future__ import annotations
 
