@@ -148,7 +148,7 @@ def one_walk(
     from kafka_coop.events import now_ms
     from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
     from kafka_coop.membership import LeaveGroupClient
-    from kafka_coop.sandbox import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
+    from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
 
     tag = uuid.uuid4().hex[:6]
     group, topic = f"rollout-{side}-{tag}", f"rollout-{tag}"

@@ -52,7 +52,7 @@ def one_cutover(bootstrap: str, workdir: Path, side: str, *, members: int, parti
     from kafka_coop.inspection import take_snapshot
     from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
     from kafka_coop.rollout import GateCommand, all_migrations, fleet_from_snapshot, make_plan
-    from kafka_coop.sandbox import MemberProcesses, MemberSpec, PlanRunner
+    from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, PlanRunner
 
     static = side != "dynamic"
     remove = side == "static"

@@ -24,12 +24,10 @@ from kafka_coop.sandbox._java import (
     java_member_archive,
     java_member_classpath,
 )
-from kafka_coop.sandbox._members import MemberProcess, MemberProcesses, MemberSpec
+from kafka_coop.sandbox._members import MemberProcess
 from kafka_coop.sandbox._node_config import SECURITY_CHOICES
 from kafka_coop.sandbox._ports import free_port, port_is_free
-from kafka_coop.sandbox._produce import SteadyProducer
-from kafka_coop.sandbox._records import audit_when_drained
-from kafka_coop.sandbox._rollout import CommandRun, GateRun, PlanRunner
+from kafka_coop.sandbox._rollout import CommandRun, GateRun
 
 # The demo walks the planner, inspection and analytics: loaded on first use, not with the test bed.
 if TYPE_CHECKING:
@@ -65,7 +63,3 @@ __all__ = [
     "resolve_kafka_jars",
     "run_demo",
 ]
-
-# kafka_coop.sandbox.testing's, here too until bench/rollout_live.py and bench/static_cutover.py take them
-# from there (tests/unit/test_architecture.py's LEFT_FOR_BENCH fails once they do, and these go)
-__all__ += ["MemberProcesses", "MemberSpec", "PlanRunner", "SteadyProducer", "audit_when_drained"]

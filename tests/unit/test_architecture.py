@@ -525,8 +525,6 @@ def test_every_name_a_package_face_exports_has_a_caller_outside_the_package() ->
 # sandbox`, `kafka-coop demo`), `kafka_coop.sandbox.testing` what tests, benchmarks and tools drive the
 # test bed with. These names are in both until two benchmarks another change is editing take them from
 # the testing face; the test below fails once they do, and the names leave the shipped face.
-LEFT_FOR_BENCH = ("MemberProcesses", "MemberSpec", "PlanRunner", "SteadyProducer", "audit_when_drained")
-BENCH_LEFT = ("bench.rollout_live", "bench.static_cutover")
 
 
 @cache
@@ -557,13 +555,11 @@ def test_the_shipped_sandbox_face_exports_only_what_the_shipped_commands_use() -
         name: {t for t in takers.get(name, set()) if t.startswith("kafka_coop.")}
         for name in _exports("kafka_coop.sandbox") or ()
     }
-    unused = sorted(name for name, users in shipped.items() if not users and name not in LEFT_FOR_BENCH)
-    left = {name: sorted(takers.get(name, set())) for name in LEFT_FOR_BENCH}
-    stale = sorted(name for name, users in left.items() if not users or not set(users) <= set(BENCH_LEFT))
+    unused = sorted(name for name, users in shipped.items() if not users)
     twice = sorted(
         set(_exports("kafka_coop.sandbox") or ()) & set(_exports("kafka_coop.sandbox.testing") or ())
     )
-    assert (unused, stale, twice) == ([], [], sorted(LEFT_FOR_BENCH)), left
+    assert (unused, twice) == ([], [])
 
 
 def test_every_name_the_sandbox_testing_face_exports_has_a_user() -> None:
