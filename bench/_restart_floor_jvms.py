@@ -21,7 +21,8 @@ from typing import NamedTuple
 
 from kafka_coop._jvm import CacheKind, cache_options, cache_output_option, partial_path, publish_file
 from kafka_coop._vocab import GroupProtocol
-from kafka_coop.sandbox import JVM_OPTIONS, java_member_archive
+from kafka_coop.sandbox import java_member_archive
+from kafka_coop.sandbox.testing import JVM_OPTIONS
 
 TEMURIN_25 = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"
 LIVE_TRAINING_S = 6.0  # start, join, a few fetches and commits, then SIGTERM as a bounce stops it

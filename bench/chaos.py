@@ -44,7 +44,16 @@ from bench._chaos_accounting import (
     parse_rec,
     per_second,
 )
-from bench.harness.frame import BenchArgs, BenchResult, Figure, Series, main_for, new_result
+from bench.harness.frame import (
+    BenchArgs,
+    BenchResult,
+    Figure,
+    Series,
+    assignment_interval_ms,
+    main_for,
+    new_result,
+    versions,
+)
 
 MODES = ("cooperative-static", "eager-dynamic", "consumer-static")
 MEMBERS = 10
@@ -541,7 +550,8 @@ def _owners_over_time(incs: list[Incarnation], ends: dict[str, int], origin_ms: 
 @contextlib.contextmanager
 def cluster(workdir: Path, security: str = "plaintext") -> Iterator[tuple[Any, Any]]:
     """A 3-node sandbox with a PROXIED listener and toxiproxy in front of it: (sandbox, network faults)."""
-    from kafka_coop.sandbox import Sandbox, free_ports
+    from kafka_coop.sandbox import Sandbox
+    from kafka_coop.sandbox.testing import free_ports
     from testbed.faults import NetworkFaults, Toxiproxy
 
     box = Sandbox(
@@ -558,6 +568,13 @@ def cluster(workdir: Path, security: str = "plaintext") -> Iterator[tuple[Any, A
             yield box, NetworkFaults(box, proxy)
     finally:
         box.stop()
+
+
+def record_broker(result: BenchResult, box: Any) -> None:
+    """The broker the run used: its Kafka version and KIP-1263 assignment interval, read with the bed's
+    own client settings (a sasl_ssl bed refuses a plaintext admin)."""
+    result.versions = versions(kafka=box.kafka_version)
+    result.parameters["assignment_interval_ms"] = assignment_interval_ms(box.bootstrap, box.client_conf())
 
 
 def run(args: BenchArgs) -> BenchResult:
@@ -586,6 +603,7 @@ def run(args: BenchArgs) -> BenchResult:
         tempfile.TemporaryDirectory(prefix="kafka-coop-chaos-") as tmp,
         cluster(Path(tmp), security) as (box, net),
     ):
+        record_broker(result, box)
         for mode in modes:
             try:
                 run_result = run_mode(

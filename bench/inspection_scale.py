@@ -348,7 +348,7 @@ def _start_bed(kafka: Any, admin: Any, processes: Any, params: dict[str, int]) -
     from bench._inspection_scale_groups import create_static_groups
     from kafka_coop.errors import ClusterUnavailable
     from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
-    from kafka_coop.sandbox import MemberSpec
+    from kafka_coop.sandbox.testing import MemberSpec
 
     members, jvms = params["members"], params["jvms"]
     # a 1,000-partition topic takes the (shared, loaded) broker a while to create
@@ -421,7 +421,7 @@ def _measure(kafka: Any, admin: Any, bed: Bed, params: dict[str, int]) -> Measur
 
 def run(args: BenchArgs) -> BenchResult:
     from kafka_coop.admin import ClusterAdmin
-    from kafka_coop.sandbox import MemberProcesses
+    from kafka_coop.sandbox.testing import MemberProcesses
 
     params = {**DEFAULTS, **(QUICK if args.quick else {})}
     params = {key: args.param(key, value) for key, value in params.items()}

@@ -148,7 +148,7 @@ def _load() -> float:
 
 
 def _specs(case: Case, group: str, topic: str, params: Mapping[str, Any]) -> list[Any]:
-    from kafka_coop.sandbox import MemberSpec
+    from kafka_coop.sandbox.testing import MemberSpec
 
     props = {"topic.metadata.refresh.interval.ms": str(case.refresh_ms)} if case.refresh_ms else {}
     return [
@@ -186,7 +186,7 @@ def run_case(
 ) -> dict[str, Any]:
     from bench.harness.service_members import add_service_members
     from kafka_coop.analytics import pauses, unavailability
-    from kafka_coop.sandbox import MemberProcesses, SteadyProducer
+    from kafka_coop.sandbox.testing import MemberProcesses, SteadyProducer
 
     tag = uuid.uuid4().hex[:6]
     group = topic = f"pa-{case.name}-{tag}"

@@ -18,11 +18,13 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.harness.frame import BenchArgs, BenchResult, Figure, Series, main_for, new_result, sandbox
 from bench.harness.pipeline_feed import Watcher, produce_paced, restamped, timeline
+from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
 NAME = "pipeline-latency"
 TITLE = (
@@ -55,74 +57,125 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(rank, len(ordered)) - 1]
 
 
+@dataclass(frozen=True)
+class Streamed:
+    """One run of the job: the events sent (stamped from `start_ms`), the producer's lag behind its
+    schedule, the sampled (group, ts) pairs, what the watcher saw, and the job's batches."""
+
+    start_ms: int
+    sent: int
+    last_ts: int
+    lags: list[float]
+    sampled: list[tuple[str, int]]
+    watcher: Watcher
+    progress: list[Any]
+
+
 def run(args: BenchArgs) -> BenchResult:
     import pyspark
 
+    params = {**DEFAULTS, **(QUICK if args.quick else {})}
+    params = {key: args.param(key, value) for key, value in params.items()}
+    result = new_result(
+        NAME, TITLE, {**params, "pyspark": pyspark.__version__}, kafka_version=DEFAULT_KAFKA_VERSION
+    )
+    load_start = [round(x, 2) for x in os.getloadavg()]
+    with sandbox() as kafka, tempfile.TemporaryDirectory(prefix="kafka-coop-bench-latency-") as tmp:
+        streamed = stream_and_watch(kafka.bootstrap, Path(tmp), params)
+    latencies, missing = latencies_after_warmup(streamed, params)
+    record(result, params, streamed, latencies, missing, load_start)
+    return result.finish()
+
+
+def stream_and_watch(bootstrap: str, root: Path, params: dict[str, Any]) -> Streamed:
+    """Start the job, send the fleets' events on their schedule, and watch the output until the last
+    sampled events are counted (60 s at most)."""
     from kafka_coop.admin import ClusterAdmin
     from kafka_coop.analytics import PipelineConfig, get_session, start_pipeline, stop_session
 
-    params = {**DEFAULTS, **(QUICK if args.quick else {})}
-    params = {key: args.param(key, value) for key, value in params.items()}
-    result = new_result(NAME, TITLE, {**params, "pyspark": pyspark.__version__})
-    load_start = [round(x, 2) for x in os.getloadavg()]
-    with sandbox() as kafka, tempfile.TemporaryDirectory(prefix="kafka-coop-bench-latency-") as tmp:
-        root = Path(tmp)
-        topic = "rebalance-events"
-        ClusterAdmin(kafka.bootstrap).ensure_topic(topic, int(params["topic_partitions"]))
-        stop_session()
-        spark = get_session(str(params["master"]), kafka=True, app="kafka-coop pipeline bench")
-        config = PipelineConfig(
-            topic=topic,
-            out=root / "out",
-            checkpoint=root / "ckpt",
-            bootstrap=kafka.bootstrap,
-            trigger_s=float(params["trigger_s"]),
-            watermark_ms=int(params["watermark_ms"]),
-            master=str(params["master"]),
-        )
-        (root / "out").mkdir()
-        (root / "ckpt").mkdir()
-        query = start_pipeline(spark, config)
-        watcher = Watcher(root / "out")
-        watcher.start()
-        events = timeline(params)  # the job warms up meanwhile
-        start_ms = int(time.time() * 1000) + 10_000
-        lines, keys = restamped(events, int(params["rate"]), start_ms)
-        print(f"  {len(lines):,} events to send from {start_ms}", flush=True)
-        lags = produce_paced(kafka.bootstrap, topic, lines, keys)
-        last_ts = keys[-1][1]
-        deadline = time.time() + 60
-        sampled = keys[:: int(params["sample_every"])]
-        while time.time() < deadline and any(watcher.visible_at(g, t) is None for g, t in sampled[-20:]):
-            time.sleep(0.5)
-        watcher.stop.set()
-        watcher.join(5)
-        watcher.poll()
-        progress = list(query.recentProgress)
-        query.stop()
-        stop_session()
-    warm = start_ms + int(params["warmup_s"]) * 1000
+    topic = "rebalance-events"
+    ClusterAdmin(bootstrap).ensure_topic(topic, int(params["topic_partitions"]))
+    stop_session()
+    spark = get_session(str(params["master"]), kafka=True, app="kafka-coop pipeline bench")
+    config = PipelineConfig(
+        topic=topic,
+        out=root / "out",
+        checkpoint=root / "ckpt",
+        bootstrap=bootstrap,
+        trigger_s=float(params["trigger_s"]),
+        watermark_ms=int(params["watermark_ms"]),
+        master=str(params["master"]),
+    )
+    (root / "out").mkdir()
+    (root / "ckpt").mkdir()
+    query = start_pipeline(spark, config)
+    watcher = Watcher(root / "out")
+    watcher.start()
+    events = timeline(params)  # the job warms up meanwhile
+    start_ms = int(time.time() * 1000) + 10_000
+    lines, keys = restamped(events, int(params["rate"]), start_ms)
+    print(f"  {len(lines):,} events to send from {start_ms}", flush=True)
+    lags = produce_paced(bootstrap, topic, lines, keys)
+    last_ts = keys[-1][1]
+    deadline = time.time() + 60
+    sampled = keys[:: int(params["sample_every"])]
+    while time.time() < deadline and any(watcher.visible_at(g, t) is None for g, t in sampled[-20:]):
+        time.sleep(0.5)
+    watcher.stop.set()
+    watcher.join(5)
+    watcher.poll()
+    progress = list(query.recentProgress)
+    query.stop()
+    stop_session()
+    return Streamed(
+        start_ms=start_ms,
+        sent=len(lines),
+        last_ts=last_ts,
+        lags=lags,
+        sampled=sampled,
+        watcher=watcher,
+        progress=progress,
+    )
+
+
+def latencies_after_warmup(streamed: Streamed, params: dict[str, Any]) -> tuple[list[float], int]:
+    """Each sampled event past the warm-up: seconds from its stamp to its group's figures counting it;
+    and how many were never counted."""
+    warm = streamed.start_ms + int(params["warmup_s"]) * 1000
     latencies, missing = [], 0
-    for group, ts in sampled:
+    for group, ts in streamed.sampled:
         if ts < warm:
             continue
-        seen = watcher.visible_at(group, ts)
+        seen = streamed.watcher.visible_at(group, ts)
         if seen is None:
             missing += 1
         else:
             latencies.append((seen - ts) / 1000)
+    return latencies, missing
+
+
+def record(
+    result: BenchResult,
+    params: dict[str, Any],
+    streamed: Streamed,
+    latencies: list[float],
+    missing: int,
+    load_start: list[float],
+) -> None:
+    """Print the run's line and fill the result: the run, the latency samples, the figures."""
+    lags = streamed.lags
     p50, p95, worst = _pct(latencies, 0.5), _pct(latencies, 0.95), max(latencies, default=0.0)
     print(f"  latency p50 {p50:.2f} s, p95 {p95:.2f} s, max {worst:.2f} s; {missing} never seen", flush=True)
     result.runs = [
         {
-            "events": len(lines),
-            "sent_until_ms": last_ts,
+            "events": streamed.sent,
+            "sent_until_ms": streamed.last_ts,
             "send_lag_ms": [round(x, 1) for x in lags],
             "samples": len(latencies),
             "never_visible": missing,
             "batches": [
                 [int(p["batchId"]), int(p["numInputRows"]), int(p["durationMs"]["triggerExecution"])]
-                for p in progress
+                for p in streamed.progress
             ],
             "load_avg_start": list(load_start),
             "load_avg_end": [round(x, 2) for x in os.getloadavg()],
@@ -153,7 +206,6 @@ def run(args: BenchArgs) -> BenchResult:
         ),
     }
     result.notes.append(f"load average at start {load_start} on {os.cpu_count()} cores (shared)")
-    return result.finish()
 
 
 def plot(result: BenchResult, fig: Any) -> None:

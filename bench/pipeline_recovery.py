@@ -26,11 +26,13 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.harness.frame import BenchArgs, BenchResult, Figure, Series, main_for, new_result, sandbox
 from bench.harness.pipeline_feed import Watcher, produce_paced, restamped, timeline
+from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
 NAME = "pipeline-recovery"
 TITLE = (
@@ -79,13 +81,46 @@ def caught_up(watcher: Watcher, last: dict[str, int]) -> bool:
     return all(watcher.visible_at(group, ts) is not None for group, ts in last.items())
 
 
+@dataclass(frozen=True)
+class Feed:
+    """What the producer sends: the fleets' events restamped from `start_ms` on, `rate` a second."""
+
+    topic: str
+    events: list[dict[str, Any]]
+    records: list[tuple[bytes, bytes]]
+    keys: list[tuple[str, int]]  # (group, ts) of each record
+    start_ms: int
+    last: dict[str, int]  # each group's last stamp: caught up is every group's figures counting it
+
+
+@dataclass(frozen=True)
+class Killed:
+    """The first run, until its SIGKILL: when it launched, its first figures, when it died."""
+
+    launched: float
+    cold_s: float | None
+    kill_at: float  # when the kill was due (the feed's clock)
+    killed: float
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """The restart: when it began, when every group was caught up, what the output counted, its exit."""
+
+    restarted: float
+    recovered: float | None
+    expected: Any  # summarize() of every event sent
+    got: Any  # the output's summary, read back once every group was idle
+    code: int
+
+
 def run(args: BenchArgs) -> BenchResult:
     from kafka_coop.admin import ClusterAdmin
-    from kafka_coop.analytics import outcome_from_rows, read_pipeline_rows, summarize
+    from kafka_coop.analytics import read_pipeline_rows
 
     params = {**DEFAULTS, **(QUICK if args.quick else {})}
     params = {key: args.param(key, value) for key, value in params.items()}
-    result = new_result(NAME, TITLE, params)
+    result = new_result(NAME, TITLE, params, kafka_version=DEFAULT_KAFKA_VERSION)
     load_start = [round(x, 2) for x in os.getloadavg()]
     seconds = int(params["before_s"]) + int(params["down_s"])
     with sandbox() as kafka, tempfile.TemporaryDirectory(prefix="kafka-coop-bench-recovery-") as tmp:
@@ -93,84 +128,128 @@ def run(args: BenchArgs) -> BenchResult:
         out, log = root / "out", root / "pipeline.log"
         topic = "rebalance-events"
         ClusterAdmin(kafka.bootstrap).ensure_topic(topic, int(params["topic_partitions"]))
-        events = timeline({**params, "seconds": seconds})
-        start_ms = int(time.time() * 1000) + 5_000  # stamping takes ~3 s: events flow from the launch on
-        records, keys = restamped(events, int(params["rate"]), start_ms)
-        last: dict[str, int] = {}
-        for group, ts in keys:
-            last[group] = ts
+        feed = stamp_feed(topic, params, seconds)
         producer = threading.Thread(
-            target=produce_paced, args=(kafka.bootstrap, topic, records, keys), daemon=True
+            target=produce_paced, args=(kafka.bootstrap, topic, feed.records, feed.keys), daemon=True
         )
-        launched = time.time()
-        first = start_cli(out, topic, kafka.bootstrap, params, log)
         watcher = Watcher(out)
-        producer.start()
-        cold_s = None
-        kill_at = start_ms / 1000 + int(params["before_s"])
-        try:
-            while time.time() < kill_at:
-                watcher.poll()
-                if cold_s is None and watcher.reach:
-                    cold_s = time.time() - launched
-                if first.poll() is not None:
-                    raise RuntimeError(f"the pipeline exited {first.returncode}: {log.read_text()}")
-                time.sleep(0.2)
-            first.send_signal(signal.SIGKILL)
-            first.wait(30)
-        finally:
-            if first.poll() is None:
-                first.kill()
-        killed = time.time()
+        killed = run_until_killed(feed, producer, watcher, out, log, kafka.bootstrap, params)
         producer.join()
-        restarted = time.time()
-        second = start_cli(out, topic, kafka.bootstrap, params, log)
-        try:
-            recovered = None
-            while time.time() < restarted + CATCH_UP_TIMEOUT_S:
-                if caught_up(watcher, last):
-                    recovered = time.time()
-                    break
-                if second.poll() is not None:
-                    raise RuntimeError(
-                        f"the restarted pipeline exited {second.returncode}: {log.read_text()}"
-                    )
-                time.sleep(0.2)
-            # exactly once: every group idle, every window closed
-            expected = summarize(events)
-            deadline = time.time() + 150
-            got = None
-            while time.time() < deadline:
-                got = outcome_from_rows(read_pipeline_rows(out)).summary
-                if got.events >= expected.events:
-                    break
-                time.sleep(2)
-            second.send_signal(signal.SIGTERM)
-            code = second.wait(90)
-        finally:
-            if second.poll() is None:
-                second.kill()
-        equal = got == expected
+        recovered = restart_until_caught_up(feed, watcher, out, log, kafka.bootstrap, params)
+        equal = recovered.got == recovered.expected
         dead = [r for r in read_pipeline_rows(out).to_pylist() if r["kind"] == "deadletter"]
-    recovery_s = (recovered - restarted) if recovered is not None else -1.0  # -1: never caught up
+    record(result, params, feed, killed, recovered, equal, len(dead), load_start)
+    return result.finish()
+
+
+def stamp_feed(topic: str, params: dict[str, Any], seconds: int) -> Feed:
+    events = timeline({**params, "seconds": seconds})
+    start_ms = int(time.time() * 1000) + 5_000  # stamping takes ~3 s: events flow from the launch on
+    records, keys = restamped(events, int(params["rate"]), start_ms)
+    last: dict[str, int] = {}
+    for group, ts in keys:
+        last[group] = ts
+    return Feed(topic=topic, events=events, records=records, keys=keys, start_ms=start_ms, last=last)
+
+
+def run_until_killed(
+    feed: Feed,
+    producer: threading.Thread,
+    watcher: Watcher,
+    out: Path,
+    log: Path,
+    bootstrap: str,
+    params: dict[str, Any],
+) -> Killed:
+    """Launch the pipeline, start the producer, watch for the first figures, SIGKILL at `before_s`."""
+    launched = time.time()
+    first = start_cli(out, feed.topic, bootstrap, params, log)
+    producer.start()
+    cold_s = None
+    kill_at = feed.start_ms / 1000 + int(params["before_s"])
+    try:
+        while time.time() < kill_at:
+            watcher.poll()
+            if cold_s is None and watcher.reach:
+                cold_s = time.time() - launched
+            if first.poll() is not None:
+                raise RuntimeError(f"the pipeline exited {first.returncode}: {log.read_text()}")
+            time.sleep(0.2)
+        first.send_signal(signal.SIGKILL)
+        first.wait(30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    return Killed(launched=launched, cold_s=cold_s, kill_at=kill_at, killed=time.time())
+
+
+def restart_until_caught_up(
+    feed: Feed, watcher: Watcher, out: Path, log: Path, bootstrap: str, params: dict[str, Any]
+) -> Recovered:
+    """Start the same command again; wait until every group is caught up, then until the output counts
+    every event (exactly once: every group idle, every window closed), and stop it."""
+    from kafka_coop.analytics import outcome_from_rows, read_pipeline_rows, summarize
+
+    restarted = time.time()
+    second = start_cli(out, feed.topic, bootstrap, params, log)
+    try:
+        recovered = None
+        while time.time() < restarted + CATCH_UP_TIMEOUT_S:
+            if caught_up(watcher, feed.last):
+                recovered = time.time()
+                break
+            if second.poll() is not None:
+                raise RuntimeError(f"the restarted pipeline exited {second.returncode}: {log.read_text()}")
+            time.sleep(0.2)
+        expected = summarize(feed.events)
+        deadline = time.time() + 150
+        got = None
+        while time.time() < deadline:
+            got = outcome_from_rows(read_pipeline_rows(out)).summary
+            if got.events >= expected.events:
+                break
+            time.sleep(2)
+        second.send_signal(signal.SIGTERM)
+        code = second.wait(90)
+    finally:
+        if second.poll() is None:
+            second.kill()
+    return Recovered(restarted=restarted, recovered=recovered, expected=expected, got=got, code=code)
+
+
+def record(
+    result: BenchResult,
+    params: dict[str, Any],
+    feed: Feed,
+    killed: Killed,
+    recovered: Recovered,
+    equal: bool,
+    dead_letters: int,
+    load_start: list[float],
+) -> None:
+    """Print the run's line and fill the result: the run, the two samples, the figures."""
+    restarted, got, cold_s = recovered.restarted, recovered.got, killed.cold_s
+    # -1: never caught up
+    recovery_s = (recovered.recovered - restarted) if recovered.recovered is not None else -1.0
     print(
-        f"  cold start {cold_s:.1f} s; down {restarted - killed:.1f} s; recovery {recovery_s:.1f} s; "
-        f"figures equal the batch report: {equal}; dead letters {len(dead)}; exit {code}",
+        f"  cold start {cold_s or -1:.1f} s; down {restarted - killed.killed:.1f} s; "
+        f"recovery {recovery_s:.1f} s; "
+        f"figures equal the batch report: {equal}; dead letters {dead_letters}; exit {recovered.code}",
         flush=True,
     )
     result.runs = [
         {
-            "events": len(events),
+            "events": len(feed.events),
             "cold_start_s": round(cold_s or -1, 2),
-            "first_event_after_launch_s": round(start_ms / 1000 - launched, 2),
-            "down_s": round(restarted - killed, 2),
+            "first_event_after_launch_s": round(feed.start_ms / 1000 - killed.launched, 2),
+            "down_s": round(restarted - killed.killed, 2),
             "recovery_s": round(recovery_s, 2),
-            "backlog_events_at_restart": sum(1 for _, ts in keys if ts / 1000 >= kill_at),
+            "backlog_events_at_restart": sum(1 for _, ts in feed.keys if ts / 1000 >= killed.kill_at),
             "figures_equal_batch_report": equal,
             "events_counted": got.events if got is not None else 0,
-            "events_expected": expected.events,
-            "dead_letters": len(dead),
-            "restart_exit_code": code,
+            "events_expected": recovered.expected.events,
+            "dead_letters": dead_letters,
+            "restart_exit_code": recovered.code,
             "load_avg_start": list(load_start),
             "load_avg_end": [round(x, 2) for x in os.getloadavg()],
         }
@@ -198,7 +277,6 @@ def run(args: BenchArgs) -> BenchResult:
         ),
     }
     result.notes.append(f"load average at start {load_start} on {os.cpu_count()} cores (shared)")
-    return result.finish()
 
 
 def plot(result: BenchResult, fig: Any) -> None:

@@ -56,6 +56,7 @@ from typing import Any, NamedTuple
 from bench.harness.frame import BenchArgs, BenchResult, Figure, Series, main_for, new_result, sandbox
 from bench.harness.pipeline_feed import fleet_records, produce
 from kafka_coop.analytics import KIND_FIELDS, OUTPUT_FIELDS, TS_FROM_END
+from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION
 
 NAME = "pipeline-throughput"
 TITLE = (
@@ -531,7 +532,9 @@ def run(args: BenchArgs) -> BenchResult:
     params = {**DEFAULTS, **(QUICK if args.quick else {})}
     params = {key: args.param(key, value) for key, value in params.items()}
     warmup = int(params["warmup"])
-    result = new_result(NAME, TITLE, {**params, "pyspark": pyspark.__version__})
+    result = new_result(
+        NAME, TITLE, {**params, "pyspark": pyspark.__version__}, kafka_version=DEFAULT_KAFKA_VERSION
+    )
     load_start = _load()
     t0 = time.perf_counter()
     lines = fleet_records(params)

@@ -351,7 +351,8 @@ def broker_with_request_log(tmp: Path, request_log: bool = True) -> Iterator[Any
 def run_config(
     name: str, bootstrap: str, log: Path, workdir: Path, params: Mapping[str, Any], broker: int | None
 ) -> dict[str, Any]:
-    from kafka_coop.sandbox import MemberProcess, MemberProcesses, SteadyProducer
+    from kafka_coop.sandbox import MemberProcess
+    from kafka_coop.sandbox.testing import MemberProcesses, SteadyProducer
 
     family, shape, protocol = CONFIGS[name]
     scn = Scenario(f"rf-{name}", family, protocol, True, shape=shape)  # type: ignore[arg-type]

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.sandbox import MemberProcesses, MemberSpec, Sandbox, free_port
+from kafka_coop.sandbox import Sandbox, free_port
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 from testbed.interop import member_command
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "unit" / "vectors" / "member_metadata.json"
@@ -101,7 +102,7 @@ def main() -> None:
                 group = f"vec-{name}"
                 spec = MemberSpec(
                     name=f"{name}-0",
-                    kind=kind,  # type: ignore[arg-type]
+                    kind=kind,
                     group=group,
                     topics=(topic,),
                     assignors=assignors,

@@ -29,7 +29,8 @@ from typing import Any
 
 from kafka_coop._jvm import build_once, cache_dir
 from kafka_coop.errors import ClusterUnavailable, InvalidInput
-from kafka_coop.sandbox import Sandbox, free_ports
+from kafka_coop.sandbox import Sandbox
+from kafka_coop.sandbox.testing import free_ports
 
 TOXIPROXY_VERSION = "v2.12.0"
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"

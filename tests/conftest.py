@@ -21,7 +21,8 @@ from hypothesis import settings
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
-from kafka_coop.sandbox import MemberProcesses, Sandbox, free_port
+from kafka_coop.sandbox import Sandbox, free_port
+from kafka_coop.sandbox.testing import MemberProcesses
 from testbed.faults import NetworkFaults, Toxiproxy
 from testbed.interop import member_command
 

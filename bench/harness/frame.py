@@ -397,13 +397,14 @@ def sandbox(config: Mapping[str, str] | None = None, kafka_version: str | None =
         yield box
 
 
-def assignment_interval_ms(bootstrap: str) -> int | None:
+def assignment_interval_ms(bootstrap: str, conf: Mapping[str, str] | None = None) -> int | None:
     """The broker's group.consumer.assignment.interval.ms (KIP-1263, Kafka 4.3: 1,000 ms by default, a
     floor under every consumer-protocol assignment); None where the broker has no such config (before
-    4.3 the coordinator assigned at once). KIP-848 figures record it with the run."""
+    4.3 the coordinator assigned at once). KIP-848 figures record it with the run. `conf`: the client
+    settings a secured broker needs (a sasl_ssl sandbox's `client_conf()`)."""
     from kafka_coop.admin import ClusterAdmin
 
-    _, configs = ClusterAdmin(bootstrap).broker_configs()
+    _, configs = ClusterAdmin(bootstrap, conf).broker_configs()
     value = configs.get("group.consumer.assignment.interval.ms")
     return int(value) if value is not None and value.isdigit() else None
 

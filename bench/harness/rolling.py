@@ -68,7 +68,7 @@ def load_avg() -> float:
 def member_specs(
     scn: Scenario, group: str, topic: str, params: Mapping[str, Any], count: int, first: int = 0
 ) -> list[Any]:
-    from kafka_coop.sandbox import MemberSpec
+    from kafka_coop.sandbox.testing import MemberSpec
 
     assignors = {"eager": ("range",), "cooperative": ("cooperative-sticky",), "consumer": ("range",)}[
         scn.protocol
@@ -167,10 +167,61 @@ def drain(paths: list[Path], topic: str, produced: int, timeout_s: float) -> boo
     return False
 
 
+def _step(names: list[str], t: float, t_ms: int, stop_s: float, gate: float) -> dict[str, Any]:
+    """One step of the scenario: whose, its wall-clock window, the stop, the settle gate, the whole."""
+    return {
+        "members": names,
+        "start_ms": t_ms,
+        "end_ms": _now_ms(),
+        "stop_s": stop_s,
+        "gate_s": gate,
+        "step_s": time.monotonic() - t,
+    }
+
+
+def scale_out(
+    processes: Any,
+    scn: Scenario,
+    group: str,
+    topic: str,
+    params: Mapping[str, Any],
+    members: int,
+    partitions: int,
+) -> dict[str, Any]:
+    """`scale_out` more members join at once; one step, until the group is settled again."""
+    t, t_ms = time.monotonic(), _now_ms()
+    added = add_members(processes, scn, group, topic, params, int(params["scale_out"]), first=members)
+    gate = wait_settled(processes, group, partitions, float(params["gate_timeout_s"]))
+    return _step([m.spec.name for m in added], t, t_ms, 0.0, gate)
+
+
+def bounce_one_by_one(
+    processes: Any, scn: Scenario, group: str, params: Mapping[str, Any], partitions: int
+) -> list[dict[str, Any]]:
+    """Each member (the `slow_members` first ones of a slow restart) stopped, down for the downtime,
+    started, and the group settled before the next: one step each."""
+    bounced = processes.group_members(group)
+    downtime = float(params["downtime_s"])
+    if scn.case == "slow_restart":
+        bounced = bounced[: int(params["slow_members"])]
+        downtime = float(params["slow_downtime_s"])
+    steps = []
+    for member in bounced:
+        t, t_ms = time.monotonic(), _now_ms()
+        member.stop()
+        stop_s = time.monotonic() - t
+        if downtime > 0:
+            time.sleep(downtime)
+        member.start()
+        gate = wait_settled(processes, group, partitions, float(params["gate_timeout_s"]))
+        steps.append(_step([member.spec.name], t, t_ms, stop_s, gate))
+    return steps
+
+
 def run_scenario(
     scn: Scenario, bootstrap: str, workdir: Path, params: Mapping[str, Any], repeat: int = 0
 ) -> dict[str, Any]:
-    from kafka_coop.sandbox import MemberProcesses, SteadyProducer
+    from kafka_coop.sandbox.testing import MemberProcesses, SteadyProducer
 
     tag = uuid.uuid4().hex[:6]
     group, topic = f"rb-{scn.name}-{tag}", f"rb-{scn.name}-{tag}"
@@ -194,45 +245,9 @@ def run_scenario(
             time.sleep(float(params["warmup_s"]))
             t0 = _now_ms()
             if scn.case == "scale_out":
-                t, t_ms = time.monotonic(), _now_ms()
-                added = add_members(
-                    processes, scn, group, topic, params, int(params["scale_out"]), first=members
-                )
-                gate = wait_settled(processes, group, partitions, gate_timeout)
-                steps.append(
-                    {
-                        "members": [m.spec.name for m in added],
-                        "start_ms": t_ms,
-                        "end_ms": _now_ms(),
-                        "stop_s": 0.0,
-                        "gate_s": gate,
-                        "step_s": time.monotonic() - t,
-                    }
-                )
+                steps.append(scale_out(processes, scn, group, topic, params, members, partitions))
             else:
-                bounced = processes.group_members(group)
-                downtime = float(params["downtime_s"])
-                if scn.case == "slow_restart":
-                    bounced = bounced[: int(params["slow_members"])]
-                    downtime = float(params["slow_downtime_s"])
-                for member in bounced:
-                    t, t_ms = time.monotonic(), _now_ms()
-                    member.stop()
-                    stop_s = time.monotonic() - t
-                    if downtime > 0:
-                        time.sleep(downtime)
-                    member.start()
-                    gate = wait_settled(processes, group, partitions, gate_timeout)
-                    steps.append(
-                        {
-                            "members": [member.spec.name],
-                            "start_ms": t_ms,
-                            "end_ms": _now_ms(),
-                            "stop_s": stop_s,
-                            "gate_s": gate,
-                            "step_s": time.monotonic() - t,
-                        }
-                    )
+                steps += bounce_one_by_one(processes, scn, group, params, partitions)
             t1 = _now_ms()
             time.sleep(float(params["cooldown_s"]))
         finally:

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness.frame import REPO_ROOT
-from kafka_coop.sandbox import MemberProcess, MemberProcesses, MemberSpec
+from kafka_coop.sandbox import MemberProcess
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 
 SERVICE_MEMBER = REPO_ROOT / "testbed" / "service_member.py"
 BATCH = 500  # consume(num_messages=...) for Python; Java's max.poll.records default

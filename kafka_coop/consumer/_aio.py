@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Consumer, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
+from kafka_coop.consumer._args import check_partitions, check_unassign, commit_flag
 from kafka_coop.consumer._clock import WitnessedClock
 from kafka_coop.consumer._core import (
     FOLD_BATCHES,
@@ -436,10 +437,13 @@ class CoopAIOConsumer:
         message: Message | None = None,
         offsets: list[ClientPartition] | None = None,
         asynchronous: bool = True,
+        *args: Any,
+        **kwargs: Any,
     ) -> list[ClientPartition] | None:
         """`commit()` as `CoopConsumer.commit`: without arguments, what was consumed (drop-in: the batch
         the application holds counts as processed) or marked done."""
         self._require_open()
+        asynchronous = commit_flag(asynchronous, args, kwargs)
         done = self._core.state.held
         result: list[ClientPartition] | None = await self._call(
             self._core.commit_app, message, offsets, asynchronous, done=done
@@ -496,8 +500,8 @@ class CoopAIOConsumer:
                 self._rebuild.notify_all()
 
     # --- the client's own, awaited, typed as confluent-kafka's stubs type them ------------------------
-    async def assignment(self) -> list[ClientPartition]:
-        result: list[ClientPartition] = await self._call(self._consumer.assignment)
+    async def assignment(self, *args: Any, **kwargs: Any) -> list[ClientPartition]:
+        result: list[ClientPartition] = await self._call(self._consumer.assignment, *args, **kwargs)
         return result
 
     async def position(self, partitions: list[ClientPartition]) -> list[ClientPartition]:
@@ -628,7 +632,8 @@ class CoopAIOConsumer:
         if self._watch_topics:
             self._watch = self._core.watch_subscription(self._watch, names)
 
-    async def assign(self, partitions: list[ClientPartition]) -> None:
+    async def assign(self, partitions: list[ClientPartition], /) -> None:
+        check_partitions(partitions)
         step = self._handler.legacy_assign(partitions)
         if step is not None:  # inside a legacy on_assign
             await self._call(self._core.execute, step)
@@ -636,7 +641,8 @@ class CoopAIOConsumer:
         await self._call(self._consumer.assign, partitions)
         self._core.manual = {(tp.topic, tp.partition) for tp in partitions}
 
-    async def incremental_assign(self, partitions: list[ClientPartition]) -> None:
+    async def incremental_assign(self, partitions: list[ClientPartition], /) -> None:
+        check_partitions(partitions)
         step = self._handler.legacy_assign(partitions)
         if step is not None:
             await self._call(self._core.execute, step)
@@ -653,7 +659,8 @@ class CoopAIOConsumer:
         core.release(core.manual)
         core.manual = set()
 
-    async def incremental_unassign(self, partitions: list[ClientPartition]) -> None:
+    async def incremental_unassign(self, partitions: list[ClientPartition], /) -> None:
+        check_unassign(partitions)
         if self._handler.legacy_unassign():
             return
         core = self._core

@@ -20,6 +20,24 @@ def check_partitions(partitions: Any) -> None:
             raise TypeError("expected cimpl.TopicPartition")
 
 
+def check_unassign(partitions: Any) -> None:
+    """`incremental_unassign`'s list, each partition once: librdkafka 2.16 aborts the process on a
+    duplicate (rd_kafka_assignment_subtract), so it is refused as `incremental_assign` refuses one."""
+    check_partitions(partitions)
+    seen: set[tuple[str, int]] = set()
+    for tp in partitions:
+        key = (tp.topic, tp.partition)
+        if key in seen:
+            raise KafkaException(
+                KafkaError(
+                    KafkaError._INVALID_ARG,
+                    f"Duplicate {tp.topic} [{tp.partition}] in the list given to incremental_unassign: "
+                    "list each partition once (librdkafka would abort the process).",
+                )
+            )
+        seen.add(key)
+
+
 def check_partition(tp: Any) -> None:
     if type(tp) is not ClientPartition:
         raise TypeError("expected cimpl.TopicPartition")
@@ -52,3 +70,17 @@ def check_store(msg: Any, offsets: Any) -> None:
     if msg is None and offsets is None:
         raise ValueError("expected either message or offsets")
     check_commit(msg, offsets)
+
+
+def commit_flag(asynchronous: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """confluent's `commit(message, offsets, async, asynchronous)`: the last of them given wins."""
+    if len(args) > 1:
+        raise TypeError(f"function takes at most 4 arguments ({3 + len(args)} given)")
+    unknown = set(kwargs) - {"async"}
+    if unknown:
+        raise TypeError(f"'{unknown.pop()}' is an invalid keyword argument for this function")
+    if args:
+        asynchronous = args[0]
+    elif "async" in kwargs:
+        asynchronous = kwargs["async"]
+    return bool(asynchronous)

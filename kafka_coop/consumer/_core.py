@@ -653,6 +653,20 @@ class Core:
             return "this member was evicted (its member id was reset) and has not rejoined"
         return None
 
+    def assignment_lost(self) -> KafkaError | None:
+        """librdkafka's `_ASSIGNMENT_LOST`, as its own `commit()` would raise it: the member overran
+        max.poll.interval.ms and its next poll has not served the loss yet. Asked of the client only
+        when the last call returned longer ago than that (or the eviction was logged): a commit with no
+        offsets, which sends nothing, since the client stores none (CLIENT_OWNS_NOTHING)."""
+        if not self.handler.evicted and self.clock.time() - self.guard.checked_at <= self.prepared.max_poll_s:
+            return None
+        try:
+            self.inner.commit(asynchronous=False)
+        except KafkaException as exc:
+            if error_code(exc) == KafkaError._ASSIGNMENT_LOST:
+                return exc.args[0]  # type: ignore[no-any-return]
+        return None
+
     def commit_interval(self) -> None:
         """The auto commit: what changed since the last one, asynchronously (on the polling thread)."""
         if self.may_commit() is not None:
@@ -814,6 +828,13 @@ class Core:
             if result is not None:
                 self._confirm(result)
             return result  # type: ignore[no-any-return]
+        lost = self.assignment_lost()
+        if lost is not None:  # as confluent's: refused, nothing sent (asynchronous: told to on_commit)
+            if not asynchronous:
+                raise KafkaException(lost)
+            self.deferred_commit_cbs.append((lost, []))
+            self.state.slow = True
+            return None
         why = self.may_commit()
         if why is not None and not self.prepared.transactional:
             raise KafkaException(KafkaError(KafkaError._STATE, f"Nothing was committed: {why}."))

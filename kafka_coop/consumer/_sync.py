@@ -12,7 +12,7 @@ from confluent_kafka import Consumer, KafkaException, Message
 from confluent_kafka import TopicPartition as ClientPartition
 
 from kafka_coop._waiting import StillRunning, bounded_call
-from kafka_coop.consumer._args import check_partitions
+from kafka_coop.consumer._args import check_partitions, check_unassign, commit_flag
 from kafka_coop.consumer._clock import WitnessedClock
 from kafka_coop.consumer._core import ClientFactory, CloseReport, Core, treat_as_done_on_close
 from kafka_coop.consumer._handler import client_partitions
@@ -43,20 +43,6 @@ from kafka_coop.settings import ConsumerSettings
 from kafka_coop.sinks import EventSink
 
 log = logging.getLogger("kafka_coop.consumer")
-
-
-def commit_flag(asynchronous: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    """confluent's `commit(message, offsets, async, asynchronous)`: the last of them given wins."""
-    if len(args) > 1:
-        raise TypeError(f"function takes at most 4 arguments ({3 + len(args)} given)")
-    unknown = set(kwargs) - {"async"}
-    if unknown:
-        raise TypeError(f"'{unknown.pop()}' is an invalid keyword argument for this function")
-    if args:
-        asynchronous = args[0]
-    elif "async" in kwargs:
-        asynchronous = kwargs["async"]
-    return bool(asynchronous)
 
 
 class CoopConsumer:
@@ -427,7 +413,7 @@ class CoopConsumer:
         self._core.manual = set()
 
     def incremental_unassign(self, partitions: list[ClientPartition], /) -> None:
-        check_partitions(partitions)
+        check_unassign(partitions)
         if self._handler.legacy_unassign():
             return
         keys = {(tp.topic, tp.partition) for tp in partitions}

@@ -9,9 +9,9 @@
   `_wording`: the config and pause wording of a phase; `_checks`: the Check every one of them returns.
 - `_watch`: what `watch` shows of a group, one record per look.
 - `_walk`: a plan as a walk of steps, and the loop that takes them; `_journal`: the walk's journal file.
-- `_verify`: the shell of a gate run (`run_gate`: looks on a live group, `--wait`), loaded on first use,
-  so the planner and the gate import this face without loading a client. `_run` (shell, loaded on
-  first use too): `rollout run`'s effects, the restart hook, the control topic and the gates.
+- `live/`: the shell, loaded on first use, so the planner and the gate import this face without
+  loading a client: a gate run (`run_gate`: looks on a live group, `--wait`) and `rollout run`'s
+  effects (the restart hook, the control topic, the gates). Every other module here is pure.
 """
 
 from __future__ import annotations
@@ -73,17 +73,16 @@ from kafka_coop.rollout._watch import PauseTally, WatchRecord, unowned_now, watc
 from kafka_coop.rollout._wording import config_lines
 
 if TYPE_CHECKING:
-    from kafka_coop.rollout._run import Runner, resume_walk, start_walk
-    from kafka_coop.rollout._verify import GateProgress, group_missing, run_gate
+    from kafka_coop.rollout.live import GateProgress, Runner, group_missing, resume_walk, run_gate, start_walk
 
-# name -> the shell module that defines it, imported on first use
+# name -> the shell package that exports it, imported on first use
 _LAZY: dict[str, str] = {
-    "GateProgress": "kafka_coop.rollout._verify",
-    "group_missing": "kafka_coop.rollout._verify",
-    "run_gate": "kafka_coop.rollout._verify",
-    "Runner": "kafka_coop.rollout._run",
-    "resume_walk": "kafka_coop.rollout._run",
-    "start_walk": "kafka_coop.rollout._run",
+    "GateProgress": "kafka_coop.rollout.live",
+    "group_missing": "kafka_coop.rollout.live",
+    "run_gate": "kafka_coop.rollout.live",
+    "Runner": "kafka_coop.rollout.live",
+    "resume_walk": "kafka_coop.rollout.live",
+    "start_walk": "kafka_coop.rollout.live",
 }
 
 

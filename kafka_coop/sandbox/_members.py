@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -36,13 +36,12 @@ from kafka_coop.sandbox._java import (
     java_member_classpath,
 )
 
-ClientKind = Literal[
-    "java", "python", "kafka-python", "aiokafka", "franz-go", "sarama", "confluent-kafka-go", "kafkajs"
-]
+ClientKind = Literal["java", "python"]
+"""The members the wheel runs: the Java member and `kafka-coop consume`."""
+CLIENT_KINDS: tuple[str, ...] = get_args(ClientKind)
 # kind -> the argv prefix that runs one member of another client family (the Java member's options
-# follow it). The wheel ships only the java and python members; the others are built from the
-# repository's testbed/interop/ folder by `testbed.interop.member_command`, which tests and benchmarks
-# pass in.
+# follow it). The other families' members live with the test bed that runs them: the repository's
+# testbed/interop/ builds them (`InteropKind`), and tests and benchmarks pass its `member_command` in.
 FamilyCommand = Callable[[str], list[str]]
 DEFAULT_STABLE_TIMEOUT_S = 90.0
 DEFAULT_STOP_TIMEOUT_S = 30.0
@@ -61,7 +60,7 @@ class MemberSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
-    kind: ClientKind
+    kind: str  # a ClientKind, or a family the member processes' `families` runs
     group: str
     topics: tuple[str, ...]
     assignors: tuple[str, ...] = ("range",)
@@ -304,8 +303,9 @@ class MemberProcess:
         spec = self.spec
         if self.families is None:
             raise InvalidInput(
-                f"Member {spec.name}: {spec.kind} members are built from the kafka-coop repository's "
-                "testbed/interop/ folder, which the installed package does not include.",
+                f"Member {spec.name}: the package runs {' and '.join(CLIENT_KINDS)} members; {spec.kind} "
+                "members are built from the kafka-coop repository's testbed/interop/ folder, which the "
+                "installed package does not include.",
                 hint="From a repository checkout: "
                 "MemberProcesses(..., families=testbed.interop.member_command).",
             )

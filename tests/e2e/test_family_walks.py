@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.sandbox import MemberProcesses, MemberSpec, SteadyProducer
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, SteadyProducer
 from tests.conftest import CliResult
 from tests.e2e.test_rollout_plans import PARTITIONS, _assert_nothing_lost, _describe, _plan, _walk
 from tests.integration.members import wait_declared
@@ -20,7 +20,7 @@ def _members(kind: str, group: str, topic: str, n: int, **kw: object) -> list[Me
     return [
         MemberSpec(
             name=f"{kind}-{i}",
-            kind=kind,  # type: ignore[arg-type]
+            kind=kind,
             group=group,
             topics=(topic,),
             record_log=True,

@@ -16,17 +16,16 @@ import pytest
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.analytics import unavailability, unavailable_ms
+from kafka_coop.errors import GateFailed
 from kafka_coop.rollout import Plan, PlanPhase
-from kafka_coop.sandbox import (
-    GateFailed,
+from kafka_coop.sandbox import Sandbox, free_port
+from kafka_coop.sandbox.testing import (
     MemberProcesses,
     MemberSpec,
     PhaseRun,
     PlanRunner,
-    Sandbox,
     SteadyProducer,
     audit_when_drained,
-    free_port,
 )
 from tests.conftest import CliResult
 from tests.integration.members import wait_declared

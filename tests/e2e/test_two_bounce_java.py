@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.sandbox import MemberProcesses, MemberSpec
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 
 PARTITIONS = 6
 

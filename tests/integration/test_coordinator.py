@@ -9,7 +9,8 @@ import pytest
 
 from kafka_coop.coordinator import CoordinatorAnswer, CoordinatorClient
 from kafka_coop.errors import ClusterUnavailable
-from kafka_coop.sandbox import MemberProcesses, MemberSpec, free_port
+from kafka_coop.sandbox import free_port
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 
 
 def _types(answer: CoordinatorAnswer) -> dict[str, str]:

@@ -13,7 +13,8 @@ from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
 from kafka_coop.inspection import GroupSnapshot
 from kafka_coop.rollout import Plan
-from kafka_coop.sandbox import MemberProcesses, MemberSpec, Sandbox, free_port
+from kafka_coop.sandbox import Sandbox, free_port
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 from testbed.interop import member_command
 from tests.conftest import CliResult
 from tests.integration.consumer.members import committed_offsets, consumer_conf, produce_keyed

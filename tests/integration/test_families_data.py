@@ -14,7 +14,7 @@ import pytest
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.families import Family, catalog
-from kafka_coop.sandbox import MemberProcesses, MemberSpec
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 
 FAMILIES = [f for f in catalog().families]
 EXIT_DEADLINE_S = 60.0

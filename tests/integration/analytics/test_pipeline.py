@@ -31,7 +31,7 @@ from kafka_coop.analytics._pipeline import PipelineConfig, run_pipeline
 from kafka_coop.analytics._spark import get_session, stop_session
 from kafka_coop.analytics._stream import DUPLICATE
 from kafka_coop.rollout import Plan
-from kafka_coop.sandbox import MemberProcesses, MemberSpec, PlanRunner, SteadyProducer
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, PlanRunner, SteadyProducer
 from testbed.interop import member_command
 from tests.conftest import CliResult
 from tests.integration.topics import read_to_end

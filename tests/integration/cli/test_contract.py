@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.sandbox import MemberProcesses, MemberSpec, Sandbox, SteadyProducer, free_port
+from kafka_coop.sandbox import Sandbox, free_port
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, SteadyProducer
 from tests.integration.cli._contract import (
     ERROR,
     Row,

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.sandbox import MemberProcesses, MemberSpec
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 
 DONE = "__h6_done__"
 

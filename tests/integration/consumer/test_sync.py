@@ -12,7 +12,7 @@ from confluent_kafka import Consumer, TopicPartition
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.consumer import CoopConsumer
 from kafka_coop.errors import SettingsError
-from kafka_coop.sandbox import SteadyProducer
+from kafka_coop.sandbox.testing import SteadyProducer
 from tests.integration.consumer.members import (
     ThreadMember,
     committed_offsets,

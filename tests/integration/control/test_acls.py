@@ -27,7 +27,8 @@ from kafka_coop.events import now_ms
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
 from kafka_coop.rollout import Runner
 from kafka_coop.rollout._protection import unprotected_reason
-from kafka_coop.sandbox import MemberProcess, MemberProcesses, MemberSpec, Sandbox
+from kafka_coop.sandbox import MemberProcess, Sandbox
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 from tests.conftest import SASL_GROUP, CliResult
 
 pytestmark = pytest.mark.xdist_group(SASL_GROUP)

@@ -24,7 +24,7 @@ from kafka_coop.control import (
 )
 from kafka_coop.events import now_ms
 from kafka_coop.membership import GroupHold, LeaveGroupClient, hold_across, hold_instance_id
-from kafka_coop.sandbox import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
 
 PARTITIONS = 6
 ANSWER_S = 90.0
@@ -71,7 +71,7 @@ class Runner:
             group=self.group,
             step=self.step,
             phase=kind,
-            kind=kind,  # type: ignore[arg-type]
+            kind=kind,
             members=members,
             settings=settings,
             issued_at_ms=now_ms(),

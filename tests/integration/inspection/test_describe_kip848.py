@@ -13,7 +13,7 @@ import pytest
 
 from kafka_coop.coordinator import CoordinatorClient
 from kafka_coop.inspection import GroupSnapshot
-from kafka_coop.sandbox import MemberProcesses, MemberSpec
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
 from tests.integration.looks import snapshot_via_cli
 from tests.integration.members import wait_converted

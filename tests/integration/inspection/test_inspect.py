@@ -11,7 +11,8 @@ import pytest
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.inspection import GroupSnapshot, take_snapshot
-from kafka_coop.sandbox import MemberProcesses, MemberSpec, free_port
+from kafka_coop.sandbox import free_port
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
 from tests.integration.looks import snapshot_via_cli
 

@@ -10,7 +10,7 @@ from importlib.resources import files
 import jsonschema
 
 from kafka_coop.admin import ClusterAdmin
-from kafka_coop.sandbox import MemberProcesses, MemberSpec
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
 
 # long enough that only remove-members can empty the group within the test

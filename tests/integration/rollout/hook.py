@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_coop._vocab import JAVA_ASSIGNOR_CLASSES
-from kafka_coop.sandbox import MemberProcesses
+from kafka_coop.sandbox.testing import MemberProcesses
 
 ASSIGNOR_OF_CLASS = {v: k for k, v in JAVA_ASSIGNOR_CLASSES.items()}
 GATHER_S = 0.3  # requests this close together are one batch

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kafka_coop.rollout import run_gate
-from kafka_coop.sandbox import MemberProcesses, MemberSpec
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 
 
 def test_the_gate_does_not_pass_on_a_member_killed_a_moment_ago(

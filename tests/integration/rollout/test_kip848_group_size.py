@@ -16,7 +16,8 @@ from confluent_kafka import Consumer, KafkaError
 
 from kafka_coop.coordinator import CoordinatorClient
 from kafka_coop.rollout import Plan
-from kafka_coop.sandbox import MemberProcesses, MemberSpec, Sandbox, free_port
+from kafka_coop.sandbox import Sandbox, free_port
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
 from tests.integration.members import consumer_protocol_refusal, coop_consumer_refusal
 

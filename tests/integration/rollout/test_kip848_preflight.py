@@ -14,7 +14,7 @@ from confluent_kafka import KafkaError, libversion
 
 from kafka_coop.families import catalog
 from kafka_coop.rollout import Plan
-from kafka_coop.sandbox import MemberProcesses, MemberSpec
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
 from tests.integration.members import consumer_protocol_refusal, coop_consumer_refusal
 

@@ -8,8 +8,9 @@ import subprocess
 from collections.abc import Callable
 
 from kafka_coop.rollout import Plan
-from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION, MemberProcesses, MemberSpec, resolve_kafka_jars
+from kafka_coop.sandbox import DEFAULT_KAFKA_VERSION, resolve_kafka_jars
 from kafka_coop.sandbox._jars import require_java
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
 
 

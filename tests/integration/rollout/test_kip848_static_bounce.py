@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaError
 
-from kafka_coop.sandbox import MemberProcesses, MemberSpec
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
 from tests.integration.members import consumer_protocol_refusal
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kafka_coop.sandbox import MemberProcesses, MemberSpec, free_port
+from kafka_coop.sandbox import free_port
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
 
 

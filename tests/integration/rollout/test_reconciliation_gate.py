@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer
 
-from kafka_coop.sandbox import MemberProcesses, MemberSpec
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec
 from tests.conftest import CliResult
 
 

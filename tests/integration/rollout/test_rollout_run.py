@@ -21,7 +21,8 @@ import pytest
 
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.rollout import read_journal
-from kafka_coop.sandbox import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained, free_port
+from kafka_coop.sandbox import free_port
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
 from tests.conftest import CliResult
 from tests.integration.members import wait_declared, wait_for
 from tests.integration.rollout.hook import HOOK, Deployment

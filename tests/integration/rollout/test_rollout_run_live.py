@@ -16,7 +16,7 @@ from typing import Any
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.control import CONTROL_TOPIC, CONTROL_TOPIC_CONFIG, CONTROL_TOPIC_PARTITIONS
 from kafka_coop.rollout import read_journal
-from kafka_coop.sandbox import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
 from tests.conftest import CliResult
 from tests.integration.members import wait_declared
 from tests.integration.rollout.hook import HOOK, Deployment

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from kafka_coop.sandbox import (
+from kafka_coop.sandbox import Sandbox
+from kafka_coop.sandbox.testing import (
     MemberProcesses,
     MemberSpec,
-    Sandbox,
     SteadyProducer,
     audit,
     free_ports,

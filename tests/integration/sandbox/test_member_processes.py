@@ -13,7 +13,7 @@ from pathlib import Path
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.analytics import summarize, unavailability
 from kafka_coop.events import RebalanceEvent
-from kafka_coop.sandbox import MemberProcesses, MemberSpec, read_events
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, read_events
 from tests.integration.members import wait_for
 
 FAST_SESSION = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000"}

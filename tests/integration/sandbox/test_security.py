@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from kafka_coop.manifest import DEFAULT_MANIFEST_TOPIC, MANIFEST_TOPIC_CONFIG
-from kafka_coop.sandbox import Sandbox, read_events
+from kafka_coop.sandbox import Sandbox
+from kafka_coop.sandbox.testing import read_events
 from tests.conftest import SASL_GROUP, SECURE_CANARIES
 
 CANARIES = SECURE_CANARIES

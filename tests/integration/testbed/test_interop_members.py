@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from kafka_coop.events import RebalanceEvent
-from kafka_coop.sandbox import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
 from testbed.interop import INTEROP_KINDS
 from tests.conftest import CliResult
 from tests.integration.looks import snapshot_via_cli
@@ -45,7 +45,7 @@ def test_member_joins_and_closes_cleanly_with_no_record_lost(
     group = unique(f"interop-{kind}")
     spec = MemberSpec(
         name=f"{kind}-0",
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         group=group,
         topics=(topic,),
         assignors=OWN_ASSIGNORS[kind],

@@ -18,13 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from kafka_coop.admin import ClusterAdmin, GroupDescription
-from kafka_coop.sandbox import (
-    MemberProcesses,
-    MemberSpec,
-    Sandbox,
-    SteadyProducer,
-    audit_when_drained,
-)
+from kafka_coop.sandbox import Sandbox
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
 from testbed.faults import NetworkFaults
 
 # The cut member's session must run out while it is cut; librdkafka's own session check then
@@ -42,7 +37,7 @@ def _wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> Non
 
 
 def _events_after(path: Path, since_ms: int) -> list[dict[str, Any]]:
-    from kafka_coop.sandbox import read_events
+    from kafka_coop.sandbox.testing import read_events
 
     return [e for e in read_events(path) if e["ts_ms"] >= since_ms]
 

@@ -8,7 +8,7 @@ from typing import Any
 from bench.harness.figures import restart_segments, restart_split
 from bench.harness.service_members import SERVICE_MEMBER, python_command
 from bench.service_bounce import BY_NAME, SCENARIOS, schedule, selected
-from kafka_coop.sandbox import MemberSpec
+from kafka_coop.sandbox.testing import MemberSpec
 from testbed.service_member import consumer_conf, parse_args
 
 

@@ -21,7 +21,8 @@ from kafka_coop.analytics import SparkPrepared
 from kafka_coop.cli._context import Terminal
 from kafka_coop.inspection import MemberSnapshot
 from kafka_coop.rollout import Check, GateReport, GateTarget, all_migrations, load_fleet, make_plan
-from kafka_coop.sandbox import NodeState, SandboxState
+from kafka_coop.sandbox import SandboxState
+from kafka_coop.sandbox._broker import NodeState
 from tests.conftest import CliResult
 from tests.unit.analytics.test_engine import EAGER
 from tests.unit.builders import group_snapshot, member_snapshot

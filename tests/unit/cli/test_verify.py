@@ -216,9 +216,9 @@ def test_an_unreachable_cluster_is_told_within_one_timeout_not_two(
         waited.append(timeout_s)
         raise ClusterUnavailable(f"Could not reach the Kafka cluster at {NOWHERE}.")
 
-    monkeypatch.setattr("kafka_coop.rollout._verify.open_client", no_connection)
-    monkeypatch.setattr("kafka_coop.rollout._verify.snapshot_with_lag_trend", no_answer)
-    monkeypatch.setattr("kafka_coop.rollout._verify.take_snapshot", no_answer)
+    monkeypatch.setattr("kafka_coop.rollout.live._verify.open_client", no_connection)
+    monkeypatch.setattr("kafka_coop.rollout.live._verify.snapshot_with_lag_trend", no_answer)
+    monkeypatch.setattr("kafka_coop.rollout.live._verify.take_snapshot", no_answer)
     result = invoke_cli("verify-group", "g", "--bootstrap-server", NOWHERE, "--timeout", "2")
     assert result.code == 3, result.stderr
     assert sum(waited) <= 2.0, waited

@@ -1,21 +1,25 @@
-"""A call with arguments confluent-kafka refuses is refused the same way by CoopConsumer, on the C poll
-path and the Python one, in drop-in and explicit-marks mode: seeded generated calls, each made on a raw
-`confluent_kafka.Consumer` and on a CoopConsumer over the same conf, must end the same way (both
-accept, or both raise the same exception type, and for a KafkaException the same code).
+"""A call with arguments confluent-kafka refuses is refused the same way by CoopConsumer and
+CoopAIOConsumer, on the C poll path and the Python one, in drop-in and explicit-marks mode: seeded
+generated calls, each made on a raw `confluent_kafka.Consumer` (`confluent_kafka.aio.AIOConsumer`) and on
+kafka-coop's over the same conf, must end the same way (both accept, or both raise the same exception
+type, and for a KafkaException the same code).
 
 confluent-kafka checks its arguments before any I/O, so the bootstrap is a loopback port nobody
 listens on; every timeout generated is short, so a call that is accepted returns at once."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import random
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka.aio import AIOConsumer
 
-from kafka_coop.consumer import CoopConsumer, _core
+from kafka_coop.consumer import CoopAIOConsumer, CoopConsumer, _core
 
 SEED = 38
 CALLS_PER_METHOD = 100
@@ -123,6 +127,19 @@ def outcome(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
     return "ok"
 
 
+async def outcome_awaited(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """As `outcome`, for an asyncio consumer's method: the call and its await both count."""
+    try:
+        result = fn(*args, **kwargs)
+        if inspect.isawaitable(result):
+            await result
+    except KafkaException as exc:
+        return f"KafkaException({exc.args[0].name()})"
+    except Exception as exc:
+        return type(exc).__name__
+    return "ok"
+
+
 CONF = {
     "bootstrap.servers": "127.0.0.1:9",  # the discard port: nothing listens, nothing is sent
     "group.id": "argument-parity",
@@ -156,4 +173,33 @@ def test_a_call_confluent_refuses_is_refused_the_same_way(path: str, mode: str) 
     finally:
         raw.close()
         coop.close()
+    assert not differ, f"{len(differ)} calls differ:\n" + "\n".join(differ[:40])
+
+
+@pytest.mark.parametrize("mode", ["drop-in", "marks"])
+def test_an_asyncio_call_confluent_refuses_is_refused_the_same_way(path: str, mode: str) -> None:
+    """The same calls on AIOConsumer and CoopAIOConsumer (AIOConsumer's own methods only: kafka-coop's
+    extras, such as `memberid`, are not confluent's to refuse)."""
+    conf = {**CONF, **({"enable.auto.offset.store": False} if mode == "marks" else {})}
+
+    async def run() -> list[str]:
+        raw = AIOConsumer(dict(conf))
+        coop = CoopAIOConsumer(dict(conf), handle_signals=False)
+        if mode == "drop-in":
+            assert (type(coop._poll_fn).__name__ == "FastPoll") == (path == "c")
+        differ = []
+        try:
+            for name, args, kwargs in generate(SEED):
+                if not hasattr(AIOConsumer, name):
+                    continue
+                want = await outcome_awaited(getattr(raw, name), args, kwargs)
+                got = await outcome_awaited(getattr(coop, name), args, kwargs)
+                if got != want:
+                    differ.append(f"{name}(*{args!r}, **{kwargs!r}): confluent {want}, kafka-coop {got}")
+        finally:
+            await raw.close()
+            await coop.close()
+        return differ
+
+    differ = asyncio.run(run())
     assert not differ, f"{len(differ)} calls differ:\n" + "\n".join(differ[:40])

@@ -52,3 +52,8 @@ def test_a_phase_onto_the_consumer_protocol_adds_kip1263s_assignment_interval_to
     assert "group.consumer.assignment.interval.ms (1 s by default from Kafka 4.3" in phase.pause_note
     cooperative = plan_of_file(BROKER, _member("2.16.0"), to="cooperative")
     assert all("assignment.interval" not in p.pause_note for p in cooperative.phases)
+
+
+def test_a_phase_onto_the_consumer_protocol_of_a_broker_before_4_3_states_no_assignment_interval() -> None:
+    (phase,) = plan_of_file(BROKER.replace('"4.4"', '"4.1"'), _member("2.16.0")).phases
+    assert "assignment.interval" not in phase.pause_note

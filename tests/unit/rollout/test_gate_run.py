@@ -31,9 +31,9 @@ class Looks:
         self.last = answers[-1]
         self.trend_looks = 0
         self.plain_looks = 0
-        monkeypatch.setattr("kafka_coop.rollout._verify.take_snapshot", self.take_snapshot)
-        monkeypatch.setattr("kafka_coop.rollout._verify.snapshot_with_lag_trend", self.with_trend)
-        monkeypatch.setattr("kafka_coop.rollout._verify.open_client", lambda *_a, **_k: None)
+        monkeypatch.setattr("kafka_coop.rollout.live._verify.take_snapshot", self.take_snapshot)
+        monkeypatch.setattr("kafka_coop.rollout.live._verify.snapshot_with_lag_trend", self.with_trend)
+        monkeypatch.setattr("kafka_coop.rollout.live._verify.open_client", lambda *_a, **_k: None)
 
     def next(self) -> GroupSnapshot:
         """Each look is taken later than the one before it, as the cluster's looks are (the gate's

@@ -10,9 +10,9 @@ import pytest
 from kafka_coop.control import REMOVE
 from kafka_coop.errors import GateFailed
 from kafka_coop.rollout import Step
-from kafka_coop.rollout._run import RestartHook, control_step, hook_command, live_settings, settings_word
 from kafka_coop.rollout._spec import MemberConfig
 from kafka_coop.rollout._walk import MemberChange, StepGate, Walk
+from kafka_coop.rollout.live._run import RestartHook, control_step, hook_command, live_settings, settings_word
 
 
 def _change(**kw: object) -> MemberChange:

@@ -49,7 +49,8 @@ def test_a_free_port_for_a_sandbox_listener_is_below_the_ephemeral_range() -> No
 def test_a_secured_fleet_passes_its_client_properties_to_python_members_and_refuses_others(
     tmp_path: Path,
 ) -> None:
-    from kafka_coop.sandbox import MemberProcess, MemberSpec
+    from kafka_coop.sandbox import MemberProcess
+    from kafka_coop.sandbox.testing import MemberSpec
 
     props = tmp_path / "client.properties"
     props.write_text("security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n")
@@ -85,3 +86,16 @@ def test_a_topic_to_create_that_is_not_name_or_name_colon_partitions_is_exit_2_b
     result = invoke_cli("sandbox", "start", "--topic", value, "--port", "1")
     assert result.code == 2
     assert message in result.stderr
+
+
+def test_a_member_of_a_family_the_wheel_does_not_run_needs_the_test_beds_command(tmp_path: Path) -> None:
+    """The wheel runs java and python members; the other families' are built by the repository's testbed/,
+    whose `member_command` the caller passes in."""
+    from kafka_coop.sandbox import MemberProcess
+    from kafka_coop.sandbox.testing import MemberSpec
+
+    spec = MemberSpec(name="g0", kind="franz-go", group="g", topics=("t",))
+    with pytest.raises(InvalidInput, match="the package runs java and python members; franz-go members are"):
+        MemberProcess(spec, tmp_path, "b:9093", "4.1.1").command()
+    cmd = MemberProcess(spec, tmp_path, "b:9093", "4.1.1", families=lambda kind: ["run", kind]).command()
+    assert cmd[:4] == ["run", "franz-go", "--bootstrap", "b:9093"]

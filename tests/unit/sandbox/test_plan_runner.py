@@ -16,16 +16,9 @@ from kafka_coop.analytics._pause_gate import PhaseSpan
 from kafka_coop.errors import GateFailed
 from kafka_coop.rollout import GateSpec, MemberConfig, Plan, load_migration
 from kafka_coop.rollout._plan import family_config
-from kafka_coop.sandbox import (
-    CommandRun,
-    GateRun,
-    MemberProcesses,
-    MemberSpec,
-    PlanRunner,
-    apply_config,
-    audit,
-)
-from kafka_coop.sandbox._rollout import command_argv
+from kafka_coop.sandbox import CommandRun, GateRun
+from kafka_coop.sandbox._rollout import apply_config, command_argv
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, PlanRunner, audit
 from tests.unit.rollout.test_gate import COOP, member, snapshot
 from tests.unit.rollout.test_gate_run import Looks
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kafka_coop.events import RebalanceEvent
-from kafka_coop.sandbox import MemberProcessError, read_events
+from kafka_coop.sandbox.testing import MemberProcessError, read_events
 
 EVENT = RebalanceEvent(
     ts_ms=1,

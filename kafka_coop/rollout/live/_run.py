@@ -35,7 +35,6 @@ from kafka_coop.rollout._journal import (
 from kafka_coop.rollout._plan_model import Plan
 from kafka_coop.rollout._protection import AclGrant, acls_to_add, operator_principal, unprotected_reason
 from kafka_coop.rollout._spec import load_migration
-from kafka_coop.rollout._verify import run_gate
 from kafka_coop.rollout._walk import (
     MemberChange,
     Progress,
@@ -52,6 +51,7 @@ from kafka_coop.rollout._walk import (
     rollback_walk,
     walk_steps,
 )
+from kafka_coop.rollout.live._verify import run_gate
 
 if TYPE_CHECKING:
     from kafka_coop.control import ControlKind
