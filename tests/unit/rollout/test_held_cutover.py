@@ -11,9 +11,9 @@ from kafka_coop.membership import hold_instance_id
 from kafka_coop.membership._hold import hold_protocols
 from kafka_coop.protocol import decode_subscription
 from kafka_coop.rollout import Step
-from kafka_coop.rollout._run import held_assignors
 from kafka_coop.rollout._spec import MemberConfig
 from kafka_coop.rollout._walk import MemberChange, StepGate
+from kafka_coop.rollout.live._run import held_assignors
 
 COOPERATIVE = {"partition.assignment.strategy": "cooperative-sticky", "group.protocol": "classic"}
 
