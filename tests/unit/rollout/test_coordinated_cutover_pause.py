@@ -3,13 +3,15 @@ costs (measured: bench/rollout_live.py), not only a deploy's stop-all / start-al
 
 from __future__ import annotations
 
-from kafka_coop.rollout import FleetMember, Plan
-from tests.unit.builders import declared_broker, fleet_of, plan
+from kafka_coop.rollout import Plan
+from tests.unit.builders import declared_broker, fleet_member, fleet_of, plan
 
 
 def _cutover_plan(*, kafka_coop: bool) -> Plan:
-    member = FleetMember(family="librdkafka", protocol="eager", count=10, static=True, kafka_coop=kafka_coop)  # type: ignore[arg-type]
-    p = plan(fleet_of(member, selected="range", broker=declared_broker("4.1")), "upgrade", "cooperative")  # type: ignore[arg-type]
+    member = fleet_member(
+        "m", family="librdkafka", protocol="eager", assignors=("range",), count=10, static=True, kafka_coop=kafka_coop
+    )
+    p = plan(fleet_of(member, selected="range", broker=declared_broker("4.1")), "upgrade", "cooperative")
     assert p.migration == "eager-to-cooperative-cutover"
     return p
 
