@@ -8,9 +8,10 @@ gives it a `run_hook` that runs hooks and sinks on the event loop). It owns:
   `deque.append` (explicit marks: what was handed out), one attribute read (`CallState.slow`, raised by
   the watchdog ten times a second and by every callback) and one clock read against the watchdog's last
   tick (a call that returns after a freeze, before the frozen watchdog thread has run again, must not
-  take the fast path: the SIGSTOP test saw such a batch handed out). The drop-in `poll`, paid once per
-  record, is the same path in C where the compiled module is installed (`_fastcall.FastPoll`, in the
-  default wheel: ~12 ns a call where the closure costs ~90 ns; the pure fallback wheel has none). The
+  take the fast path: the SIGSTOP test saw such a batch handed out). `poll`, paid once per record
+  (drop-in and, registering what it hands out, explicit marks), is the same path in C where the
+  compiled module is installed (`_fastcall.FastPoll`, in the default wheel: ~12 ns a call where the
+  closure costs ~90 ns; the pure fallback wheel has none). The
   slow path raises a fatal error or a hook's interrupt (seeking the call's records back: nothing it took
   is lost), applies deferred seeks, runs the freeze check, and makes the interval commit when it is due:
   on the polling thread, inside `poll`/`consume`, never behind the application's back (the Java
@@ -156,11 +157,16 @@ class Core(Committer, Closer):
         `hand_out=False` (asyncio): the caller registers what it hands out itself, once it has."""
         inner_poll, state, slow, broken = self.inner.poll, self.state, self._slow_poll, self.broken_call
         clock = self.clock.time  # a stale tick: the watchdog has not run since a freeze
+        # The same paths in C where it is built (it reads the process's clock: not for a test's)
+        c_state = (
+            state
+            if FastPoll is not None and isinstance(state, FastCallState) and self.clock is SYSTEM_CLOCK
+            else None
+        )
         if self.ledger is None:
-            # The same path, in C (it reads the process's clock: not for a test's)
-            if FastPoll is not None and isinstance(state, FastCallState) and self.clock is SYSTEM_CLOCK:
+            if c_state is not None and FastPoll is not None:
                 fast: Callable[[float], Message | None] = FastPoll(
-                    inner_poll, state, slow, broken, hand_out, GAP_S
+                    inner_poll, c_state, slow, broken, hand_out, GAP_S
                 )
                 return fast
 
@@ -178,6 +184,19 @@ class Core(Committer, Closer):
             return poll
         handed_out, fold = self.ledger.handed, self.fold
         handed = handed_out.append
+        if hand_out and c_state is not None and FastPoll is not None:  # poll_marked below
+            marked: Callable[[float], Message | None] = FastPoll(
+                inner_poll,
+                c_state,
+                slow,
+                broken,
+                hand_out,
+                GAP_S,
+                handed=handed_out,
+                fold=fold,
+                fold_at=FOLD_RECORDS,
+            )
+            return marked
         if not hand_out:
 
             def poll_unregistered(timeout: float = -1) -> Message | None:

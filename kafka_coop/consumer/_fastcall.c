@@ -10,6 +10,13 @@
  *     if state.slow or monotonic() - state.tick > gap: return slow(msg, hand_out)
  *     return msg
  *
+ * With explicit marks (`handed` and `fold` given), `state.held` is not kept and a record taken on the fast
+ * path is registered as handed out, as _core.Core.make_poll's poll_marked does:
+ *
+ *     if msg is not None:
+ *         if len(handed) >= fold_at: fold()
+ *         handed.append(msg)
+ *
  * Written to the limited C API of Python 3.11 (the stable ABI), so one compiled wheel, cp311-abi3, serves
  * every CPython from 3.11 on. The stable ABI of 3.11 has no vectorcall: `FastPoll` takes its arguments as
  * a tuple (tp_call) and hands that same tuple to the client's `poll`, which takes a tuple itself
@@ -110,6 +117,10 @@ typedef struct {
     PyObject *broken;   /* broken(1): the call raised */
     PyObject *hand_out; /* a bool */
     PyObject *one;
+    PyObject *append;   /* explicit marks: the ledger's handed-out deque's bound append, else NULL */
+    PyObject *handed;   /* that deque (its length says when to fold) */
+    PyObject *fold;     /* fold(): take in what was handed out and marked */
+    Py_ssize_t fold_at;
     double gap;
 } FastPoll;
 
@@ -154,25 +165,59 @@ static PyObject *FastPoll_call(FastPoll *self, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     CallState *state = self->state;
-    set_ref(&state->held, msg);
+    if (self->append == NULL) set_ref(&state->held, msg); /* drop-in: what the application holds */
     if (state->slow || coarse_now() - state->tick > self->gap) {
         PyObject *out = PyObject_CallFunctionObjArgs(self->slow, msg, self->hand_out, NULL);
         Py_DECREF(msg);
         return out;
     }
+    if (self->append != NULL && msg != Py_None) {
+        /* explicit marks: fold before registering it (as _core's poll_marked), then register it */
+        Py_ssize_t n = PyObject_Size(self->handed);
+        PyObject *r = n < 0 ? NULL : n >= self->fold_at ? PyObject_CallNoArgs(self->fold) : Py_NewRef(Py_None);
+        if (r != NULL) {
+            Py_DECREF(r);
+            r = PyObject_CallFunctionObjArgs(self->append, msg, NULL);
+        }
+        if (r == NULL) {
+            Py_DECREF(msg);
+            return NULL;
+        }
+        Py_DECREF(r);
+    }
     return msg;
 }
 
 static PyObject *FastPoll_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"inner", "state", "slow", "broken", "hand_out", "gap", NULL};
-    PyObject *inner, *state, *slow, *broken, *hand_out;
+    static char *kwlist[] = {"inner", "state", "slow", "broken", "hand_out", "gap", "handed", "fold",
+                             "fold_at", NULL};
+    PyObject *inner, *state, *slow, *broken, *hand_out, *handed = Py_None, *fold = Py_None;
     double gap;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!OOO!d", kwlist, &inner, CallStateType, &state, &slow,
-                                     &broken, &PyBool_Type, &hand_out, &gap))
+    Py_ssize_t fold_at = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!OOO!d|$OOn", kwlist, &inner, CallStateType, &state,
+                                     &slow, &broken, &PyBool_Type, &hand_out, &gap, &handed, &fold, &fold_at))
         return NULL;
+    if ((handed == Py_None) != (fold == Py_None)) {
+        PyErr_SetString(PyExc_TypeError, "FastPoll() takes handed and fold together, or neither");
+        return NULL;
+    }
+    PyObject *append = NULL;
+    if (handed != Py_None) {
+        append = PyObject_GetAttrString(handed, "append");
+        if (append == NULL) return NULL;
+    }
     allocfunc tp_alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
     FastPoll *self = (FastPoll *)tp_alloc(type, 0);
-    if (self == NULL) return NULL;
+    if (self == NULL) {
+        Py_XDECREF(append);
+        return NULL;
+    }
+    self->append = append;
+    if (append != NULL) {
+        Py_INCREF(handed); self->handed = handed;
+        Py_INCREF(fold); self->fold = fold;
+    }
+    self->fold_at = fold_at;
     Py_INCREF(inner); self->inner = inner;
     Py_INCREF(state); self->state = (CallState *)state;
     Py_INCREF(slow); self->slow = slow;
@@ -191,6 +236,9 @@ static int FastPoll_traverse(FastPoll *self, visitproc visit, void *arg) {
     Py_VISIT(self->slow);
     Py_VISIT(self->broken);
     Py_VISIT(self->hand_out);
+    Py_VISIT(self->append);
+    Py_VISIT(self->handed);
+    Py_VISIT(self->fold);
     return 0;
 }
 
@@ -201,6 +249,9 @@ static int FastPoll_clear(FastPoll *self) {
     Py_CLEAR(self->broken);
     Py_CLEAR(self->hand_out);
     Py_CLEAR(self->one);
+    Py_CLEAR(self->append);
+    Py_CLEAR(self->handed);
+    Py_CLEAR(self->fold);
     return 0;
 }
 

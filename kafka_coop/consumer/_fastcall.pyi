@@ -18,5 +18,9 @@ class FastPoll:
         broken: Callable[[int], Any],
         hand_out: bool,
         gap: float,
+        *,
+        handed: Any = None,
+        fold: Callable[[], Any] | None = None,
+        fold_at: int = 0,
     ) -> None: ...
     def __call__(self, timeout: float = -1) -> Any: ...

@@ -127,3 +127,67 @@ def test_a_call_confluent_refuses_raises_type_error_and_seeks_nothing_back(path:
     with pytest.raises(TypeError):
         call(consumer)
     assert consumer._core.state.held is held and not consumer._core.floors
+
+
+def marked(path: str) -> tuple[CoopConsumer, FakeConsumer, Any]:
+    """An explicit-marks consumer (enable.auto.offset.store=false) with five records, offset 0 polled (a
+    slow call: a new consumer's state starts flagged), every later call on the fast path (its state out
+    of the watchdog's reach, not flagged, the tick now). Returns offset 0's record too."""
+    consumer, inner, _ = make(marks=True)
+    inner.rebalance("assign", parts(0))
+    inner.group.produce(T, 0, *[b"x"] * 5)
+    _freeze.WATCHDOG._states.discard(consumer._core.state)
+    first = consumer.poll(0)
+    state = consumer._core.state
+    state.slow, state.tick = False, time.monotonic()
+    assert isinstance(consumer.__dict__["poll"], FastPoll) == (path == "c")
+    return consumer, inner, first
+
+
+def test_an_explicit_marks_poll_on_the_fast_path_registers_the_record_as_handed_out(
+    path: str, slow_calls: list[int]
+) -> None:
+    consumer, _, _ = marked(path)
+    slow_calls.clear()
+    msg = consumer.poll(0)
+    assert slow_calls == [] and msg is not None
+    assert consumer._core.ledger is not None and consumer._core.ledger.handed[-1] is msg
+
+
+def test_an_explicit_marks_commit_stops_at_the_first_record_polled_on_the_fast_path_and_not_marked(
+    path: str,
+) -> None:
+    consumer, inner, first = marked(path)
+    rest = [consumer.poll(0) for _ in range(4)]
+    for msg in [first, rest[0], rest[2]]:  # offsets 0, 1, 3 done; 2 is not
+        consumer.mark_done(msg)  # type: ignore[arg-type]
+    consumer.close()
+    assert inner.committed_offsets == {(T, 0): 2}
+
+
+def test_an_explicit_marks_poll_folds_once_the_records_handed_out_reach_the_fold_size(
+    path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folds: list[int] = []
+    real = _core.Core.fold
+
+    def fold(self: _core.Core) -> None:
+        folds.append(len(self.ledger.handed))  # type: ignore[union-attr]
+        real(self)
+
+    monkeypatch.setattr(_core.Core, "fold", fold)
+    monkeypatch.setattr(_core, "FOLD_RECORDS", 2)
+    consumer, _, _ = marked(path)
+    folds.clear()
+    consumer.poll(0)
+    consumer.poll(0)
+    assert folds == [], "fewer than FOLD_RECORDS handed out before each"
+    consumer.poll(0)
+    assert folds == [2], "FOLD_RECORDS handed out before it: fold first"
+    assert list(consumer._core.ledger.handed)[-1].offset() == 3, "then register it"  # type: ignore[union-attr]
+
+
+def test_the_c_path_takes_handed_and_fold_together_or_neither() -> None:
+    state = _freeze.CallState()
+    with pytest.raises(TypeError, match="together"):
+        FastPoll(lambda t=-1: None, state, lambda m, h: m, lambda n: None, True, 1.0, handed=[])  # type: ignore[arg-type]
