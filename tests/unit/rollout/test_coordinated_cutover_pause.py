@@ -9,7 +9,13 @@ from tests.unit.builders import declared_broker, fleet_member, fleet_of, plan
 
 def _cutover_plan(*, kafka_coop: bool) -> Plan:
     member = fleet_member(
-        "m", family="librdkafka", protocol="eager", assignors=("range",), count=10, static=True, kafka_coop=kafka_coop
+        "m",
+        family="librdkafka",
+        protocol="eager",
+        assignors=("range",),
+        count=10,
+        static=True,
+        kafka_coop=kafka_coop,
     )
     p = plan(fleet_of(member, selected="range", broker=declared_broker("4.1")), "upgrade", "cooperative")
     assert p.migration == "eager-to-cooperative-cutover"
