@@ -39,7 +39,13 @@ def _table(record: WatchRecord) -> Table:
     for column in ("member", "family", "protocol", "partitions", "lag"):
         table.add_column(column)
     for m in record.members:
-        table.add_row(m.name, m.family, m.protocol, str(m.partitions), "-" if m.lag is None else str(m.lag))
+        table.add_row(
+            m.name,
+            m.client_family,
+            m.rebalance_protocol,
+            str(m.partitions),
+            "-" if m.lag is None else str(m.lag),
+        )
     return table
 
 

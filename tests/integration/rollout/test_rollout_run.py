@@ -101,7 +101,7 @@ def test_a_java_fleet_is_walked_eager_to_cooperative_through_the_restart_hook_an
     result = run_cli(*_run(bootstrap, group, journal, "--restart", hook, "-o", "json")[3:])
     assert result.code == 0, result.stdout + result.stderr
     progress = [json.loads(line) for line in result.stdout.splitlines()]
-    _valid(run_cli, "rollout-progress", progress)
+    _valid(run_cli, "rollout-progress", progress, 1)
     assert [(p["step"], p["members"]) for p in progress if p["event"] == "gate-passed"] == [
         (1, ["j0"]), (2, ["j1"]), (3, ["j0"]), (4, ["j1"])
     ]  # fmt: skip
@@ -117,14 +117,14 @@ def test_a_java_fleet_is_walked_eager_to_cooperative_through_the_restart_hook_an
     assert_nothing_lost(processes, topic, producer)
 
 
-def _valid(run_cli: Callable[..., CliResult], schema: str, records: list[Any]) -> None:
-    """Every JSON line validates against the schema `kafka-coop schema NAME` publishes."""
+def _valid(run_cli: Callable[..., CliResult], schema: str, records: list[Any], version: int) -> None:
+    """Every JSON line validates against the schema `kafka-coop schema NAME` publishes, at `version`."""
     import jsonschema
 
     published = json.loads(run_cli("schema", schema).stdout)
     for record in records:
         jsonschema.validate(record, published)
-    assert {r["v"] for r in records} == {1}
+    assert {r["v"] for r in records} == {version}
 
 
 def _watch_shows_a_settled_group(run_cli: Callable[..., CliResult], bootstrap: str, group: str) -> None:
@@ -135,9 +135,9 @@ def _watch_shows_a_settled_group(run_cli: Callable[..., CliResult], bootstrap: s
     assert result.code == 0, result.stderr
     looks = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(looks) == 2
-    _valid(run_cli, "watch", looks)
+    _valid(run_cli, "watch", looks, 2)
     last = looks[-1]
-    assert [(m["name"], m["family"]) for m in last["members"]] == [("j0", "java"), ("j1", "java")]
+    assert [(m["name"], m["client_family"]) for m in last["members"]] == [("j0", "java"), ("j1", "java")]
     assert sum(m["partitions"] for m in last["members"]) == PARTITIONS
     assert last["state"] == "stable" and last["group_type"] == "classic" and last["unowned"] == []
 
