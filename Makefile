@@ -86,7 +86,8 @@ test:
 	$(BIN)/python -m compileall -q kafka_coop cli testbed tests
 	$(BIN)/pytest $(SUITE_ORDER) -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
-## test-unit: the fast lane (~1 min on a loaded 2-core box): no broker, no JVM, no PySpark (`-m "not spark"`)
+## test-unit: the fast lane (63 s wall on a 2-core box at load average 2-2.5, measured): no broker, no JVM,
+## no PySpark (`-m "not spark"`)
 test-unit: $(STAMP)
 	$(BIN)/pytest tests/unit -m "not spark" $(PYTEST_ARGS)
 

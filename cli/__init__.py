@@ -20,7 +20,7 @@ def run() -> None:
             f"consumer library) leaves out.\n{install_hint('click')}\n"
         )
         raise SystemExit(2)
-    from .main import main
+    from .main import main  # after the check: main imports click and rich, which may be missing
 
     main()
 

@@ -236,7 +236,9 @@ def _command_name(args: list[str]) -> str:
 
 
 def _print_error(label: str, message: str, hint: str | None, log_path: Path | None = None) -> None:
-    from rich.text import Text  # a message quotes user input and hints name extras: "[spark]"
+    # lazy: only an error prints (--version loads no rich); Text, as a message quotes user input and
+    # hints name extras ("[spark]") that markup would eat
+    from rich.text import Text
 
     try:
         console = _error_console()

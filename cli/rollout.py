@@ -20,6 +20,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich.live import Live
 from rich.text import Text
 
 from kafka_coop.errors import InvalidInput
@@ -187,8 +188,6 @@ class View:
         if self.json or not self.term.out.is_terminal:
             yield
             return
-        from rich.live import Live
-
         with Live(self._panel(), console=self.term.out, refresh_per_second=4, transient=False) as live:
             self.live = live
             try:

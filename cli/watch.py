@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 from rich.console import Group
+from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
@@ -39,7 +40,13 @@ def _table(record: WatchRecord) -> Table:
     for column in ("member", "family", "protocol", "partitions", "lag"):
         table.add_column(column)
     for m in record.members:
-        table.add_row(m.name, m.family, m.protocol, str(m.partitions), "-" if m.lag is None else str(m.lag))
+        table.add_row(
+            m.name,
+            m.client_family,
+            m.rebalance_protocol,
+            str(m.partitions),
+            "-" if m.lag is None else str(m.lag),
+        )
     return table
 
 
@@ -79,14 +86,12 @@ def watch(
 ) -> None:
     """Watch GROUP: members, protocol, assignment, lag, partitions unowned now and since when. Ctrl-C ends
     it (exit 0); exit 2 bad input, 3 the cluster."""
-    from kafka_coop.inspection import take_snapshot
+    from kafka_coop.inspection import take_snapshot  # lazy: watch --help loads no client
 
     admin, conf = admin_for(bootstrap, command_config)
     since: dict[PartitionKey, int] = {}
     live = None
     if output != "json" and term.out.is_terminal:
-        from rich.live import Live
-
         live = Live(console=term.out, refresh_per_second=2)
         live.start()
     looks = 0

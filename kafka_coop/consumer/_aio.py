@@ -35,7 +35,7 @@ from confluent_kafka import TopicPartition as ClientPartition
 from kafka_coop.consumer._args import check_partitions, check_unassign, commit_flag
 from kafka_coop.consumer._clock import WitnessedClock
 from kafka_coop.consumer._close import CloseReport, treat_as_done_on_close
-from kafka_coop.consumer._core import FOLD_BATCHES, FOLD_RECORDS, ClientFactory, Core
+from kafka_coop.consumer._core import FOLD_BATCHES, FOLD_RECORDS, ClientFactory, WrappedClient
 from kafka_coop.consumer._handler import client_partitions
 from kafka_coop.consumer._listener import (
     Hook,
@@ -300,7 +300,7 @@ class CoopAIOConsumer:
             if name in prepared.callbacks:
                 prepared.callbacks[name] = self._on_loop(prepared.callbacks[name])
         user_error_cb = prepared.callbacks.get("error_cb")
-        self._core = core = Core(
+        self._core = core = WrappedClient(
             prepared,
             client or Consumer,
             run_hook=bridge.run,
@@ -313,7 +313,7 @@ class CoopAIOConsumer:
         # Live reconfiguration (docs/consumer.md): off unless asked for; it arms the next call's job.
         self._control: LiveControl | None = live_control(control, prepared, self._control_arm, self._log)
 
-    def _install_calls(self, core: Core) -> None:
+    def _install_calls(self, core: WrappedClient) -> None:
         self._consume_fn = core.make_consume(hand_out=False)
         self._poll_fn = core.make_poll(hand_out=False)
         self._handed = core.ledger.handed.append if core.ledger is not None else None
@@ -349,7 +349,7 @@ class CoopAIOConsumer:
             raise
         if self._handed is not None:
             # Folded before registering it (keeps the records handed out short-lived for the GC; the
-            # ones folded are all marked in a sequential loop, none left over: see Core.make_poll).
+            # ones folded are all marked in a sequential loop, none left over: see WrappedClient.make_poll).
             if len(self._core.ledger.handed) >= FOLD_BATCHES:  # type: ignore[union-attr]
                 self._core.fold()
             self._handed(messages)
@@ -807,14 +807,14 @@ class CoopAIOConsumer:
             self._control_armed = False
 
     @property
-    def control_core(self) -> Core:
+    def control_core(self) -> WrappedClient:
         return self._core
 
-    def control_build(self, settings: ConsumerSettings) -> tuple[DriverSetup, Core]:
+    def control_build(self, settings: ConsumerSettings) -> tuple[DriverSetup, WrappedClient]:
         # the member keeps its callbacks: stats_cb and throttle_cb already run on the loop
         prepared = rebuild(settings, self._prepared, self._hook_args, default_log=log, clock=self._clock)
         user_error_cb = prepared.callbacks.get("error_cb")
-        core = Core(
+        core = WrappedClient(
             prepared,
             self._factory,
             run_hook=self._bridge.run,
@@ -828,7 +828,7 @@ class CoopAIOConsumer:
             self._consumer.pause(client_partitions(self._core.keys()))
         self._core.close(batch_done=True)
 
-    def control_install(self, prepared: DriverSetup, core: Core) -> None:
+    def control_install(self, prepared: DriverSetup, core: WrappedClient) -> None:
         self._retired += [(self._core, "core"), (self._consumer, "client")]
         prepared.stamp.protocol = prepared.protocol
         self._prepared = prepared

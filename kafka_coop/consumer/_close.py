@@ -41,9 +41,9 @@ class CloseReport:
 
 
 class Closer:
-    """A consumer's close: a base of `Core`, whose bookkeeping and calls (declared here) it uses."""
+    """A consumer's close: a base of `WrappedClient`, whose bookkeeping and calls (declared here) it uses."""
 
-    # The core's, set by `Core.__init__`
+    # The wrapped client's, set by `WrappedClient.__init__`
     inner: Any
     prepared: DriverSetup
     handler: RebalanceHandler

@@ -6,8 +6,8 @@ Interval, revoke, close and unassign commits are made on the application's behal
 as far as kafka-coop knows (`known_floor`: confirmed, or sent by the application's own
 `commit(message=/offsets=)`). A commit the group refused while it rebalanced is sent again as soon as
 the rebalance ends, and `on_commit` hears of every commit, those kafka-coop makes synchronously too.
-What is done is `_offsets.py`'s rule; `Committer` is the part of `Core` that reads the client for it and
-sends the commits.
+What is done is `_offsets.py`'s rule; `Committer` is the part of `WrappedClient` that reads the client
+for it and sends the commits.
 """
 
 from __future__ import annotations
@@ -53,9 +53,9 @@ def commit_partition(key: Key, offset: int, epoch: int | None, metadata: str | N
 
 
 class Committer:
-    """A consumer's commits: a base of `Core`, whose bookkeeping (declared here) it reads."""
+    """A consumer's commits: a base of `WrappedClient`, whose bookkeeping (declared here) it reads."""
 
-    # The core's, set by `Core.__init__`
+    # The wrapped client's, set by `WrappedClient.__init__`
     inner: Any
     prepared: DriverSetup
     handler: RebalanceHandler
@@ -72,7 +72,7 @@ class Committer:
     _lock: threading.Lock
 
     def _start_commits(self, on_commit: Callable[[Any, Any], Any] | None) -> None:
-        """The committer's own bookkeeping (called by `Core.__init__`, once the clock is set)."""
+        """The committer's own bookkeeping (called by `WrappedClient.__init__`, once the clock is set)."""
         self.confirmed: dict[Key, int] = {}  # what the broker confirmed kafka-coop committed
         self.sent: dict[Key, int] = {}  # what kafka-coop sent last (an interval commit may be in flight)
         # What the application committed itself with explicit offsets (`commit(message=/offsets=)`), as

@@ -91,8 +91,9 @@ def call_directly(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
     return fn(*args)
 
 
-class Core(Committer, Closer):
-    """One consumer's client and everything kafka-coop does around it (see the module docstring)."""
+class WrappedClient(Committer, Closer):
+    """One consumer's client, wrapped in everything kafka-coop does around it: what a driver holds
+    (see the module docstring)."""
 
     def __init__(
         self,

@@ -3,7 +3,7 @@
  *
  * A Python closure around confluent-kafka's `poll` costs ~100 ns a call (a frame, one clock read, two
  * attribute accesses), about a tenth of a one-record poll; this one costs one call, a coarse clock read
- * and two struct fields. The logic is exactly the Python fast path in _core.Core.make_poll:
+ * and two struct fields. The logic is exactly the Python fast path in _core.WrappedClient.make_poll:
  *
  *     msg = inner_poll(*args, **kwargs)        # on any exception: broken(1), then re-raise it
  *     state.held = msg

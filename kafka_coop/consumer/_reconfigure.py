@@ -43,7 +43,7 @@ from kafka_coop.errors import ConsumerFailed, KafkaCoopError
 from kafka_coop.settings import ConsumerSettings
 
 if TYPE_CHECKING:
-    from kafka_coop.consumer._core import Core
+    from kafka_coop.consumer._core import WrappedClient
     from kafka_coop.consumer._setup import DriverSetup
 
 DRAIN_STEP_S = 0.05
@@ -53,9 +53,9 @@ class Member(Protocol):
     """What a driver gives `LiveControl` (all called on the polling thread)."""
 
     @property
-    def control_core(self) -> Core: ...
+    def control_core(self) -> WrappedClient: ...
 
-    def control_build(self, settings: ConsumerSettings) -> tuple[DriverSetup, Core]:
+    def control_build(self, settings: ConsumerSettings) -> tuple[DriverSetup, WrappedClient]:
         """A new client on `settings`, not subscribed (raises what librdkafka or the settings refuse)."""
         ...
 
@@ -63,7 +63,7 @@ class Member(Protocol):
         """Commit what is done and close the current client, as close does, without ending the member."""
         ...
 
-    def control_install(self, prepared: DriverSetup, core: Core) -> None:
+    def control_install(self, prepared: DriverSetup, core: WrappedClient) -> None:
         """Make `core` the member's client and subscribe it to the member's topics."""
         ...
 
@@ -319,7 +319,7 @@ class LiveControl:
                 core.state.held = None
         return None
 
-    def _drain(self, core: Core) -> None:
+    def _drain(self, core: WrappedClient) -> None:
         """Explicit marks: wait (at most drain_s) until every record handed out is marked done."""
         if core.ledger is None:
             return

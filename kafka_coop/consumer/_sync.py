@@ -15,7 +15,7 @@ from kafka_coop._waiting import StillRunning, bounded_call
 from kafka_coop.consumer._args import check_partitions, check_unassign, commit_flag
 from kafka_coop.consumer._clock import WitnessedClock
 from kafka_coop.consumer._close import CloseReport, treat_as_done_on_close
-from kafka_coop.consumer._core import ClientFactory, Core
+from kafka_coop.consumer._core import ClientFactory, WrappedClient
 from kafka_coop.consumer._handler import client_partitions
 from kafka_coop.consumer._listener import (
     Hook,
@@ -156,7 +156,7 @@ class CoopConsumer:
         # The client first, then the duplicate check: librdkafka finds the cluster and the group coordinator
         # in its own threads while the check waits for its describe, and it sends no JoinGroup (or KIP-848
         # heartbeat) before `subscribe`, so the check still runs before this member joins.
-        self._core = core = Core(
+        self._core = core = WrappedClient(
             prepared,
             client or Consumer,
             error_cb=prepared.callbacks.get("error_cb"),
@@ -175,7 +175,7 @@ class CoopConsumer:
         # Live reconfiguration (docs/consumer.md): off unless asked for; it arms the next call.
         self._control: LiveControl | None = live_control(control, prepared, self._control_arm, self._log)
 
-    def _install_calls(self, core: Core) -> None:
+    def _install_calls(self, core: WrappedClient) -> None:
         """The per-call path: closures of a fixed signature around the client's own (see _core)."""
         self._core_poll = core.make_poll()
         self._core_consume = core.make_consume()
@@ -583,12 +583,12 @@ class CoopConsumer:
         return []
 
     @property
-    def control_core(self) -> Core:
+    def control_core(self) -> WrappedClient:
         return self._core
 
-    def control_build(self, settings: ConsumerSettings) -> tuple[DriverSetup, Core]:
+    def control_build(self, settings: ConsumerSettings) -> tuple[DriverSetup, WrappedClient]:
         prepared = rebuild(settings, self._prepared, self._hook_args, default_log=log, clock=self._clock)
-        core = Core(
+        core = WrappedClient(
             prepared,
             self._factory,
             error_cb=prepared.callbacks.get("error_cb"),
@@ -603,7 +603,7 @@ class CoopConsumer:
             self._consumer.pause(client_partitions(self._core.keys()))
         self._core.close(batch_done=True)  # at a call: the batch the application held is done
 
-    def control_install(self, prepared: DriverSetup, core: Core) -> None:
+    def control_install(self, prepared: DriverSetup, core: WrappedClient) -> None:
         prepared.stamp.protocol = prepared.protocol  # the member's events go on, on the new protocol
         self._prepared = prepared
         self.settings = prepared.settings

@@ -11,16 +11,20 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kafka_coop._vocab import SeenFamily, SeenProtocol
 from kafka_coop.events import PartitionKey
 from kafka_coop.inspection import GroupSnapshot
 
 
 class WatchedMember(BaseModel):
+    """One member's row of a look: its facts under MemberSnapshot's names (schema v2; v1 called them
+    `family` and `protocol`)."""
+
     model_config = ConfigDict(frozen=True)
 
     name: str  # group.instance.id, else client.id
-    family: str
-    protocol: str
+    client_family: SeenFamily
+    rebalance_protocol: SeenProtocol
     partitions: int
     lag: int | None
 
@@ -38,7 +42,7 @@ class WatchRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    v: Literal[1] = 1
+    v: Literal[2] = 2
     group: str
     taken_ms: int
     exists: bool
@@ -69,8 +73,8 @@ def watch_record(
         members.append(
             WatchedMember(
                 name=m.instance_id or m.client_id,
-                family=str(m.client_family.value),
-                protocol=str(m.rebalance_protocol.value),
+                client_family=m.client_family.value,
+                rebalance_protocol=m.rebalance_protocol.value,
                 partitions=len(m.assignment),
                 lag=sum(x for x in lags if x is not None) if lags else None,
             )

@@ -12,23 +12,10 @@ from collections.abc import Callable
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, SteadyProducer
 from tests.conftest import CliResult
-from tests.e2e.test_rollout_plans import PARTITIONS, _assert_nothing_lost, _describe, _plan, _walk
+from tests.e2e.test_rollout_plans import PARTITIONS, _assert_nothing_lost, _describe, _members, _plan, _walk
 from tests.integration.members import wait_declared
 
-
-def _members(kind: str, group: str, topic: str, n: int, **kw: object) -> list[MemberSpec]:
-    return [
-        MemberSpec(
-            name=f"{kind}-{i}",
-            kind=kind,
-            group=group,
-            topics=(topic,),
-            record_log=True,
-            client_id="default",  # the library's own default, as a service that never sets one
-            **kw,  # type: ignore[arg-type]
-        )
-        for i in range(n)
-    ]
+AS_NEVER_SET = {"client_id": "default"}  # the library's own default, as a service that never sets one
 
 
 def test_franz_go_fleet_takes_the_live_two_bounce_to_cooperative_losing_nothing(
@@ -41,7 +28,9 @@ def test_franz_go_fleet_takes_the_live_two_bounce_to_cooperative_losing_nothing(
 ) -> None:
     topic, group = topic_factory(PARTITIONS), unique("walk-franz")
     with SteadyProducer(bootstrap, topic, PARTITIONS, rate=100) as producer:
-        members = processes.add_many(_members("franz-go", group, topic, 3, assignors=("range",)))
+        members = processes.add_many(
+            _members("franz-go", group, topic, 3, "franz-go-", **AS_NEVER_SET, assignors=("range",))
+        )
         processes.wait_stable(group, joined=members)
         up = _plan(run_cli, "upgrade-plan", group, "cooperative", bootstrap)
         assert (up.migration, up.status) == ("eager-to-cooperative", "ready")
@@ -63,7 +52,9 @@ def test_kafka_python_blocks_the_live_path_and_the_cutover_runs_for_it_and_java_
 ) -> None:
     topic, group = topic_factory(PARTITIONS), unique("walk-kpy")
     with SteadyProducer(bootstrap, topic, PARTITIONS, rate=100) as producer:
-        specs = _members("kafka-python", group, topic, 2, assignors=("range",))
+        specs = _members(
+            "kafka-python", group, topic, 2, "kafka-python-", **AS_NEVER_SET, assignors=("range",)
+        )
         specs.append(MemberSpec(name="java-0", kind="java", group=group, topics=(topic,), record_log=True))
         members = processes.add_many(specs)
         processes.wait_stable(group, joined=members)

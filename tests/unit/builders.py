@@ -4,12 +4,20 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
 from kafka_coop._vocab import Direction, SeenFamily, SeenGroupProtocol, SeenProtocol
 from kafka_coop.admin import MemberDescription, MemberMetadata
 from kafka_coop.events import PartitionKey
-from kafka_coop.inspection import BrokerFacts, Fact, GroupSnapshot, MemberAnswers, MemberSnapshot
+from kafka_coop.inspection import (
+    BrokerFacts,
+    CoordinatorView,
+    Fact,
+    GroupSnapshot,
+    MemberAnswers,
+    MemberSnapshot,
+)
 from kafka_coop.inspection._model import Source
 from kafka_coop.manifest import Manifest
 from kafka_coop.protocol import AssignedTopic, DescribedMember, MemberAssignment
@@ -116,8 +124,14 @@ def member_snapshot(
     **fields: Any,
 ) -> MemberSnapshot:
     """One member inspection read: its family, protocol, type and assignors `source` (the type's own
-    `type_source` where it differs: the broker tells a consumer-protocol member's type); no assignors
-    means none were seen. Any other MemberSnapshot field is given as it is (`member_epoch=8`)."""
+    `type_source` where it differs: the broker tells a consumer-protocol member's type); a fact whose
+    value is `unknown`, and no assignors, were not seen (source `unknown`) unless a manifest declared
+    the empty list (`declared`). Any other MemberSnapshot
+    field is given as it is (`member_epoch=8`)."""
+
+    def seen(value: str, source: Source) -> Fact[Any]:
+        return Fact(value=value, source="unknown" if value == "unknown" else source)
+
     return MemberSnapshot(
         **{
             "member_id": name,
@@ -125,10 +139,12 @@ def member_snapshot(
             "client_id": name,
             "host": "/h",
             "assignment": (),
-            "member_type": Fact(value=member_type, source=type_source or source),
-            "client_family": Fact(value=family, source=source),
-            "rebalance_protocol": Fact(value=protocol, source=source),
-            "assignors": Fact(value=assignors, source=source if assignors else "unknown"),
+            "member_type": seen(member_type, type_source or source),
+            "client_family": seen(family, source),
+            "rebalance_protocol": seen(protocol, source),
+            "assignors": Fact(
+                value=assignors, source=source if assignors or source == "declared" else "unknown"
+            ),
             **fields,
         }
     )
@@ -182,22 +198,54 @@ def group_snapshot(
     )
 
 
+def manifest(member_id: str = "m-1", **fields: Any) -> Manifest:
+    """What a classic, eager range member of group `g` on librdkafka declares: client id its member
+    id, no instance id, started and heartbeating at 0. Any other field as given (`heartbeat_ms=5`)."""
+    return Manifest.model_validate(
+        {
+            "group": "g",
+            "member_id": member_id,
+            "instance_id": None,
+            "client_id": member_id,
+            "host": "h",
+            "libraries": {"librdkafka": "2.12.0"},
+            "group_protocol": "classic",
+            "assignors": ("range",),
+            "rebalance_protocol": "eager",
+            "remote_assignor": None,
+            "started_ms": 0,
+            "heartbeat_ms": 0,
+            **fields,
+        }
+    )
+
+
+def consumer_group(
+    *members: MemberSnapshot,
+    taken_ms: int = 0,
+    state: str = "stable",
+    group_epoch: int | None = 8,
+    assignment_epoch: int | None = 8,
+    api: str = "ConsumerGroupDescribe v1",
+    group_type: SeenGroupProtocol = "consumer",
+    protocol_type: str | None = None,
+) -> GroupSnapshot:
+    """A consumer-protocol group (uniform assignor) as seen at `taken_ms`, with the coordinator's
+    epochs as `api` answered them (`api=""`: it did not answer)."""
+    return group_snapshot(
+        *members,
+        taken_ms=taken_ms,
+        group_type=group_type,
+        state=state,
+        protocol_type=protocol_type,
+        selected_assignor="uniform",
+        coordinator_view=CoordinatorView(api=api, group_epoch=group_epoch, assignment_epoch=assignment_epoch),
+    )
+
+
 def kafka_coop_manifest(name: str = "m-1", *, group: str = "orders") -> Manifest:
     """What a kafka-coop member (on librdkafka, eager range) declares."""
-    return Manifest(
-        group=group,
-        member_id=name,
-        instance_id=None,
-        client_id=name,
-        host="/h",
-        libraries={"kafka-coop": "1.0", "librdkafka": "2.12.0"},
-        group_protocol="classic",
-        assignors=("range",),
-        rebalance_protocol="eager",
-        remote_assignor=None,
-        started_ms=0,
-        heartbeat_ms=0,
-    )
+    return manifest(name, group=group, host="/h", libraries={"kafka-coop": "1.0", "librdkafka": "2.12.0"})
 
 
 # --- a fleet and its plan -----------------------------------------------------------------------------
@@ -254,6 +302,13 @@ def fleet_of(
         members=members,
         broker=broker,
     )
+
+
+def fleet_file(tmp_path: Path, text: str) -> str:
+    """The path of a fleet file holding `text`, as a command line names it."""
+    path = tmp_path / "fleet.yaml"
+    path.write_text(text)
+    return str(path)
 
 
 def plan(described: FleetDescription, direction: Direction, to: str, **kw: Any) -> Plan:

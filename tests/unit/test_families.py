@@ -15,7 +15,7 @@ from kafka_coop.inspection import MemberSnapshot
 from kafka_coop.rollout import FleetDescription, load_migration, match_phase
 from testbed.interop import INTEROP_KINDS
 from tests.conftest import CliResult
-from tests.unit.builders import fleet_member
+from tests.unit.builders import fleet_file, fleet_member
 
 SOURCE = re.compile(r"\w\.(py|go|js|java|c|md)\b|CHANGELOG|KIP-\d+")
 
@@ -71,16 +71,10 @@ def test_config_is_rendered_in_each_familys_own_terms() -> None:
     )
 
 
-def _fleet(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "fleet.yaml"
-    path.write_text(text)
-    return str(path)
-
-
 def test_a_fleet_file_naming_an_unknown_family_is_one_sentence_listing_the_known_ones(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    fleet = _fleet(tmp_path, "group: g\nmembers:\n  - {family: go, count: 1}\n")
+    fleet = fleet_file(tmp_path, "group: g\nmembers:\n  - {family: go, count: 1}\n")
     result = invoke_cli("upgrade-plan", "--fleet", fleet, "--to", "cooperative")
     assert result.code == 2
     assert "unknown client family 'go'; known: java >=3.7,<5.0, librdkafka" in result.stderr
@@ -92,7 +86,9 @@ def test_a_fleet_file_naming_an_unknown_family_is_one_sentence_listing_the_known
 def test_a_fleet_file_naming_a_version_outside_the_known_range_is_exit_2(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    fleet = _fleet(tmp_path, "group: g\nmembers:\n  - {family: kafka-python, version: '2.0.2', count: 2}\n")
+    fleet = fleet_file(
+        tmp_path, "group: g\nmembers:\n  - {family: kafka-python, version: '2.0.2', count: 2}\n"
+    )
     result = invoke_cli("downgrade-plan", "--fleet", fleet, "--to", "eager")
     assert result.code == 2
     assert "kafka-python 2.0.2 is outside the versions we know (>=3.0,<4.0)" in result.stderr
@@ -101,7 +97,7 @@ def test_a_fleet_file_naming_a_version_outside_the_known_range_is_exit_2(
 def test_a_fleet_file_member_its_library_refuses_is_exit_2(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    fleet = _fleet(
+    fleet = fleet_file(
         tmp_path, "group: g\nmembers:\n  - {family: kafka-python, assignors: [range, cooperative-sticky]}\n"
     )
     result = invoke_cli("upgrade-plan", "--fleet", fleet, "--to", "cooperative")
@@ -122,7 +118,7 @@ members:
 def test_families_that_all_accept_mixed_lists_are_offered_the_two_bounce(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    fleet = _fleet(
+    fleet = fleet_file(
         tmp_path,
         "group: g\nmembers:\n  - {family: java, assignors: [range]}\n"
         "  - {family: franz-go, assignors: [range]}\n  - {family: sarama, assignors: [range]}\n",
@@ -139,7 +135,7 @@ def test_families_that_all_accept_mixed_lists_are_offered_the_two_bounce(
 def test_a_family_that_refuses_mixed_lists_sends_five_families_to_the_cutover_each_in_its_own_terms(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    result = invoke_cli("upgrade-plan", "--fleet", _fleet(tmp_path, FIVE_FAMILIES), "--to", "cooperative")
+    result = invoke_cli("upgrade-plan", "--fleet", fleet_file(tmp_path, FIVE_FAMILIES), "--to", "cooperative")
     assert result.code == 0
     assert "(eager-to-cooperative-cutover)" in result.stdout
     assert "kafka-python: partition_assignment_strategy=[CooperativeStickyAssignor]" in result.stdout
@@ -150,7 +146,7 @@ def test_a_family_that_refuses_mixed_lists_sends_five_families_to_the_cutover_ea
 def test_the_way_back_for_five_families_is_planned_too(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    fleet = _fleet(tmp_path, FIVE_FAMILIES.replace("[range]", "[cooperative-sticky]"))
+    fleet = fleet_file(tmp_path, FIVE_FAMILIES.replace("[range]", "[cooperative-sticky]"))
     result = invoke_cli("downgrade-plan", "--fleet", fleet, "--to", "eager")
     assert result.code == 0
     assert "kafka-python: partition_assignment_strategy=[RangePartitionAssignor]" in result.stdout
@@ -159,7 +155,7 @@ def test_the_way_back_for_five_families_is_planned_too(
 def test_a_family_without_a_cooperative_assignor_blocks_every_path_to_cooperative_by_name(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    fleet = _fleet(
+    fleet = fleet_file(
         tmp_path, "group: g\nmembers:\n  - {family: java, count: 2}\n  - {family: aiokafka, count: 2}\n"
     )
     result = invoke_cli("upgrade-plan", "--fleet", fleet, "--to", "cooperative")
@@ -170,10 +166,10 @@ def test_a_family_without_a_cooperative_assignor_blocks_every_path_to_cooperativ
 def test_kip848_is_offered_only_when_every_family_speaks_it(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    speaking = _fleet(tmp_path, "group: g\nmembers:\n  - {family: java}\n  - {family: franz-go}\n")
+    speaking = fleet_file(tmp_path, "group: g\nmembers:\n  - {family: java}\n  - {family: franz-go}\n")
     assert invoke_cli("upgrade-plan", "--fleet", speaking, "--to", "consumer").code == 0
     (tmp_path / "b").mkdir()
-    mute = _fleet(tmp_path / "b", "group: g\nmembers:\n  - {family: java}\n  - {family: sarama}\n")
+    mute = fleet_file(tmp_path / "b", "group: g\nmembers:\n  - {family: java}\n  - {family: sarama}\n")
     result = invoke_cli("upgrade-plan", "--fleet", mute, "--to", "consumer")
     assert result.code == 1
     assert "sarama does not speak the KIP-848 consumer protocol" in result.stdout

@@ -208,11 +208,13 @@ MEMBER_FIELDS = {
     "metadata_error",
 }
 ONE_MEMBER_RECORD = "kafka_coop/inspection/_model.py:MemberSnapshot"
+# `watch -o json`'s row per member, as published: an output, not on the plan path, but the facts it
+# copies keep the record's names and closed sets
+OUTPUT_ROWS = {"kafka_coop/rollout/_watch.py:WatchedMember"}
 NOT_A_SECOND_RECORD = {
     # the words a fleet file's entry is written in: parsed, then it fills a MemberSnapshot
     "kafka_coop/rollout/_fleet.py:_FileMember",
-    # `watch -o json`'s row per member, as published: an output, not on the plan path
-    "kafka_coop/rollout/_watch.py:WatchedMember",
+    *OUTPUT_ROWS,
 }
 
 
@@ -235,3 +237,34 @@ def test_one_record_carries_a_member_from_inspection_to_the_plan() -> None:
         and (len(fields := _member_fields(node)) >= 2 or fields & {"member_id", "client_id"})
     )
     assert [r for r in records if r not in NOT_A_SECOND_RECORD] == [ONE_MEMBER_RECORD]
+
+
+def _class(where: str) -> ast.ClassDef:
+    path, name = where.split(":")
+    return next(
+        node
+        for node in ast.walk(_module_ast(ROOT / path))
+        if isinstance(node, ast.ClassDef) and node.name == name
+    )
+
+
+def _annotations(node: ast.ClassDef) -> dict[str, str]:
+    return {
+        s.target.id: ast.unparse(s.annotation)
+        for s in node.body
+        if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+    }
+
+
+def test_an_output_row_of_a_member_copies_its_facts_under_the_records_names_and_sets() -> None:
+    """WatchedMember's `family: str` was `client_family: Fact[SeenFamily]` renamed and widened at the hop:
+    a member's fact in an output row is the record's field name, typed with the record's closed set."""
+    record = _annotations(_class(ONE_MEMBER_RECORD))
+    facts = {name: ann.removeprefix("Fact[").removesuffix("]") for name, ann in record.items()}
+    drifted = [
+        f"{where}.{name}: {ann}"
+        for where in sorted(OUTPUT_ROWS)
+        for name, ann in _annotations(_class(where)).items()
+        if name in MEMBER_FIELDS and (name not in record or ann != facts[name])
+    ]
+    assert drifted == []

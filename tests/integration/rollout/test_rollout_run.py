@@ -22,9 +22,10 @@ import pytest
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.rollout import read_journal
 from kafka_coop.sandbox import free_port
-from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, SteadyProducer
 from tests.conftest import CliResult
 from tests.integration.members import wait_declared, wait_for
+from tests.integration.rollout.audit import assert_nothing_lost
 from tests.integration.rollout.hook import HOOK, Deployment
 
 PARTITIONS = 4
@@ -70,15 +71,6 @@ def fleet(
             producer.stop()
 
 
-def _nothing_lost(processes: MemberProcesses, topic: str, producer: SteadyProducer) -> None:
-    producer.stop()
-    result = audit_when_drained(
-        topic, producer.acked, lambda: [m.records_path for m in processes.members.values()], timeout_s=60
-    )
-    assert result.produced > 0
-    assert result.lost == 0, f"{result.lost} records never processed, e.g. {result.lost_examples}"
-
-
 def _run(bootstrap: str, group: str, journal: Path, *more: str, gate_timeout: int = 60) -> list[str]:
     return [
         sys.executable, "-m", "kafka_coop.cli", "rollout", "run", group, "--to", "cooperative",
@@ -109,7 +101,7 @@ def test_a_java_fleet_is_walked_eager_to_cooperative_through_the_restart_hook_an
     result = run_cli(*_run(bootstrap, group, journal, "--restart", hook, "-o", "json")[3:])
     assert result.code == 0, result.stdout + result.stderr
     progress = [json.loads(line) for line in result.stdout.splitlines()]
-    _valid(run_cli, "rollout-progress", progress)
+    _valid(run_cli, "rollout-progress", progress, 1)
     assert [(p["step"], p["members"]) for p in progress if p["event"] == "gate-passed"] == [
         (1, ["j0"]), (2, ["j1"]), (3, ["j0"]), (4, ["j1"])
     ]  # fmt: skip
@@ -122,17 +114,17 @@ def test_a_java_fleet_is_walked_eager_to_cooperative_through_the_restart_hook_an
     assert admin.describe_group(group).selected_assignor == "cooperative-sticky"
     assert _finished(journal) == [1, 2, 3, 4]
     _watch_shows_a_settled_group(run_cli, bootstrap, group)
-    _nothing_lost(processes, topic, producer)
+    assert_nothing_lost(processes, topic, producer)
 
 
-def _valid(run_cli: Callable[..., CliResult], schema: str, records: list[Any]) -> None:
-    """Every JSON line validates against the schema `kafka-coop schema NAME` publishes."""
+def _valid(run_cli: Callable[..., CliResult], schema: str, records: list[Any], version: int) -> None:
+    """Every JSON line validates against the schema `kafka-coop schema NAME` publishes, at `version`."""
     import jsonschema
 
     published = json.loads(run_cli("schema", schema).stdout)
     for record in records:
         jsonschema.validate(record, published)
-    assert {r["v"] for r in records} == {1}
+    assert {r["v"] for r in records} == {version}
 
 
 def _watch_shows_a_settled_group(run_cli: Callable[..., CliResult], bootstrap: str, group: str) -> None:
@@ -143,9 +135,9 @@ def _watch_shows_a_settled_group(run_cli: Callable[..., CliResult], bootstrap: s
     assert result.code == 0, result.stderr
     looks = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(looks) == 2
-    _valid(run_cli, "watch", looks)
+    _valid(run_cli, "watch", looks, 2)
     last = looks[-1]
-    assert [(m["name"], m["family"]) for m in last["members"]] == [("j0", "java"), ("j1", "java")]
+    assert [(m["name"], m["client_family"]) for m in last["members"]] == [("j0", "java"), ("j1", "java")]
     assert sum(m["partitions"] for m in last["members"]) == PARTITIONS
     assert last["state"] == "stable" and last["group_type"] == "classic" and last["unowned"] == []
 
@@ -192,7 +184,7 @@ def test_a_runner_killed_mid_walk_is_resumed_without_repeating_or_skipping_a_ste
     assert admin.describe_group(group).selected_assignor == "cooperative-sticky"
     again = run_cli("rollout", "resume", group, "--bootstrap-server", bootstrap, "--journal", str(journal))
     assert again.code == 2 and "nothing to resume" in again.stderr
-    _nothing_lost(processes, topic, producer)
+    assert_nothing_lost(processes, topic, producer)
 
 
 def test_a_frozen_member_fails_the_gate_and_the_rollback_recovers_the_group(
@@ -227,7 +219,7 @@ def test_a_frozen_member_fails_the_gate_and_the_rollback_recovers_the_group(
     walks = [e.mode for e in read_journal(journal) if e.kind == "walk"]
     assert walks == ["forward", "rollback"]
     assert admin.describe_group(group).selected_assignor == "range"
-    _nothing_lost(processes, topic, producer)
+    assert_nothing_lost(processes, topic, producer)
 
 
 def test_bad_input_is_one_sentence_exit_2_and_no_step(
@@ -318,4 +310,4 @@ def test_ctrl_c_stops_the_walk_after_the_step_in_hand_with_exit_130(
     assert [e.event for e in entries if e.kind == "step"] == ["started", "applied", "gate-passed"]
     assert entries[-1].kind == "stopped"
     assert [name for name, _ in deployment.restarts] == ["j0"], "the step in hand finished, no other began"
-    _nothing_lost(processes, topic, producer)
+    assert_nothing_lost(processes, topic, producer)

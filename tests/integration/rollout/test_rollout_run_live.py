@@ -16,9 +16,10 @@ from typing import Any
 from kafka_coop.admin import ClusterAdmin
 from kafka_coop.control import CONTROL_TOPIC, CONTROL_TOPIC_CONFIG, CONTROL_TOPIC_PARTITIONS
 from kafka_coop.rollout import read_journal
-from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, SteadyProducer, audit_when_drained
+from kafka_coop.sandbox.testing import MemberProcesses, MemberSpec, SteadyProducer
 from tests.conftest import CliResult
 from tests.integration.members import wait_declared
+from tests.integration.rollout.audit import assert_nothing_lost
 from tests.integration.rollout.hook import HOOK, Deployment
 
 PARTITIONS = 6
@@ -61,15 +62,6 @@ def _refused_without_an_authorizer(
 
 def _control_topic(admin: ClusterAdmin) -> None:
     admin.ensure_topic(CONTROL_TOPIC, CONTROL_TOPIC_PARTITIONS, config=CONTROL_TOPIC_CONFIG)
-
-
-def _nothing_lost(processes: MemberProcesses, topic: str, producer: SteadyProducer) -> None:
-    producer.stop()
-    audit = audit_when_drained(
-        topic, producer.acked, lambda: [m.records_path for m in processes.members.values()], timeout_s=60
-    )
-    assert audit.produced > 0
-    assert audit.lost == 0, f"{audit.lost} records never processed, e.g. {audit.lost_examples}"
 
 
 def _passed(progress: list[dict[str, object]]) -> list[object]:
@@ -138,7 +130,7 @@ def test_six_kafka_coop_members_are_walked_with_no_restart_by_cutovers_and_live_
         assert all(m.starts == 1 and m.alive for m in processes.members.values()), "no member restarted"
         reconfigured = [e for m in members for e in m.events() if e["kind"] == "reconfigured"]
         assert len(reconfigured) == 2 * MEMBERS + 2 * MEMBERS + 2 * MEMBERS
-        _nothing_lost(processes, topic, producer)
+        assert_nothing_lost(processes, topic, producer)
 
 
 def test_a_mixed_fleet_is_cut_over_java_members_by_the_hook_and_kafka_coop_members_live(
@@ -183,4 +175,4 @@ def test_a_mixed_fleet_is_cut_over_java_members_by_the_hook_and_kafka_coop_membe
         assert all(m.starts == 1 for m in coop), "the kafka-coop members were changed live"
         live = processes.wait_stable(group)
         assert (live.group_type, live.selected_assignor) == ("classic", "cooperative-sticky")
-        _nothing_lost(processes, topic, producer)
+        assert_nothing_lost(processes, topic, producer)

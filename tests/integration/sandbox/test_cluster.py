@@ -22,6 +22,7 @@ from kafka_coop.sandbox.testing import (
     free_ports,
     read_processed,
 )
+from tests.integration.sandbox.cli import sandbox_cli
 
 # One xdist worker runs this module, so its 3-node cluster starts once: spread over three workers it
 # started three clusters (158 s of set-up in one CI run, and six more JVMs running beside the suite).
@@ -30,22 +31,21 @@ pytestmark = pytest.mark.xdist_group("cluster")
 FAST_SESSION = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000"}
 
 
-def _cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kafka_coop.cli", "sandbox", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     """Started through the CLI, as a user would, then driven through the Python API."""
     directory = tmp_path_factory.mktemp("cluster")
-    started = _cli(
-        "start", "--brokers", "3", "--dir", str(directory), "--port", str(free_ports(3)), "-o", "json"
+    started = sandbox_cli(
+        "start",
+        "--brokers",
+        "3",
+        "--dir",
+        str(directory),
+        "--port",
+        str(free_ports(3)),
+        "-o",
+        "json",
+        timeout=240,
     )
     assert started.returncode == 0, started.stderr
     box = Sandbox.attach(directory)
@@ -67,7 +67,7 @@ def _processed_since(paths: list[Path], since_ms: int) -> int:
 
 
 def test_status_lists_every_node_and_internal_topics_are_replicated_three_times(cluster: Sandbox) -> None:
-    status = _cli("status", "--dir", str(cluster.dir), "-o", "json")
+    status = sandbox_cli("status", "--dir", str(cluster.dir), "-o", "json")
     assert status.returncode == 0, status.stderr
     state = json.loads(status.stdout)
     assert state["brokers"] == 3
@@ -76,7 +76,7 @@ def test_status_lists_every_node_and_internal_topics_are_replicated_three_times(
         (2, "running"),
         (3, "running"),
     ]
-    table = _cli("status", "--dir", str(cluster.dir))
+    table = sandbox_cli("status", "--dir", str(cluster.dir))
     assert all(f"127.0.0.1:{n['port']}" in table.stdout for n in state["nodes"])
 
     admin = cluster.admin()

@@ -15,19 +15,7 @@ import pytest
 
 from kafka_coop.sandbox import Sandbox, free_port
 from tests.integration.members import wait_for
-
-
-def _cli(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 180
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kafka_coop.cli", "sandbox", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        check=False,
-    )
+from tests.integration.sandbox.cli import sandbox_cli
 
 
 @pytest.fixture
@@ -49,12 +37,12 @@ def _java_only_path(tmp_path: Path) -> dict[str, str]:
 
 def test_start_status_restart_stop_and_start_again_offline(box_dir: Path, tmp_path: Path) -> None:
     port = str(free_port())
-    started = _cli("start", "--dir", str(box_dir), "--port", port, "--output", "json")
+    started = sandbox_cli("start", "--dir", str(box_dir), "--port", port, "--output", "json")
     assert started.returncode == 0, started.stderr
     first = json.loads(started.stdout)
     assert first["bootstrap"] == f"127.0.0.1:{port}"
 
-    status = _cli("status", "--dir", str(box_dir), "--output", "json")
+    status = sandbox_cli("status", "--dir", str(box_dir), "--output", "json")
     assert status.returncode == 0
     assert json.loads(status.stdout)["pid"] == first["pid"]
 
@@ -62,11 +50,11 @@ def test_start_status_restart_stop_and_start_again_offline(box_dir: Path, tmp_pa
     assert restarted.pid != first["pid"]
     assert restarted.cluster_id == first["cluster_id"], "restart keeps the formatted storage"
 
-    stopped = _cli("stop", "--dir", str(box_dir))
+    stopped = sandbox_cli("stop", "--dir", str(box_dir))
     assert stopped.returncode == 0
-    assert _cli("status", "--dir", str(box_dir)).returncode == 1
+    assert sandbox_cli("status", "--dir", str(box_dir)).returncode == 1
 
-    offline = _cli(
+    offline = sandbox_cli(
         "start", "--dir", str(box_dir), "--port", port, "--output", "json", env=_java_only_path(tmp_path)
     )
     assert offline.returncode == 0, offline.stderr
@@ -78,7 +66,7 @@ def test_start_on_a_busy_port_fails_with_one_clear_sentence_and_exit_2(box_dir: 
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        result = _cli("start", "--dir", str(box_dir), "--port", str(port))
+        result = sandbox_cli("start", "--dir", str(box_dir), "--port", str(port))
     assert result.returncode == 2
     assert f"Port {port} on 127.0.0.1 is already in use" in result.stderr
     assert "Traceback" not in result.stderr
@@ -105,7 +93,7 @@ def test_stop_never_signals_a_process_it_did_not_start(box_dir: Path) -> None:
                 }
             )
         )
-        result = _cli("stop", "--dir", str(box_dir))
+        result = sandbox_cli("stop", "--dir", str(box_dir))
         assert result.returncode == 0
         assert "No sandbox broker was running" in result.stderr
         assert bystander.poll() is None
@@ -115,7 +103,9 @@ def test_stop_never_signals_a_process_it_did_not_start(box_dir: Path) -> None:
 
 
 def test_a_reserved_broker_setting_is_refused_as_bad_input(box_dir: Path) -> None:
-    result = _cli("start", "--dir", str(box_dir), "--port", str(free_port()), "--config", "log.dirs=/tmp/x")
+    result = sandbox_cli(
+        "start", "--dir", str(box_dir), "--port", str(free_port()), "--config", "log.dirs=/tmp/x"
+    )
     assert result.returncode == 2
     assert "log.dirs is managed by the sandbox" in result.stderr
 
@@ -137,7 +127,7 @@ def _java_processes_of(directory: Path) -> list[int]:
 def test_a_start_whose_topic_the_broker_refuses_leaves_nothing_running(box_dir: Path) -> None:
     """Two legal names Kafka refuses together (`my.orders` and `my_orders` collide in metric names):
     the broker is up when the second is refused, so the start stops it again; bad input, exit 2."""
-    result = _cli(
+    result = sandbox_cli(
         "start",
         "--dir",
         str(box_dir),

@@ -32,9 +32,7 @@ LAZY_IMPORTS: dict[tuple[str, str, str], str] = {
     ("rollout.py", "__init__", "kafka_coop.rollout"): "rollout --help loads no client (~0.2 s)",
     ("rollout.py", "run", "kafka_coop.rollout"): "rollout --help loads no client (~0.2 s)",
     ("rollout.py", "resume", "kafka_coop.rollout"): "rollout --help loads no client (~0.2 s)",
-    ("rollout.py", "shown", "rich.live"): "only a terminal shows the live view (its threads)",
     ("watch.py", "watch", "kafka_coop.inspection"): "watch --help loads no client (~0.2 s)",
-    ("watch.py", "watch", "rich.live"): "only a terminal shows the live view (its threads)",
 }
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.conftest import CliResult
+from tests.unit.builders import fleet_file
 
 MIXED = """
 group: orders
@@ -20,16 +21,12 @@ members:
 """
 
 
-def _fleet(tmp_path: Path, text: str = MIXED) -> str:
-    path = tmp_path / "fleet.yaml"
-    path.write_text(text)
-    return str(path)
-
-
 def test_offline_plan_as_json_is_a_plan_with_a_gate_per_phase(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    result = invoke_cli("upgrade-plan", "--fleet", _fleet(tmp_path), "--to", "cooperative", "-o", "json")
+    result = invoke_cli(
+        "upgrade-plan", "--fleet", fleet_file(tmp_path, MIXED), "--to", "cooperative", "-o", "json"
+    )
     assert result.code == 0
     plan = result.json()
     assert (plan["group"], plan["from"], plan["migration"]) == (
@@ -43,14 +40,16 @@ def test_offline_plan_as_json_is_a_plan_with_a_gate_per_phase(
 def test_markdown_output_is_ready_for_a_change_ticket(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    result = invoke_cli("upgrade-plan", "--fleet", _fleet(tmp_path), "--to", "consumer", "-o", "markdown")
+    result = invoke_cli(
+        "upgrade-plan", "--fleet", fleet_file(tmp_path, MIXED), "--to", "consumer", "-o", "markdown"
+    )
     assert result.code == 0
     assert result.stdout.startswith("## Upgrade plan: `orders` → consumer (ready)")
     assert "```sh\nkafka-coop verify-group orders --migration classic-to-consumer --phase 0" in result.stdout
 
 
 def test_a_blocked_plan_exits_1_and_says_why(tmp_path: Path, invoke_cli: Callable[..., CliResult]) -> None:
-    fleet = _fleet(tmp_path, MIXED.replace("bidirectional", "disabled"))
+    fleet = fleet_file(tmp_path, MIXED.replace("bidirectional", "disabled"))
     result = invoke_cli("upgrade-plan", "--fleet", fleet, "--to", "consumer")
     assert result.code == 1
     assert "BLOCKED migration-policy" in result.stdout
@@ -59,7 +58,7 @@ def test_a_blocked_plan_exits_1_and_says_why(tmp_path: Path, invoke_cli: Callabl
 def test_a_fleet_file_with_a_bad_field_is_exit_2_naming_file_and_field(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    fleet = _fleet(tmp_path, "group: g\nmembers:\n  - {family: java, count: 0}\n")
+    fleet = fleet_file(tmp_path, "group: g\nmembers:\n  - {family: java, count: 0}\n")
     result = invoke_cli("upgrade-plan", "--fleet", fleet, "--to", "cooperative")
     assert result.code == 2
     assert "fleet.yaml: field members.0.count" in result.stderr
@@ -99,7 +98,7 @@ def test_an_unknown_forced_migration_is_exit_2_before_any_cluster_call(
 def test_a_blocked_plan_says_its_first_blocker_in_one_sentence_on_stderr(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    fleet = _fleet(tmp_path, MIXED.replace("bidirectional", "disabled"))
+    fleet = fleet_file(tmp_path, MIXED.replace("bidirectional", "disabled"))
     result = invoke_cli("upgrade-plan", "--fleet", fleet, "--to", "consumer", "-o", "json")
     assert result.code == 1
     assert result.json()["status"] == "blocked", "the plan is still written whole"
@@ -117,7 +116,7 @@ members:
 
 def test_the_pause_line_names_its_kind_once(tmp_path: Path, invoke_cli: Callable[..., CliResult]) -> None:
     for to in ("cooperative", "consumer"):
-        result = invoke_cli("upgrade-plan", "--fleet", _fleet(tmp_path, LIBRDKAFKA_EAGER), "--to", to)
+        result = invoke_cli("upgrade-plan", "--fleet", fleet_file(tmp_path, LIBRDKAFKA_EAGER), "--to", to)
         pauses = [line for line in result.stdout.splitlines() if line.startswith("pause: ")]
         assert pauses, result.stdout
         for line in pauses:
@@ -125,7 +124,9 @@ def test_the_pause_line_names_its_kind_once(tmp_path: Path, invoke_cli: Callable
 
 
 def test_counts_of_one_are_singular(tmp_path: Path, invoke_cli: Callable[..., CliResult]) -> None:
-    result = invoke_cli("upgrade-plan", "--fleet", _fleet(tmp_path, LIBRDKAFKA_EAGER), "--to", "cooperative")
+    result = invoke_cli(
+        "upgrade-plan", "--fleet", fleet_file(tmp_path, LIBRDKAFKA_EAGER), "--to", "cooperative"
+    )
     assert "1 members" not in result.stdout and "member(s)" not in result.stdout, result.stdout
     assert "1 member (" in result.stdout and "all 1 members" not in result.stdout
 
@@ -133,7 +134,9 @@ def test_counts_of_one_are_singular(tmp_path: Path, invoke_cli: Callable[..., Cl
 def test_the_kafka_coop_settings_are_printed_as_the_consume_flags_a_user_types(
     tmp_path: Path, invoke_cli: Callable[..., CliResult]
 ) -> None:
-    result = invoke_cli("upgrade-plan", "--fleet", _fleet(tmp_path, LIBRDKAFKA_EAGER), "--to", "cooperative")
+    result = invoke_cli(
+        "upgrade-plan", "--fleet", fleet_file(tmp_path, LIBRDKAFKA_EAGER), "--to", "cooperative"
+    )
     assert "kafka-coop: rebalance=" not in result.stdout
     assert "partition.assignment.strategy=cooperative-sticky" in result.stdout
     assert "kafka-coop consume: --rebalance cooperative-sticky --instance-id" in result.stdout, result.stdout

@@ -27,13 +27,13 @@ def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
 def slow_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """Counts the calls that took the slow path."""
     calls: list[int] = []
-    real = _core.Core._slow
+    real = _core.WrappedClient._slow
 
-    def slow(self: _core.Core, messages: list[Any], hand_out: bool) -> list[Any]:
+    def slow(self: _core.WrappedClient, messages: list[Any], hand_out: bool) -> list[Any]:
         calls.append(len(messages))
         return real(self, messages, hand_out)
 
-    monkeypatch.setattr(_core.Core, "_slow", slow)
+    monkeypatch.setattr(_core.WrappedClient, "_slow", slow)
     yield calls
 
 
@@ -98,7 +98,7 @@ def test_a_call_that_raised_seeks_back_and_raises_the_same_exception(
     path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     broken: list[int] = []
-    monkeypatch.setattr(_core.Core, "broken_call", lambda self, at_most: broken.append(at_most))
+    monkeypatch.setattr(_core.WrappedClient, "broken_call", lambda self, at_most: broken.append(at_most))
     consumer, _ = drop_in(path)
     interrupt = KeyboardInterrupt()
 

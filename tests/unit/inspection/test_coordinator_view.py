@@ -5,41 +5,35 @@ from __future__ import annotations
 import pytest
 
 from kafka_coop.inspection import MemberAnswers, broker_facts, group_kind, infer_members
-from kafka_coop.manifest import Manifest
-from tests.unit.builders import live_member
+from tests.unit.builders import live_member, manifest
 
 BARE_UUID = "IX00uMkvRcCQFn141t6KHQ"  # what the broker gives a classic member joining a consumer group
 
 
-def _member(member_id: str = BARE_UUID, **kw: object) -> MemberAnswers:
-    return live_member(member_id=member_id, client_id="svc", host="/h", instance_id=None, assignment=(), **kw)  # type: ignore[arg-type]
+CONSUMER_MANIFEST = manifest(
+    BARE_UUID,
+    client_id="svc",
+    libraries={"librdkafka": "2.16.0"},
+    group_protocol="consumer",
+    assignors=(),
+    rebalance_protocol="consumer",
+)
+"""What a consumer-protocol librdkafka member declares."""
 
 
-def _manifest(group_protocol: str) -> Manifest:
-    return Manifest(
-        group="g",
-        member_id=BARE_UUID,
-        instance_id=None,
-        client_id="svc",
-        host="h",
-        libraries={"librdkafka": "2.16.0"},
-        group_protocol=group_protocol,  # type: ignore[arg-type]
-        assignors=(),
-        rebalance_protocol="consumer",
-        remote_assignor=None,
-        started_ms=0,
-        heartbeat_ms=0,
-    )
+def _svc(member_id: str = BARE_UUID, **kw: object) -> MemberAnswers:
+    """A member of client id svc (no family in it), by default under the id the broker gives."""
+    return live_member(member_id=member_id, client_id="svc", **kw)  # type: ignore[arg-type]
 
 
 def test_without_the_coordinator_a_bare_uuid_reads_as_a_consumer_member() -> None:
-    (member,) = infer_members("g", "consumer", "uniform", [_member()])
+    (member,) = infer_members("g", "consumer", "uniform", [_svc()])
     assert (member.member_type.value, member.member_type.source) == ("consumer", "inferred")
 
 
 def test_the_coordinators_member_type_comes_first_and_names_its_request() -> None:
     (member,) = infer_members(
-        "g", "consumer", "uniform", [_member(broker_type="classic")], view_api="ConsumerGroupDescribe v1"
+        "g", "consumer", "uniform", [_svc(broker_type="classic")], view_api="ConsumerGroupDescribe v1"
     )
     assert (member.member_type.value, member.member_type.source) == ("classic", "broker")
     assert member.member_type.signal == "ConsumerGroupDescribe v1"
@@ -47,13 +41,13 @@ def test_the_coordinators_member_type_comes_first_and_names_its_request() -> Non
 
 def test_the_coordinator_is_believed_over_a_manifest() -> None:
     (member,) = infer_members(
-        "g", "consumer", "uniform", [_member(broker_type="classic")], [_manifest("consumer")], view_api="x"
+        "g", "consumer", "uniform", [_svc(broker_type="classic")], [CONSUMER_MANIFEST], view_api="x"
     )
     assert member.member_type.source == "broker" and member.manifest is not None
 
 
 def test_a_v0_answer_without_member_type_leaves_the_type_to_the_other_signals() -> None:
-    (member,) = infer_members("g", "consumer", "uniform", [_member(broker_type="unknown", member_epoch=4)])
+    (member,) = infer_members("g", "consumer", "uniform", [_svc(broker_type="unknown", member_epoch=4)])
     assert member.member_type.source == "inferred"
     assert member.member_epoch == 4
 
@@ -63,15 +57,13 @@ def test_epochs_and_targets_are_carried_through() -> None:
         "g",
         "consumer",
         "uniform",
-        [_member(broker_type="consumer", member_epoch=7, target_assignment=(("t", 0),), subscribed_regex="")],
+        [_svc(broker_type="consumer", member_epoch=7, target_assignment=(("t", 0),), subscribed_regex="")],
     )
     assert (member.member_epoch, member.target_assignment, member.subscribed_regex) == (7, (("t", 0),), None)
 
 
 def test_a_connect_group_is_not_read_as_the_consumer_protocol() -> None:
-    connect = _member(
-        "worker-1-0b5f4c1e-7d0a-4e4b-9a55-3f1f2d4b6c7e", subscription=b"connect-worker-metadata"
-    )
+    connect = _svc("worker-1-0b5f4c1e-7d0a-4e4b-9a55-3f1f2d4b6c7e", subscription=b"connect-worker-metadata")
     (member,) = infer_members("g", "classic", "sessioned", [connect], protocol_type="connect")
     assert member.subscription is None and member.subscription_error is None
     assert member.rebalance_protocol.signal == "protocol type connect"

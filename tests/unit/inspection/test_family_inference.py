@@ -6,39 +6,15 @@ and the inference to what real members sent, and to the rule that a family we ca
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kafka_coop.families import WireTraits, catalog, recognise
-from kafka_coop.inspection import MemberAnswers, infer_members
-from tests.unit.builders import live_member
+from kafka_coop.inspection import infer_members
+from tests.unit.inspection.builders import VECTORS, vector_id, vector_members
 
-VECTORS: list[dict[str, Any]] = json.loads(
-    (Path(__file__).parents[1] / "vectors" / "member_metadata.json").read_text()
-)
 FAMILY_VECTORS = [v for v in VECTORS if v.get("kind") not in (None, "java", "python")]
-
-
-def _inputs(vector: dict[str, Any], client_id: str | None = None) -> list[MemberAnswers]:
-    return [
-        live_member(
-            member_id=m["member_id"],
-            client_id=client_id or m["client_id"],
-            host="/127.0.0.1",
-            instance_id=None,
-            assignment=(),
-            subscription=bytes.fromhex(m["subscription_hex"]),
-            assignment_bytes=bytes.fromhex(m["assignment_hex"]),
-        )
-        for m in vector["members"]
-    ]
-
-
-def _id(vector: dict[str, Any]) -> str:
-    return f"{vector['scenario']}@{vector['moment']}"
 
 
 def _vector(scenario: str, moment: str = "after-rebalance") -> dict[str, Any]:
@@ -47,8 +23,8 @@ def _vector(scenario: str, moment: str = "after-rebalance") -> dict[str, Any]:
 
 def test_two_kafka_python_members_with_defaults_next_to_a_librdkafka_member_are_kafka_python() -> None:
     """The reported bug: kafka-python's empty userData made it look like librdkafka."""
-    kafka_python = _inputs(_vector("kafka-python-defaults"))[:2]
-    librdkafka = _inputs(_vector("python-range"))[:1]
+    kafka_python = vector_members(_vector("kafka-python-defaults"))[:2]
+    librdkafka = vector_members(_vector("python-range"))[:1]
     members = infer_members("g", "classic", "range", [*kafka_python, *librdkafka])
     families = sorted((m.client_family.value, m.client_family.source) for m in members)
     assert families == [
@@ -58,20 +34,22 @@ def test_two_kafka_python_members_with_defaults_next_to_a_librdkafka_member_are_
     ]
 
 
-@pytest.mark.parametrize("vector", FAMILY_VECTORS, ids=_id)
+@pytest.mark.parametrize("vector", FAMILY_VECTORS, ids=vector_id)
 def test_every_family_with_its_default_client_id_is_named(vector: dict[str, Any]) -> None:
-    members = infer_members("g", "classic", vector["protocol"], _inputs(vector))
+    members = infer_members("g", "classic", vector["protocol"], vector_members(vector))
     assert {(m.client_family.value, m.client_family.source) for m in members} == {
         (vector["family"], "inferred")
     }
 
 
-@pytest.mark.parametrize("vector", VECTORS, ids=_id)
+@pytest.mark.parametrize("vector", VECTORS, ids=vector_id)
 def test_an_app_set_client_id_leaves_the_family_named_only_when_the_wire_alone_tells(
     vector: dict[str, Any],
 ) -> None:
     """Without a default client id the family is the truth or unknown, never another family."""
-    members = infer_members("g", "classic", vector["protocol"], _inputs(vector, client_id="orders-svc"))
+    members = infer_members(
+        "g", "classic", vector["protocol"], vector_members(vector, client_id="orders-svc")
+    )
     for m in members:
         assert m.client_family.value in (vector["family"], "unknown"), m.client_family
         if m.client_family.value == "unknown":
@@ -82,13 +60,15 @@ def test_an_app_set_client_id_leaves_the_family_named_only_when_the_wire_alone_t
 @pytest.mark.parametrize("scenario", ["python-range", "confluent-kafka-go-range", "sarama-defaults"])
 def test_librdkafka_and_sarama_are_told_by_the_wire_alone(scenario: str) -> None:
     vector = _vector(scenario)
-    members = infer_members("g", "classic", vector["protocol"], _inputs(vector, client_id="orders-svc"))
+    members = infer_members(
+        "g", "classic", vector["protocol"], vector_members(vector, client_id="orders-svc")
+    )
     assert {m.client_family.value for m in members} == {vector["family"]}
 
 
 def test_java_and_franz_go_look_alike_on_the_wire_so_only_a_default_client_id_tells() -> None:
-    java = _inputs(_vector("java-range"), client_id="orders-svc")[0]
-    franz = _inputs(_vector("franz-go-range"), client_id="orders-svc")[0]
+    java = vector_members(_vector("java-range"), client_id="orders-svc")[0]
+    franz = vector_members(_vector("franz-go-range"), client_id="orders-svc")[0]
     for member in (java, franz):
         (snap,) = infer_members("g", "classic", "range", [member])
         assert snap.client_family.value == "unknown"
@@ -110,7 +90,7 @@ def test_every_captured_family_has_a_wire_signature_that_fits_its_own_bytes() ->
 
 def test_kafkajs_members_on_its_own_assigner_are_eager() -> None:
     vector = _vector("kafkajs-defaults")
-    members = infer_members("g", "classic", "RoundRobinAssigner", _inputs(vector))
+    members = infer_members("g", "classic", "RoundRobinAssigner", vector_members(vector))
     assert {m.rebalance_protocol.value for m in members} == {"eager"}
 
 
@@ -119,7 +99,7 @@ def test_kafkajs_members_on_its_own_assigner_are_eager() -> None:
 SINGLE = [v for v in VECTORS if len(v["assignors"]) == 1 and v["scenario"] != "kafkajs-roundrobin"]
 
 
-@pytest.mark.parametrize("vector", SINGLE, ids=_id)
+@pytest.mark.parametrize("vector", SINGLE, ids=vector_id)
 def test_the_file_gives_each_captured_assignor_the_protocol_its_member_ran(vector: dict[str, Any]) -> None:
     family = catalog()[vector["family"]]
     (assignor,) = vector["assignors"]

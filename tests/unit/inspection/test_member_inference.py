@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,49 +13,25 @@ from kafka_coop.inspection import (
     infer_members,
     version_at_least,
 )
-from kafka_coop.manifest import Manifest
 from kafka_coop.protocol import ConsumerProtocolSubscription, encode_subscription
-from tests.unit.builders import live_member
-
-VECTORS: list[dict[str, Any]] = json.loads(
-    (Path(__file__).parents[1] / "vectors" / "member_metadata.json").read_text()
-)
-
-
-def _inputs(vector: dict[str, Any]) -> list[MemberAnswers]:
-    return [
-        live_member(
-            member_id=m["member_id"],
-            client_id=m["client_id"],
-            host="/127.0.0.1",
-            instance_id=None,
-            assignment=(),
-            subscription=bytes.fromhex(m["subscription_hex"]),
-            assignment_bytes=bytes.fromhex(m["assignment_hex"]),
-        )
-        for m in vector["members"]
-    ]
-
-
-def _id(vector: dict[str, Any]) -> str:
-    return f"{vector['scenario']}@{vector['moment']}"
-
+from tests.unit.builders import live_member, manifest
+from tests.unit.inspection.builders import VECTORS, vector_id, vector_members
 
 # Java and librdkafka (confluent-kafka-python) members with app-set client ids; the other families'
 # vectors (with `kind`) are covered by test_family_inference.py.
 JAVA_AND_PYTHON = [v for v in VECTORS if v.get("kind", v["family"]) in ("java", "librdkafka", "python")]
 
 
-@pytest.mark.parametrize("vector", VECTORS, ids=_id)
+@pytest.mark.parametrize("vector", VECTORS, ids=vector_id)
 def test_client_family_is_the_truth_or_unknown_never_another_family(vector: dict[str, Any]) -> None:
     """Java and franz-go send the same shape, so an app-set client id leaves a Java member unknown."""
-    members = infer_members("g", "classic", vector["protocol"], _inputs(vector))
+    members = infer_members("g", "classic", vector["protocol"], vector_members(vector))
     assert {m.client_family.value for m in members} <= {vector["family"], "unknown"}
 
 
-@pytest.mark.parametrize("vector", VECTORS, ids=_id)
+@pytest.mark.parametrize("vector", VECTORS, ids=vector_id)
 def test_rebalance_protocol_is_inferred_right_or_admitted_unknown(vector: dict[str, Any]) -> None:
-    members = infer_members("g", "classic", vector["protocol"], _inputs(vector))
+    members = infer_members("g", "classic", vector["protocol"], vector_members(vector))
     for m in members:
         assert m.rebalance_protocol.value in (vector["rebalance_protocol"], "unknown"), m.rebalance_protocol
         assert m.rebalance_protocol.source == (
@@ -65,10 +39,12 @@ def test_rebalance_protocol_is_inferred_right_or_admitted_unknown(vector: dict[s
         )
 
 
-@pytest.mark.parametrize("vector", [v for v in JAVA_AND_PYTHON if v["moment"] == "after-rebalance"], ids=_id)
+@pytest.mark.parametrize(
+    "vector", [v for v in JAVA_AND_PYTHON if v["moment"] == "after-rebalance"], ids=vector_id
+)
 def test_a_settled_group_has_at_least_two_member_protocols_decided(vector: dict[str, Any]) -> None:
     """After a rebalance cooperative members re-join with owned partitions, so the rules decide."""
-    members = infer_members("g", "classic", vector["protocol"], _inputs(vector))
+    members = infer_members("g", "classic", vector["protocol"], vector_members(vector))
     assert sum(m.rebalance_protocol.value == vector["rebalance_protocol"] for m in members) >= 2
 
 
@@ -79,45 +55,37 @@ def test_librdkafka_cooperative_sticky_leader_writes_user_data_into_assignments(
         for v in VECTORS
         if v["scenario"] == "python-cooperative-sticky" and v["moment"] == "after-rebalance"
     )
-    members = infer_members("g", "classic", coop["protocol"], _inputs(coop))
+    members = infer_members("g", "classic", coop["protocol"], vector_members(coop))
     assert all((m.assignment_user_data or 0) > 0 for m in members)
     for v in JAVA_AND_PYTHON:  # sarama's sticky leader writes userData into assignments too
         if v["scenario"] != "python-cooperative-sticky":
             assert all(
-                not m.assignment_user_data for m in infer_members("g", "classic", v["protocol"], _inputs(v))
+                not m.assignment_user_data
+                for m in infer_members("g", "classic", v["protocol"], vector_members(v))
             )
 
 
 def test_the_selected_assignor_is_all_that_is_known_of_the_list_without_a_manifest() -> None:
     vector = next(v for v in VECTORS if v["scenario"] == "java-range-cooperative-sticky")
-    members = infer_members("g", "classic", vector["protocol"], _inputs(vector))
+    members = infer_members("g", "classic", vector["protocol"], vector_members(vector))
     assert {m.assignors.value for m in members} == {("range",)}
     assert {m.assignors.source for m in members} == {"inferred"}
 
 
-def _manifest(member_id: str, **changes: Any) -> Manifest:
-    values: dict[str, Any] = {
-        "group": "g",
-        "member_id": member_id,
-        "instance_id": None,
-        "client_id": "c",
-        "host": "h",
-        "libraries": {"kafka-clients": "4.1.1"},
-        "group_protocol": "classic",
-        "assignors": ("range", "cooperative-sticky"),
-        "rebalance_protocol": "eager",
-        "remote_assignor": None,
-        "started_ms": 1,
-        "heartbeat_ms": 2,
-    }
-    values.update(changes)
-    return Manifest.model_validate(values)
+JAVA_PHASE_ONE: dict[str, Any] = {
+    "client_id": "c",
+    "libraries": {"kafka-clients": "4.1.1"},
+    "assignors": ("range", "cooperative-sticky"),
+    "started_ms": 1,
+    "heartbeat_ms": 2,
+}
+"""What a Java member in the two-bounce path's first phase declares."""
 
 
 def test_a_manifest_makes_every_fact_declared() -> None:
     vector = next(v for v in VECTORS if v["scenario"] == "java-range-cooperative-sticky")
-    inputs = _inputs(vector)
-    manifests = [_manifest(m.member_id) for m, _, _ in inputs]
+    inputs = vector_members(vector)
+    manifests = [manifest(m.member_id, **JAVA_PHASE_ONE) for m, _, _ in inputs]
     members = infer_members("g", "classic", vector["protocol"], inputs, manifests)
     for m in members:
         assert m.assignors.value == ("range", "cooperative-sticky")
@@ -126,15 +94,20 @@ def test_a_manifest_makes_every_fact_declared() -> None:
 
 def test_a_manifest_of_another_group_or_a_departed_member_is_ignored() -> None:
     vector = VECTORS[0]
-    inputs = _inputs(vector)
-    manifests = [_manifest(inputs[0][0].member_id, group="other"), _manifest("gone-member")]
+    inputs = vector_members(vector)
+    manifests = [
+        manifest(inputs[0][0].member_id, **JAVA_PHASE_ONE, group="other"),
+        manifest("gone-member", **JAVA_PHASE_ONE),
+    ]
     members = infer_members("g", "classic", vector["protocol"], inputs, manifests)
     assert all(m.manifest is None for m in members)
 
 
 def test_static_members_match_their_manifest_by_instance_id_across_restarts() -> None:
     member = live_member(member_id="new-id", client_id="c", host="h", instance_id="svc-1", assignment=())
-    (snap,) = infer_members("g", "classic", "range", [member], [_manifest("old-id", instance_id="svc-1")])
+    (snap,) = infer_members(
+        "g", "classic", "range", [member], [manifest("old-id", **JAVA_PHASE_ONE, instance_id="svc-1")]
+    )
     assert snap.manifest is not None
 
 
@@ -162,10 +135,13 @@ def test_generation_is_the_latest_one_members_joined_in() -> None:
     vector = next(
         v for v in VECTORS if v["scenario"] == "java-cooperative-sticky" and v["moment"] == "after-rebalance"
     )
-    generation = infer_generation(infer_members("g", "classic", vector["protocol"], _inputs(vector)))
+    generation = infer_generation(infer_members("g", "classic", vector["protocol"], vector_members(vector)))
     assert generation.value is not None and generation.value >= 2
     librdkafka_eager = next(v for v in VECTORS if v["scenario"] == "python-range")
-    assert infer_generation(infer_members("g", "classic", "range", _inputs(librdkafka_eager))).value is None
+    assert (
+        infer_generation(infer_members("g", "classic", "range", vector_members(librdkafka_eager))).value
+        is None
+    )
 
 
 def test_broker_version_is_read_off_the_config_keys_it_has() -> None:

@@ -12,13 +12,12 @@ import pytest
 
 from kafka_coop.families import FamilyDataError, catalog, older_than, parse_catalog
 from kafka_coop.inspection import MemberSnapshot, infer_members
-from kafka_coop.manifest import Manifest
 from kafka_coop.rollout import (
     FleetDescription,
     fleet_from_snapshot,
 )
 from tests.conftest import CliResult
-from tests.unit.builders import KIP848_BROKER, fleet_member, fleet_of, live_member, plan
+from tests.unit.builders import KIP848_BROKER, fleet_member, fleet_of, live_member, manifest, plan
 
 FAMILIES_YAML = Path(__file__).parents[3] / "migrations" / "families" / "families.yaml"
 
@@ -136,28 +135,16 @@ def test_the_downgrade_off_kip848_is_not_refused_for_the_version_a_member_runs_n
     assert "older than" not in " ".join(b.reason for b in p.blockers) + " ".join(p.warnings)
 
 
-def _manifest(member_id: str, libraries: dict[str, str]) -> Manifest:
-    values: dict[str, Any] = {
-        "group": "g",
-        "member_id": member_id,
-        "instance_id": None,
-        "client_id": "c",
-        "host": "h",
-        "libraries": libraries,
-        "group_protocol": "classic",
-        "assignors": ("range",),
-        "rebalance_protocol": "eager",
-        "remote_assignor": None,
-        "started_ms": 1,
-        "heartbeat_ms": 2,
-    }
-    return Manifest.model_validate(values)
-
-
 def test_a_manifest_declares_the_library_version_and_the_planner_routes_on_it() -> None:
     member = live_member(member_id="m-1", client_id="c", host="h", instance_id=None, assignment=())
-    manifest = _manifest("m-1", {"kafka-coop": "0.1", "confluent-kafka": "2.11.1", "librdkafka": "2.11.1"})
-    (snap,) = infer_members("g", "classic", "range", [member], [manifest])
+    declared = manifest(
+        "m-1",
+        client_id="c",
+        libraries={"kafka-coop": "0.1", "confluent-kafka": "2.11.1", "librdkafka": "2.11.1"},
+        started_ms=1,
+        heartbeat_ms=2,
+    )
+    (snap,) = infer_members("g", "classic", "range", [member], [declared])
     assert (snap.client_version.value, snap.client_version.source) == ("2.11.1", "declared")
     fleet = fleet_from_snapshot_of(snap)
     assert fleet.members[0].client_version.value == "2.11.1"

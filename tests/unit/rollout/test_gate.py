@@ -13,8 +13,8 @@ import pytest
 
 from kafka_coop.errors import GateFailed
 from kafka_coop.inspection import BrokerFacts, Fact, GroupSnapshot, MemberSnapshot, PartitionLag
-from kafka_coop.manifest import Manifest
 from kafka_coop.rollout import GateReport, evaluate, load_migration
+from tests.unit.builders import manifest, member_snapshot
 
 E2C = load_migration("eager-to-cooperative")
 C2K = load_migration("classic-to-consumer")
@@ -38,39 +38,30 @@ def member(
     instance_id: str | None = None,
 ) -> MemberSnapshot:
     """A member as inspection sees it; `assignors` given means it publishes a manifest declaring them."""
-    manifest = None
+    declared = None
     if assignors is not None:
-        manifest = Manifest(
+        declared = manifest(
+            f"{name}-id",
             group="orders",
-            member_id=f"{name}-id",
             instance_id=name if static else None,
             client_id=name,
-            host="h",
             libraries={"kafka-clients": "4.1"} if family == "java" else {"librdkafka": "2.12"},
-            group_protocol=member_type,  # type: ignore[arg-type]
+            group_protocol=member_type,
             assignors=assignors,
-            rebalance_protocol=protocol,  # type: ignore[arg-type]
-            remote_assignor=None,
-            started_ms=0,
-            heartbeat_ms=0,
+            rebalance_protocol=protocol,
         )
-    source = "declared" if manifest else "inferred"
-
-    def fact(value: str) -> Fact[Any]:
-        return Fact(value=value, source="unknown" if value == "unknown" else source)
-
-    return MemberSnapshot(
+    return member_snapshot(
+        name,
         member_id=f"{name}-id",
         instance_id=instance_id or (name if static else None),
-        client_id=name,
         host="h",
-        assignment=(),
-        member_type=fact(member_type),
-        client_family=fact(family),
-        rebalance_protocol=fact(protocol),
-        assignors=Fact(value=assignors or (), source="declared" if manifest else "unknown"),
+        family=family,  # type: ignore[arg-type]
+        protocol=protocol,  # type: ignore[arg-type]
+        member_type=member_type,  # type: ignore[arg-type]
+        assignors=assignors or (),
+        source="declared" if declared else "inferred",
         assignment_user_data=user_data,
-        manifest=manifest,
+        manifest=declared,
     )
 
 
@@ -445,7 +436,7 @@ def test_the_report_sums_up_what_did_not_pass() -> None:
     assert evaluate(snapshot(*EAGER)).summary() == "all checks pass"
 
 
-def _kafka_python(name: str, version: str | None) -> MemberSnapshot:
+def _seen_kafka_python(name: str, version: str | None) -> MemberSnapshot:
     seen = Fact(value=version or "unknown", source="inferred" if version else "unknown")
     return member(name, family="kafka-python").model_copy(update={"client_version": seen})
 
@@ -458,19 +449,19 @@ def _count_check(snap: GroupSnapshot, expected: int) -> Any:
 def test_a_member_short_in_a_group_with_a_stranding_defect_names_the_defect_and_the_remedy() -> None:
     """kafka-python before 3.0.13 can lose a join and never come back (families.yaml `known_defects`):
     the plan warns about it, and the gate that sees a member missing says which defect may explain it."""
-    check = _count_check(snapshot(_kafka_python("kp-a", "3.0.12"), member("j")), 3)
+    check = _count_check(snapshot(_seen_kafka_python("kp-a", "3.0.12"), member("j")), 3)
     assert check.status == "fail"
     assert "kafka-python (versions >=3.0,<3.0.13; here 1 member: kp-a)" in check.hint
     assert "can lose that join" in check.hint and "restart one that is not" in check.hint
 
 
 def test_a_member_short_with_no_member_of_an_affected_version_has_no_defect_hint() -> None:
-    check = _count_check(snapshot(_kafka_python("kp-a", "3.0.13"), member("j")), 3)
+    check = _count_check(snapshot(_seen_kafka_python("kp-a", "3.0.13"), member("j")), 3)
     assert check.status == "fail" and "kafka-python" not in check.hint
 
 
 def test_the_right_member_count_names_no_defect() -> None:
-    assert _count_check(snapshot(_kafka_python("kp-a", "3.0.12"), member("j")), 2).hint == ""
+    assert _count_check(snapshot(_seen_kafka_python("kp-a", "3.0.12"), member("j")), 2).hint == ""
 
 
 def _settled(family: str, protocol: str, assignor: str = "cooperative-sticky") -> GateReport:

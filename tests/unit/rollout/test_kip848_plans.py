@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from kafka_coop.inspection import Fact, GroupSnapshot, MemberSnapshot
+from kafka_coop.inspection import Fact, GroupSnapshot
 from kafka_coop.inspection._model import BrokerFacts
 from kafka_coop.rollout import Plan, fleet_from_snapshot, make_plan, parse_fleet
-from tests.unit.builders import MIGRATIONS, plan_of_file
+from tests.unit.builders import MIGRATIONS, group_snapshot, member_snapshot, plan_of_file
 
 BROKER = """
 broker:
@@ -122,31 +122,13 @@ def test_classic_only_keys_are_dropped_per_family() -> None:
 UNKNOWN_VERSION = Fact[str | None](value=None, source="unknown")
 
 
-def _live(client_version: Fact[str | None] = UNKNOWN_VERSION) -> GroupSnapshot:
+def _live_group(client_version: Fact[str | None] = UNKNOWN_VERSION) -> GroupSnapshot:
     """A live group of one eager librdkafka member on a 4.1 broker that said its group.version."""
-    return GroupSnapshot(
-        group="orders",
-        taken_ms=0,
-        exists=True,
-        group_type="classic",
-        state="stable",
-        protocol_type="consumer",
-        selected_assignor="range",
-        coordinator=1,
-        members=(
-            MemberSnapshot(
-                member_id="m-1",
-                instance_id=None,
-                client_id="c",
-                host="/127.0.0.1",
-                assignment=(("t", 0),),
-                member_type=Fact(value="classic", source="inferred"),
-                client_family=Fact(value="librdkafka", source="inferred"),
-                rebalance_protocol=Fact(value="eager", source="inferred"),
-                assignors=Fact(value=("range",), source="inferred"),
-                client_version=client_version,
-            ),
+    return group_snapshot(
+        member_snapshot(
+            "m-1", client_id="c", host="/127.0.0.1", assignment=(("t", 0),), client_version=client_version
         ),
+        group="orders",
         broker=BrokerFacts(
             kafka_version=Fact(value="4.1", source="inferred", signal="ApiVersions"),
             group_version=Fact(value="1", source="broker", signal="ApiVersions finalized features"),
@@ -156,7 +138,7 @@ def _live(client_version: Fact[str | None] = UNKNOWN_VERSION) -> GroupSnapshot:
 
 
 def test_the_group_version_the_broker_said_is_named_without_nested_parentheses() -> None:
-    plan = make_plan(fleet_from_snapshot(_live()), "upgrade", "consumer", MIGRATIONS)
+    plan = make_plan(fleet_from_snapshot(_live_group()), "upgrade", "consumer", MIGRATIONS)
     check = next(c for c in plan.preconditions if c.name == "consumer-protocol-enabled")
     assert "group.version = 1 (broker: ApiVersions finalized features)" in check.reason, check.reason
     assert "((" not in check.reason and "))" not in check.reason
@@ -164,7 +146,7 @@ def test_the_group_version_the_broker_said_is_named_without_nested_parentheses()
 
 def test_a_member_version_read_from_its_manifest_is_named_without_nested_parentheses() -> None:
     declared = Fact[str | None](value="2.11.1", source="declared", signal="the manifest's librdkafka version")
-    plan = make_plan(fleet_from_snapshot(_live(declared)), "upgrade", "consumer", MIGRATIONS)
+    plan = make_plan(fleet_from_snapshot(_live_group(declared)), "upgrade", "consumer", MIGRATIONS)
     blocker = next(b for b in plan.blockers if b.name == "path:classic-to-consumer")
     assert "1 librdkafka member at 2.11.1 (declared: the manifest's librdkafka version)" in blocker.reason
     assert "((" not in blocker.reason

@@ -18,7 +18,7 @@ from tests.unit.builders import fleet_member, fleet_of, plan
 FAMILIES_YAML = Path(__file__).parents[3] / "migrations" / "families" / "families.yaml"
 
 
-def _kafka_python(name: str, version: str | None) -> MemberSnapshot:
+def _declared_kafka_python(name: str, version: str | None) -> MemberSnapshot:
     return fleet_member(
         name=name, family="kafka-python", protocol="eager", assignors=("range",), version=version
     )
@@ -28,7 +28,7 @@ def _java(name: str) -> MemberSnapshot:
     return fleet_member(name=name, family="java", protocol="eager", assignors=("range",), version="4.1.1")
 
 
-def _plan(*members: MemberSnapshot) -> Plan:
+def _to_cooperative(*members: MemberSnapshot) -> Plan:
     return plan(fleet_of(*members), "upgrade", "cooperative")
 
 
@@ -48,18 +48,24 @@ def test_a_member_of_unknown_version_may_have_the_defect() -> None:
 
 
 def test_a_plan_warns_once_for_all_affected_members_and_names_them() -> None:
-    (warning,) = _defect_warnings(_plan(_kafka_python("kp-a", "3.0.12"), _kafka_python("kp-b", None)))
+    (warning,) = _defect_warnings(
+        _to_cooperative(_declared_kafka_python("kp-a", "3.0.12"), _declared_kafka_python("kp-b", None))
+    )
     assert warning.startswith("kafka-python (versions >=3.0,<3.0.13; here 2 members: kp-a, kp-b): ")
     assert "verify-group --expect-members" in warning
 
 
 def test_a_plan_leaves_out_members_of_a_version_outside_the_defect() -> None:
-    (warning,) = _defect_warnings(_plan(_kafka_python("kp-old", "3.0.12"), _kafka_python("kp-new", "3.0.13")))
+    (warning,) = _defect_warnings(
+        _to_cooperative(
+            _declared_kafka_python("kp-old", "3.0.12"), _declared_kafka_python("kp-new", "3.0.13")
+        )
+    )
     assert "here 1 member: kp-old)" in warning
 
 
 def test_a_plan_without_affected_members_has_no_defect_warning() -> None:
-    assert _defect_warnings(_plan(_java("j-1"), _kafka_python("kp-new", "3.0.13"))) == []
+    assert _defect_warnings(_to_cooperative(_java("j-1"), _declared_kafka_python("kp-new", "3.0.13"))) == []
 
 
 def test_a_defect_whose_versions_start_outside_the_family_is_a_data_error() -> None:

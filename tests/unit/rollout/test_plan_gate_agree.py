@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_coop.inspection import BrokerFacts, Fact, GroupSnapshot, MemberSnapshot
-from kafka_coop.manifest import Manifest
 from kafka_coop.rollout import all_migrations, evaluate, fleet_from_snapshot, locate, phase_match
+from tests.unit.builders import manifest, member_snapshot
 
 MIGRATIONS = all_migrations()
 PHASE_CHECKS = frozenset(
@@ -43,32 +43,27 @@ def members(draw: st.DrawFn, index: int, group_type: str) -> MemberSnapshot:
         else:
             protocol = "cooperative" if set(assignors) == {"cooperative-sticky"} else "eager"
         family = draw(st.sampled_from(["librdkafka", "java"]))
-        manifest = Manifest(
-            group="g",
-            member_id=f"id{index}",
+        declared = manifest(
+            f"id{index}",
             instance_id=instance_id,
             client_id=f"c{index}",
-            host="h",
             libraries={"librdkafka": "2.12"} if family == "librdkafka" else {"kafka-clients": "4.1"},
-            group_protocol=member_type,  # type: ignore[arg-type]
+            group_protocol=member_type,
             assignors=assignors,
-            rebalance_protocol=protocol,  # type: ignore[arg-type]
-            remote_assignor=None,
-            started_ms=0,
-            heartbeat_ms=0,
+            rebalance_protocol=protocol,
         )
-        return MemberSnapshot(
+        return member_snapshot(
+            f"c{index}",
             member_id=f"id{index}",
             instance_id=instance_id,
-            client_id=f"c{index}",
             host="h",
-            assignment=(),
-            member_type=Fact(value=member_type, source="declared"),
-            client_family=Fact(value=family, source="declared"),
-            rebalance_protocol=Fact(value=protocol, source="declared"),
-            assignors=Fact(value=assignors, source="declared"),
+            member_type=member_type,  # type: ignore[arg-type]
+            family=family,  # type: ignore[arg-type]
+            protocol=protocol,  # type: ignore[arg-type]
+            assignors=assignors,
+            source="declared",
             assignment_user_data=user_data,
-            manifest=manifest,
+            manifest=declared,
         )
     member_type = "classic" if group_type == "classic" else draw(st.sampled_from(["classic", "consumer"]))
     seen_type = draw(st.sampled_from([member_type, "unknown"]))
@@ -78,19 +73,15 @@ def members(draw: st.DrawFn, index: int, group_type: str) -> MemberSnapshot:
     )
     selected = draw(st.sampled_from([(), ("range",), ("cooperative-sticky",)]))
 
-    def fact(value: str) -> Fact[str]:
-        return Fact(value=value, source="unknown" if value == "unknown" else "inferred")
-
-    return MemberSnapshot(
+    return member_snapshot(
+        f"c{index}",
         member_id=f"id{index}",
         instance_id=instance_id,
-        client_id=f"c{index}",
         host="h",
-        assignment=(),
-        member_type=fact(seen_type),  # type: ignore[arg-type]
-        client_family=fact(family),  # type: ignore[arg-type]
-        rebalance_protocol=fact(protocol),  # type: ignore[arg-type]
-        assignors=Fact(value=selected, source="inferred" if selected else "unknown"),
+        member_type=seen_type,  # type: ignore[arg-type]
+        family=family,  # type: ignore[arg-type]
+        protocol=protocol,  # type: ignore[arg-type]
+        assignors=selected,
         assignment_user_data=user_data,
     )
 

@@ -98,7 +98,7 @@ def test_a_fleet_with_no_static_members_is_not_told_to_remove_them() -> None:
     assert all("remove-members" not in line for phase in p.phases for line in (*phase.then, *phase.alongside))
 
 
-def _live(family: str) -> FleetDescription:
+def _live_fleet(family: str) -> FleetDescription:
     """A live eager fleet whose members publish no manifest (their lists are not visible)."""
     return FleetDescription(
         group="orders",
@@ -112,7 +112,9 @@ def _live(family: str) -> FleetDescription:
 
 def test_a_plan_whose_gates_need_manifests_says_to_create_the_manifest_topic() -> None:
     """Java's first bounce runs [cooperative-sticky, range]: only a manifest shows that list."""
-    p = make_plan(_live("java"), "upgrade", "cooperative", MIGRATIONS, gate=GateCommand(bootstrap="b:9092"))
+    p = make_plan(
+        _live_fleet("java"), "upgrade", "cooperative", MIGRATIONS, gate=GateCommand(bootstrap="b:9092")
+    )
     assert p.migration == "eager-to-cooperative"
     (said,) = [w for w in p.warnings if "manifest-topic" in w]
     assert "the --phase 0 and --phase 1 gates" in said and "kafka-coop manifest-topic" in said
@@ -120,7 +122,7 @@ def test_a_plan_whose_gates_need_manifests_says_to_create_the_manifest_topic() -
 
 def test_a_plan_whose_gates_the_broker_settles_does_not_ask_for_manifests() -> None:
     p = make_plan(
-        _live("librdkafka"), "upgrade", "cooperative", MIGRATIONS, gate=GateCommand(bootstrap="b:9092")
+        _live_fleet("librdkafka"), "upgrade", "cooperative", MIGRATIONS, gate=GateCommand(bootstrap="b:9092")
     )
     assert p.migration == "eager-to-cooperative-cutover"
     assert not [w for w in p.warnings if "manifest" in w], p.warnings

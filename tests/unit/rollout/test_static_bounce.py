@@ -3,8 +3,8 @@ session lasts, so both say to let the old process close, or remove it, rather th
 
 from __future__ import annotations
 
-from kafka_coop.inspection import CoordinatorView, Fact, GroupSnapshot, MemberSnapshot
 from kafka_coop.rollout import GateCommand, all_migrations, evaluate, make_plan, parse_fleet
+from tests.unit.builders import consumer_group, consumer_member
 
 MIGRATIONS = [(spec.name, spec) for spec in all_migrations()]
 FLEET = """group: orders
@@ -27,34 +27,7 @@ def test_the_plan_to_the_consumer_protocol_says_how_a_static_bounce_is_refused_a
     assert "kafka-coop remove-members GROUP --instance-id ID" in said
 
 
-def _static(name: str) -> MemberSnapshot:
-    return MemberSnapshot(
-        member_id=f"id-{name}",
-        instance_id=name,
-        client_id=name,
-        host="/h",
-        assignment=(("t", 0),),
-        member_type=Fact(value="consumer", source="broker"),
-        client_family=Fact(value="librdkafka", source="inferred"),
-        rebalance_protocol=Fact(value="consumer", source="inferred"),
-        assignors=Fact(value=(), source="unknown"),
-        member_epoch=3,
-        target_assignment=(("t", 0),),
-    )
-
-
 def test_a_consumer_group_short_of_a_static_member_hints_at_the_refused_replacement() -> None:
-    snap = GroupSnapshot(
-        group="g",
-        taken_ms=0,
-        exists=True,
-        group_type="consumer",
-        state="stable",
-        protocol_type=None,
-        selected_assignor="uniform",
-        coordinator=1,
-        members=(_static("s1"),),
-        coordinator_view=CoordinatorView(api="ConsumerGroupDescribe v1", group_epoch=3, assignment_epoch=3),
-    )
+    snap = consumer_group(consumer_member("s1", 3, topic="t"), group_epoch=3, assignment_epoch=3)
     count = next(c for c in evaluate(snap, expect_members=2).checks if c.name == "member-count")
     assert count.status == "fail" and "remove-members GROUP --instance-id ID" in count.hint
