@@ -11,7 +11,7 @@
  *     return msg
  *
  * With explicit marks (`handed` and `fold` given), `state.held` is not kept and a record taken on the fast
- * path is registered as handed out, as _core.Core.make_poll's poll_marked does:
+ * path is registered as handed out, as _core.WrappedClient.make_poll's poll_marked does:
  *
  *     if msg is not None:
  *         if len(handed) >= fold_at: fold()

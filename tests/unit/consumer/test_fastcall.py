@@ -169,13 +169,13 @@ def test_an_explicit_marks_poll_folds_once_the_records_handed_out_reach_the_fold
     path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folds: list[int] = []
-    real = _core.Core.fold
+    real = _core.WrappedClient.fold
 
-    def fold(self: _core.Core) -> None:
+    def fold(self: _core.WrappedClient) -> None:
         folds.append(len(self.ledger.handed))  # type: ignore[union-attr]
         real(self)
 
-    monkeypatch.setattr(_core.Core, "fold", fold)
+    monkeypatch.setattr(_core.WrappedClient, "fold", fold)
     monkeypatch.setattr(_core, "FOLD_RECORDS", 2)
     consumer, _, _ = marked(path)
     folds.clear()
