@@ -82,6 +82,13 @@ class Ledger:
     def allow(self, p: int, offset: int) -> None:
         self.allowed[p] = max(self.allowed.get(p, -1), offset)
 
+    def asked(self, p: int, offset: int) -> None:
+        """The app commits `offset` itself (`commit(message=/offsets=)`), sync or not: below its floor,
+        that is its own rewind, and the floor is what it asked now (an asynchronous one, or one whose
+        reply a network fault lost, may land at any later step)."""
+        if p in self.floor and offset < self.floor[p]:
+            self.floor[p] = offset
+
     def report(self) -> dict[str, Any]:
         with self.lock:
             parts = sorted(set(self.handed) | set(self.allowed))
@@ -189,6 +196,7 @@ class App:
                 return
             msg = ledger.batch[-1]
             ledger.allow(msg.partition(), msg.offset() + 1)
+            ledger.asked(msg.partition(), msg.offset() + 1)
             await self.call("commit", message=msg, asynchronous=not sync)
             if sync:
                 ledger.floor[msg.partition()] = msg.offset() + 1
@@ -204,6 +212,7 @@ class App:
             return
         for tp in offsets:
             ledger.allow(tp.partition, tp.offset)
+            ledger.asked(tp.partition, tp.offset)
         await self.call("commit", offsets=offsets, asynchronous=not sync)
         if sync:
             for tp in offsets:
