@@ -8,6 +8,10 @@ and held against the app's ledger (tests/differential/app.py) and against the co
   what the rule allows (explicit marks: contiguity; the drop-in rule counts the last batch done on a
   normal close; a close while processing raised may commit less: never the record that raised);
 - unclean: SIGTERM did not end the app with exit code 0.
+A commit made under a network fault (`cut_commit`) may have landed or not when the app's call returns
+(librdkafka sends one whose request or reply was lost again once the coordinator is back): what it
+asked for counts as the app's commit (its landing is no loss), toward the floor only where it returned
+success; an explicit commit of the app's below its floor is its own rewind, and the floor follows it.
 
 A program with network faults (`cut_commit`) needs `faults`, the test bed's toxiproxy in front of a
 `Sandbox(proxied=True)` (testbed/faults.py): the app is bootstrapped at its proxied listener, so all of
