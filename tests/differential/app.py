@@ -253,6 +253,7 @@ class App:
     async def step(self, step: tuple[Any, ...]) -> dict[str, Any]:
         kind = step[0]
         error = None
+        began = time.monotonic()
         try:
             await self._step(kind, step)
         except KafkaException as exc:
@@ -260,7 +261,14 @@ class App:
         if self.error is not None:
             error, self.error = self.error, None
         assignment = sorted(tp.partition for tp in await self.call("assignment")) if kind not in ENDS else []
-        return {"step": list(step), "error": error, "owned": assignment, **self.ledger.report()}
+        took_s = round(time.monotonic() - began, 2)  # a commit under a fault: did it wait for the heal?
+        return {
+            "step": list(step),
+            "error": error,
+            "took_s": took_s,
+            "owned": assignment,
+            **self.ledger.report(),
+        }
 
     async def _step(self, kind: str, step: tuple[Any, ...]) -> None:
         program = self.program

@@ -54,7 +54,11 @@ FAULT_SEEDS: dict[int, str] = {
 }
 # Network faults (generate's third stream, `network=True`): a commit while toxiproxy resets the app's
 # connections as it sends (request), as the broker answers (response), or delays them (delay).
-NET_SEEDS: dict[int, str] = {}
+NET_SEEDS: dict[int, str] = {
+    165: "",  # request: cooperative-sticky, asyncio, marks, auto commit off: a sync commit(message=)
+    1067: "",  # response: KIP-848, drop-in, auto commit off: a sync commit(offsets=), then close
+    1480: "",  # delay: eager, asyncio, drop-in: an async commit(offsets=) read back before it lands
+}
 SHRINK_ATTEMPTS = 8
 
 
