@@ -42,7 +42,9 @@ RECORDS = 40  # per partition, produced before the program starts
 #                          "request": every connection is reset the moment the app sends (the commit
 #                          never reaches the broker); "response": reset the moment the broker answers
 #                          (the commit lands, its reply is lost); "delay": runner.py's DELAY_MS more each way
-#                          (the commit lands after the runner read the offsets back)
+#                          (the commit lands after the runner read the offsets back); "outage": as
+#                          "response", healed only after runner.py's OUTAGE_S, longer than a classic
+#                          session (the member is dropped; a commit that landed may still raise)
 #   ("close",) ("kill",)   the program ends: close(), or SIGKILL of its process
 #   ("raise",)             the program ends: processing the next record raises, the loop ends on the
 #                          exception and the app closes the consumer while it propagates (its `with`)
@@ -52,7 +54,8 @@ RECORDS = 40  # per partition, produced before the program starts
 Step = tuple[object, ...]
 COMMIT_HOWS = ("plain", "message", "offsets")
 ENDS = ("close", "kill", "raise", "sigterm")
-NET_FAULTS = ("request", "response", "delay")
+NET_FAULTS = ("request", "response", "delay", "outage")
+NET_WEIGHTS = (3, 3, 3, 1)  # an outage costs a classic program ~15 s a run
 MAX_POLL_INTERVAL_MS = 6000  # programs with an overrun: the least librdkafka allows (>= session timeout)
 
 
@@ -163,7 +166,8 @@ def _with_network(program: Program, rng: random.Random) -> Program:
     """One commit under a network fault in most programs, now and then two, anywhere before the end."""
     steps = list(program.steps)
     for _ in range(rng.choices([0, 1, 2], weights=[1, 6, 2])[0]):
-        cut = ("cut_commit", rng.choice(NET_FAULTS), rng.choice(COMMIT_HOWS), rng.random() < 0.6)
+        fault = rng.choices(NET_FAULTS, weights=NET_WEIGHTS)[0]
+        cut = ("cut_commit", fault, rng.choice(COMMIT_HOWS), rng.random() < 0.6)
         steps.insert(rng.randrange(len(steps)), cut)
     return replace(program, steps=tuple(steps))
 

@@ -45,6 +45,7 @@ STEP_TIMEOUT_S = 60.0
 REBALANCE_UNDER_WAY_S = 1.0  # join_commit: the second member's JoinGroup reached the group
 SETTLE_S = 0.15  # an asynchronous commit the step made lands before the read
 FAULT_S = 1.0  # cut_commit: the fault is healed this long after the step was sent
+OUTAGE_S = 7.0  # cut_commit "outage": longer than the classic programs' 6 s session
 DELAY_MS = 500  # cut_commit "delay": each way, beyond SETTLE_S (the read comes before the commit lands)
 
 
@@ -129,7 +130,7 @@ def make_fault(faults: NetworkFaults, fault: str) -> None:
     if fault == "delay":
         faults.latency(DELAY_MS)
         return
-    stream = {"request": "upstream", "response": "downstream"}[fault]
+    stream = {"request": "upstream", "response": "downstream", "outage": "downstream"}[fault]
     for proxy in faults.proxies:  # reset_peer, timeout 0: a reset the moment data flows that way
         faults.toxiproxy.add_toxic(proxy, f"reset-{stream}", "reset_peer", stream, {"timeout": 0})
 
@@ -183,7 +184,7 @@ def run_once(
                 child.send_signal(signal.SIGTERM)
             elif step[0] == "cut_commit" and faults is not None:
                 make_fault(faults, str(step[1]))
-                heal = threading.Timer(FAULT_S, faults.heal)
+                heal = threading.Timer(OUTAGE_S if step[1] == "outage" else FAULT_S, faults.heal)
                 heal.start()
             child.stdin.write(json.dumps(list(step)) + "\n")
             child.stdin.flush()
