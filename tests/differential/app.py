@@ -38,6 +38,7 @@ class Ledger:
         self.done: dict[int, set[int]] = {}
         self.allowed: dict[int, int] = {}  # the app's own commits, and what auto-commit may commit
         self.floor: dict[int, int] = {}
+        self.entitled: dict[int, int] = {}  # what the app's own commits could commit when they began
         self.batch: list[Any] = []  # the records of the last poll/consume (drop-in: in flight)
         self.raised: dict[int, int] = {}  # partition -> the record whose processing raised
         self.lock = threading.Lock()
@@ -82,6 +83,12 @@ class Ledger:
     def allow(self, p: int, offset: int) -> None:
         self.allowed[p] = max(self.allowed.get(p, -1), offset)
 
+    def entitle(self, begun: dict[int, int]) -> None:
+        """A commit of the app's own began when it was entitled to `begun` (a poll on another thread or
+        task may hand out more before it reads what is done: `allow` counts that, this does not)."""
+        for p, offset in begun.items():
+            self.entitled[p] = max(self.entitled.get(p, -1), offset)
+
     def asked(self, p: int, offset: int) -> None:
         """The app commits `offset` itself (`commit(message=/offsets=)`), sync or not: below its floor,
         that is its own rewind, and the floor is what it asked now (an asynchronous one, or one whose
@@ -105,6 +112,7 @@ class Ledger:
                 "permit": permit,
                 "floor": dict(self.floor),
                 "allowed": dict(self.allowed),  # what the app's own commits entitled, when they ran
+                "entitled": dict(self.entitled),
                 "hi": {p: max(h) + 1 for p, h in self.handed.items() if h},
                 "bound": {p: self.done_bound(p) for p in self.handed},
             }
@@ -181,6 +189,7 @@ class App:
         if how == "plain":
             with ledger.lock:
                 allowed = {p: ledger.done_bound(p) for p in ledger.handed}
+            ledger.entitle(allowed)
             try:
                 result = await self.call("commit", asynchronous=not sync)
             finally:  # a commit that raised may have landed (its reply lost): it was entitled to this
@@ -196,6 +205,7 @@ class App:
                 return
             msg = ledger.batch[-1]
             ledger.allow(msg.partition(), msg.offset() + 1)
+            ledger.entitle({msg.partition(): msg.offset() + 1})
             ledger.asked(msg.partition(), msg.offset() + 1)
             await self.call("commit", message=msg, asynchronous=not sync)
             if sync:
@@ -210,6 +220,7 @@ class App:
             ]
         if not offsets:
             return
+        ledger.entitle({tp.partition: tp.offset for tp in offsets})
         for tp in offsets:
             ledger.allow(tp.partition, tp.offset)
             ledger.asked(tp.partition, tp.offset)
@@ -414,6 +425,7 @@ class App:
                 return {p: ledger.done_bound(p) for p in ledger.handed}
 
         def commit_once() -> None:
+            ledger.entitle(allowed())
             try:
                 result = self.c.commit(asynchronous=False)
             except KafkaException:
@@ -423,6 +435,7 @@ class App:
             note(result)
 
         async def commit_once_async() -> None:
+            ledger.entitle(allowed())
             try:
                 result = await self.c.commit(asynchronous=False)
             except KafkaException:

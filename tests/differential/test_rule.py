@@ -143,3 +143,15 @@ def test_the_apps_own_commit_below_its_floor_is_the_new_floor() -> None:
     ledger.asked(1, 3)
     ledger.asked(1, 4)
     assert ledger.report()["floor"] == {1: 3}
+
+
+def test_with_auto_commit_off_kafka_coop_is_held_to_what_the_apps_commits_could_commit_as_begun() -> None:
+    """The last commit() began before the poll on the other task handed out record 10: confluent's
+    stored offset passes it (11), kafka-coop's commit counts the batch held at the call (10)."""
+    program = Program("eager-range", "aio", False, True, "mark_done", (("commit_thread", 5), ("close",)))
+    report = {"permit": {"1": 11}, "hi": {"1": 11}, "bound": {"1": 11}, "allowed": {"1": 11}, "owned": []}
+    mine = _run(_obs(("close",), {1: 10}, **report, entitled={"1": 10}))
+    theirs = _run(_obs(("close",), {1: 11}, **report, entitled={"1": 10}), impl="confluent")
+    assert check(program, mine, theirs) == []
+    began_after = _run(_obs(("close",), {1: 10}, **report, entitled={"1": 11}))
+    assert [v.split(":")[0] for v in check(program, began_after, theirs)] == ["regression"]
