@@ -102,7 +102,8 @@ test-install: setup
 
 ## soak: the differential harness (tests/differential: kafka-coop against confluent-kafka) on generated
 ## programs for SOAK_MINUTES (default 10) on a sandbox of its own; prints each program, each failure
-## shrunk to a literal for tests/differential/regressions.py, and the rate in programs per minute
+## shrunk to a literal for tests/differential/regressions.py, and the rate in programs per minute; with
+## commits under network faults (toxiproxy, testbed/faults.py) unless SOAK_NETWORK=0
 soak: $(STAMP)
 	SOAK_MINUTES=$${SOAK_MINUTES:-10} $(BIN)/python -m tests.differential.soak
 

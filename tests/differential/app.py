@@ -38,6 +38,7 @@ class Ledger:
         self.done: dict[int, set[int]] = {}
         self.allowed: dict[int, int] = {}  # the app's own commits, and what auto-commit may commit
         self.floor: dict[int, int] = {}
+        self.entitled: dict[int, int] = {}  # what the app's own commits could commit when they began
         self.batch: list[Any] = []  # the records of the last poll/consume (drop-in: in flight)
         self.raised: dict[int, int] = {}  # partition -> the record whose processing raised
         self.lock = threading.Lock()
@@ -82,6 +83,19 @@ class Ledger:
     def allow(self, p: int, offset: int) -> None:
         self.allowed[p] = max(self.allowed.get(p, -1), offset)
 
+    def entitle(self, begun: dict[int, int]) -> None:
+        """A commit of the app's own began when it was entitled to `begun` (a poll on another thread or
+        task may hand out more before it reads what is done: `allow` counts that, this does not)."""
+        for p, offset in begun.items():
+            self.entitled[p] = max(self.entitled.get(p, -1), offset)
+
+    def asked(self, p: int, offset: int) -> None:
+        """The app commits `offset` itself (`commit(message=/offsets=)`), sync or not: below its floor,
+        that is its own rewind, and the floor is what it asked now (an asynchronous one, or one whose
+        reply a network fault lost, may land at any later step)."""
+        if p in self.floor and offset < self.floor[p]:
+            self.floor[p] = offset
+
     def report(self) -> dict[str, Any]:
         with self.lock:
             parts = sorted(set(self.handed) | set(self.allowed))
@@ -98,6 +112,7 @@ class Ledger:
                 "permit": permit,
                 "floor": dict(self.floor),
                 "allowed": dict(self.allowed),  # what the app's own commits entitled, when they ran
+                "entitled": dict(self.entitled),
                 "hi": {p: max(h) + 1 for p, h in self.handed.items() if h},
                 "bound": {p: self.done_bound(p) for p in self.handed},
             }
@@ -112,7 +127,9 @@ class App:
         self.coop = spec["impl"] == "coop"
         self.aio = self.program.driver == "aio"
         self.conf = {
-            "bootstrap.servers": spec["bootstrap"],
+            # through toxiproxy when the program has network faults (the second member, the producer
+            # and the runner's reader stay on the direct listener)
+            "bootstrap.servers": spec.get("app_bootstrap", spec["bootstrap"]),
             "group.id": spec["group"],
             "client.id": f"app-{spec['impl']}",
             "auto.offset.reset": "earliest",
@@ -172,12 +189,15 @@ class App:
         if how == "plain":
             with ledger.lock:
                 allowed = {p: ledger.done_bound(p) for p in ledger.handed}
-            result = await self.call("commit", asynchronous=not sync)
-            for p, off in allowed.items():
-                ledger.allow(p, off)
+            ledger.entitle(allowed)
+            try:
+                result = await self.call("commit", asynchronous=not sync)
+            finally:  # a commit that raised may have landed (its reply lost): it was entitled to this
+                for p, off in allowed.items():
+                    ledger.allow(p, off)
             if sync and result:
                 for tp in result:
-                    if tp.offset >= 0:
+                    if tp.offset >= 0 and tp.error is None:
                         ledger.floor[tp.partition] = tp.offset
             return
         if how == "message":
@@ -185,6 +205,8 @@ class App:
                 return
             msg = ledger.batch[-1]
             ledger.allow(msg.partition(), msg.offset() + 1)
+            ledger.entitle({msg.partition(): msg.offset() + 1})
+            ledger.asked(msg.partition(), msg.offset() + 1)
             await self.call("commit", message=msg, asynchronous=not sync)
             if sync:
                 ledger.floor[msg.partition()] = msg.offset() + 1
@@ -198,8 +220,10 @@ class App:
             ]
         if not offsets:
             return
+        ledger.entitle({tp.partition: tp.offset for tp in offsets})
         for tp in offsets:
             ledger.allow(tp.partition, tp.offset)
+            ledger.asked(tp.partition, tp.offset)
         await self.call("commit", offsets=offsets, asynchronous=not sync)
         if sync:
             for tp in offsets:
@@ -240,6 +264,7 @@ class App:
     async def step(self, step: tuple[Any, ...]) -> dict[str, Any]:
         kind = step[0]
         error = None
+        began = time.monotonic()
         try:
             await self._step(kind, step)
         except KafkaException as exc:
@@ -247,7 +272,14 @@ class App:
         if self.error is not None:
             error, self.error = self.error, None
         assignment = sorted(tp.partition for tp in await self.call("assignment")) if kind not in ENDS else []
-        return {"step": list(step), "error": error, "owned": assignment, **self.ledger.report()}
+        took_s = round(time.monotonic() - began, 2)  # a commit under a fault: did it wait for the heal?
+        return {
+            "step": list(step),
+            "error": error,
+            "took_s": took_s,
+            "owned": assignment,
+            **self.ledger.report(),
+        }
 
     async def _step(self, kind: str, step: tuple[Any, ...]) -> None:
         program = self.program
@@ -262,6 +294,11 @@ class App:
             await self._mark_thread(int(step[1]))
         elif kind == "commit":
             await self.commit(str(step[1]), bool(step[2]))
+        elif kind == "cut_commit":  # the runner made the fault before it sent the step, and heals it
+            try:
+                await self.commit(str(step[2]), bool(step[3]))
+            except KafkaException as exc:  # lost on the way or on the way back: may have landed or not
+                self.error = exc.args[0].name()
         elif kind == "commit_thread":
             await self._commit_thread(int(step[1]))
         elif kind == "pause":
@@ -388,6 +425,7 @@ class App:
                 return {p: ledger.done_bound(p) for p in ledger.handed}
 
         def commit_once() -> None:
+            ledger.entitle(allowed())
             try:
                 result = self.c.commit(asynchronous=False)
             except KafkaException:
@@ -397,6 +435,7 @@ class App:
             note(result)
 
         async def commit_once_async() -> None:
+            ledger.entitle(allowed())
             try:
                 result = await self.c.commit(asynchronous=False)
             except KafkaException:

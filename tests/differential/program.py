@@ -2,7 +2,8 @@
 
 A `Program` is the dimensions (protocol, driver, commit settings) and a list of steps; `generate(seed)`
 draws one, `shrink_candidates(p)` lists smaller ones, and `repr(p)` is a literal that rebuilds it (the
-form kept in regressions.py). Pure: no client, no broker.
+form kept in regressions.py). Pure: no client, no broker. A program with a `cut_commit` step (the third
+stream, `generate(seed, network=True)`) reaches the broker through toxiproxy (testbed/faults.py).
 """
 
 from __future__ import annotations
@@ -36,6 +37,14 @@ RECORDS = 40  # per partition, produced before the program starts
 #                          then a commit ("none": no commit) before any poll, which the group refuses
 #                          for real (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION); the next poll serves the
 #                          lost partitions, and the app polls until it owns partitions again
+#   ("cut_commit", fault, how, sync)  a commit ("commit"'s how and sync) made while the network between
+#                          the app and the broker is faulty, healed runner.py's FAULT_S after the step began:
+#                          "request": every connection is reset the moment the app sends (the commit
+#                          never reaches the broker); "response": reset the moment the broker answers
+#                          (the commit lands, its reply is lost); "delay": runner.py's DELAY_MS more each way
+#                          (the commit lands after the runner read the offsets back); "outage": as
+#                          "response", healed only after runner.py's OUTAGE_S, longer than a classic
+#                          session (the member is dropped; a commit that landed may still raise)
 #   ("close",) ("kill",)   the program ends: close(), or SIGKILL of its process
 #   ("raise",)             the program ends: processing the next record raises, the loop ends on the
 #                          exception and the app closes the consumer while it propagates (its `with`)
@@ -45,6 +54,8 @@ RECORDS = 40  # per partition, produced before the program starts
 Step = tuple[object, ...]
 COMMIT_HOWS = ("plain", "message", "offsets")
 ENDS = ("close", "kill", "raise", "sigterm")
+NET_FAULTS = ("request", "response", "delay", "outage")
+NET_WEIGHTS = (3, 3, 3, 1)  # an outage costs a classic program ~15 s a run
 MAX_POLL_INTERVAL_MS = 6000  # programs with an overrun: the least librdkafka allows (>= session timeout)
 
 
@@ -60,6 +71,11 @@ class Program:
     @property
     def overruns(self) -> bool:
         return any(step[0] == "overrun" for step in self.steps)
+
+    @property
+    def network(self) -> bool:
+        """The app reaches the broker through toxiproxy: a step cuts or delays its connections."""
+        return any(step[0] == "cut_commit" for step in self.steps)
 
     @property
     def marks(self) -> bool:
@@ -89,11 +105,12 @@ class Program:
         )
 
 
-def generate(seed: int, *, max_steps: int = 9, faults: bool = True) -> Program:
+def generate(seed: int, *, max_steps: int = 9, faults: bool = True, network: bool = False) -> Program:
     """One program, the same for the same seed. `faults=False` draws the program of the first
     generator (no raise, SIGTERM, poll overrun or commit during a rebalance): the seeds CI named before
     those existed keep their programs. With faults, the same draws are made and a second stream,
-    seeded apart, adds them."""
+    seeded apart, adds them; with `network`, a third stream, seeded apart again, adds commits under a
+    network fault (`cut_commit`), so the programs of the seeds named before it stay the same."""
     rng = random.Random(seed)
     steps: list[Step] = []
     joined = False
@@ -126,7 +143,9 @@ def generate(seed: int, *, max_steps: int = 9, faults: bool = True) -> Program:
         mark_style=rng.choice(MARK_STYLES),
         steps=tuple(steps),
     )
-    return _with_faults(program, random.Random(f"faults-{seed}")) if faults else program
+    if faults:
+        program = _with_faults(program, random.Random(f"faults-{seed}"))
+    return _with_network(program, random.Random(f"network-{seed}")) if network else program
 
 
 def _with_faults(program: Program, rng: random.Random) -> Program:
@@ -140,6 +159,16 @@ def _with_faults(program: Program, rng: random.Random) -> Program:
     if steps[-1] == ("close",):
         end = rng.random()
         steps[-1] = ("raise",) if end < 0.25 else ("sigterm",) if end < 0.55 else ("close",)
+    return replace(program, steps=tuple(steps))
+
+
+def _with_network(program: Program, rng: random.Random) -> Program:
+    """One commit under a network fault in most programs, now and then two, anywhere before the end."""
+    steps = list(program.steps)
+    for _ in range(rng.choices([0, 1, 2], weights=[1, 6, 2])[0]):
+        fault = rng.choices(NET_FAULTS, weights=NET_WEIGHTS)[0]
+        cut = ("cut_commit", fault, rng.choice(COMMIT_HOWS), rng.random() < 0.6)
+        steps.insert(rng.randrange(len(steps)), cut)
     return replace(program, steps=tuple(steps))
 
 
@@ -171,6 +200,8 @@ def shrink_candidates(program: Program) -> Iterator[Program]:
     for i, step in enumerate(steps):
         if step[0] == "join_commit":
             yield replace(program, steps=(*steps[:i], ("join",), *steps[i + 1 :]))
+        if step[0] == "cut_commit" and step[2] != "plain":
+            yield replace(program, steps=(*steps[:i], (*step[:2], "plain", step[3]), *steps[i + 1 :]))
     if steps[-1] != ("close",):
         yield replace(program, steps=(*steps[:-1], ("close",)))
     for field, simple in (("driver", "sync"), ("protocol", "eager-range"), ("mark_style", "mark_done")):

@@ -106,4 +106,19 @@ REGRESSIONS: list[tuple[Program, str]] = [
         ),
         "marks of a partition an eager rebalance gave back are dropped: close commits 0, confluent 40",
     ),
+    # found by the network soak (seed 3006, shrunk; no fault left in it): asyncio, drop-in, auto commit
+    # off, commit() from another task in a loop while records trickle in: its last commit counts the
+    # batch held when it was called, so close leaves 10 where confluent's stored offset gave 11 (2 runs
+    # of 3). The rule now holds it to what the app's commits could commit when they began.
+    (
+        Program(
+            protocol="eager-range",
+            driver="aio",
+            auto_commit=False,
+            auto_store=True,
+            mark_style="store_offsets",
+            steps=(("commit_thread", 5), ("commit_thread", 5), ("close",)),
+        ),
+        "",
+    ),
 ]

@@ -6,8 +6,19 @@ and held against the app's ledger (tests/differential/app.py) and against the co
 - rewind: below what the app's own synchronous commit put there, where confluent did not go below it;
 - regression: at close (or the close SIGTERM makes), more left uncommitted than confluent left, beyond
   what the rule allows (explicit marks: contiguity; the drop-in rule counts the last batch done on a
-  normal close; a close while processing raised may commit less: never the record that raised);
+  normal close; a close while processing raised may commit less: never the record that raised; with
+  auto commit off, no more than the app's own commits could commit when they began: a record a poll
+  on another thread or task returns while commit() runs is not the app's held batch when it called);
 - unclean: SIGTERM did not end the app with exit code 0.
+A commit made under a network fault (`cut_commit`) may have landed or not when the app's call returns
+(librdkafka sends one whose request or reply was lost again once the coordinator is back): what it
+asked for counts as the app's commit (its landing is no loss), toward the floor only where it returned
+success; an explicit commit of the app's below its floor is its own rewind, and the floor follows it.
+
+A program with network faults (`cut_commit`) needs `faults`, the test bed's toxiproxy in front of a
+`Sandbox(proxied=True)` (testbed/faults.py): the app is bootstrapped at its proxied listener, so all of
+its connections go through the proxy, while the reader, the producer and the second member stay on
+the direct one. The runs are one after the other, so one proxy serves both, healed between them.
 """
 
 from __future__ import annotations
@@ -28,12 +39,16 @@ from typing import Any
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafka_coop.admin import ClusterAdmin
+from testbed.faults import NetworkFaults
 from tests.differential.program import PARTITIONS, RECORDS, Program, shrink_candidates
 
 ROOT = Path(__file__).resolve().parents[2]
 STEP_TIMEOUT_S = 60.0
 REBALANCE_UNDER_WAY_S = 1.0  # join_commit: the second member's JoinGroup reached the group
 SETTLE_S = 0.15  # an asynchronous commit the step made lands before the read
+FAULT_S = 1.0  # cut_commit: the fault is healed this long after the step was sent
+OUTAGE_S = 7.0  # cut_commit "outage": longer than the classic programs' 6 s session
+DELAY_MS = 500  # cut_commit "delay": each way, beyond SETTLE_S (the read comes before the commit lands)
 
 
 @dataclass
@@ -112,12 +127,30 @@ def read_committed(reader: Consumer, topic: str) -> dict[int, int]:
     return {tp.partition: tp.offset for tp in tps if tp.offset >= 0}
 
 
-def run_once(program: Program, impl: str, bootstrap: str, admin: ClusterAdmin) -> Run:
+def make_fault(faults: NetworkFaults, fault: str) -> None:
+    """One of program.NET_FAULTS on every connection of the app (healed by `faults.heal()`)."""
+    if fault == "delay":
+        faults.latency(DELAY_MS)
+        return
+    stream = {"request": "upstream", "response": "downstream", "outage": "downstream"}[fault]
+    for proxy in faults.proxies:  # reset_peer, timeout 0: a reset the moment data flows that way
+        faults.toxiproxy.add_toxic(proxy, f"reset-{stream}", "reset_peer", stream, {"timeout": 0})
+
+
+def run_once(
+    program: Program, impl: str, bootstrap: str, admin: ClusterAdmin, faults: NetworkFaults | None = None
+) -> Run:
     tag = uuid.uuid4().hex[:8]
     topic, group = f"diff-{impl}-{tag}", f"diff-{impl}-{tag}"
     admin.ensure_topic(topic, PARTITIONS)
     produce(bootstrap, topic)
     spec = {"program": repr(program), "impl": impl, "bootstrap": bootstrap, "topic": topic, "group": group}
+    if program.network:
+        if faults is None:
+            raise ValueError(f"{program!r} has network faults: run it with `faults` (testbed/faults.py)")
+        spec["app_bootstrap"] = faults.bootstrap
+        faults.heal()
+    heal: threading.Timer | None = None
     child = subprocess.Popen(
         [sys.executable, "-m", "tests.differential.app", json.dumps(spec)],
         stdin=subprocess.PIPE,
@@ -151,6 +184,10 @@ def run_once(program: Program, impl: str, bootstrap: str, admin: ClusterAdmin) -
                 second.leave()
             elif step[0] == "sigterm":
                 child.send_signal(signal.SIGTERM)
+            elif step[0] == "cut_commit" and faults is not None:
+                make_fault(faults, str(step[1]))
+                heal = threading.Timer(OUTAGE_S if step[1] == "outage" else FAULT_S, faults.heal)
+                heal.start()
             child.stdin.write(json.dumps(list(step)) + "\n")
             child.stdin.flush()
             line = _line(child)
@@ -168,8 +205,15 @@ def run_once(program: Program, impl: str, bootstrap: str, admin: ClusterAdmin) -
                     run.exit_code = None
             time.sleep(SETTLE_S)
             run.observations.append(Observation(step, last, read_committed(reader, topic)))
+            if heal is not None:  # the next step begins on a healed network
+                heal.join()
+                heal = None
         return run
     finally:
+        if heal is not None:
+            heal.cancel()
+        if faults is not None and program.network:
+            faults.heal()
         if child.poll() is None:
             child.kill()
         child.wait(10)
@@ -257,6 +301,8 @@ def _regressions(program: Program, run: Run, oracle: Run) -> list[str]:
             bound = min(bound, mine.report.get("allowed", {}).get(p_str, -1))
         allowance = hi - bound if program.marks else 0
         expected = hi - their_gap - allowance
+        if not program.auto_commit and "entitled" in mine.report:  # as of when the app's commits began
+            expected = min(expected, mine.report["entitled"].get(p_str, -1))
         if mine.committed.get(p, 0) < expected:
             found.append(
                 f"regression: p{p} committed {mine.committed.get(p, 0)} at close, confluent "
@@ -265,10 +311,12 @@ def _regressions(program: Program, run: Run, oracle: Run) -> list[str]:
     return found
 
 
-def run_program(program: Program, bootstrap: str, admin: ClusterAdmin) -> Verdict:
+def run_program(
+    program: Program, bootstrap: str, admin: ClusterAdmin, faults: NetworkFaults | None = None
+) -> Verdict:
     started = time.monotonic()
-    oracle = run_once(program, "confluent", bootstrap, admin)
-    coop = run_once(program, "coop", bootstrap, admin)
+    oracle = run_once(program, "confluent", bootstrap, admin, faults)
+    coop = run_once(program, "coop", bootstrap, admin, faults)
     errors = [
         f"{run.impl} {obs.step[0]}: {obs.report['error']}"
         for run in (oracle, coop)

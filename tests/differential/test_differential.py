@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kafka_coop.admin import ClusterAdmin
+from testbed.faults import NetworkFaults
 from tests.differential.parity import (
     BatchShape,
     batch_on_broker,
@@ -51,6 +52,14 @@ FAULT_SEEDS: dict[int, str] = {
     378: "",  # eager, drop-in: SIGTERM
     231: "",  # cooperative-sticky, marks: a commit while the second member joins, processing raises
 }
+# Network faults (generate's third stream, `network=True`): a commit while toxiproxy resets the app's
+# connections as it sends (request), as the broker answers (response), or delays them (delay). The
+# outage (a fault longer than the session: ~30 s a program) is left to `make soak`.
+NET_SEEDS: dict[int, str] = {
+    1961: "",  # request: cooperative-sticky, asyncio, drop-in, auto commit off: a sync commit(), SIGTERM
+    1067: "",  # response: KIP-848, drop-in, auto commit off: a sync commit(offsets=), then close
+    1480: "",  # delay: eager, asyncio, drop-in: an async commit(offsets=) read back before it lands
+}
 SHRINK_ATTEMPTS = 8
 
 
@@ -70,11 +79,18 @@ def _xfail(finding: str) -> Any:
     return pytest.mark.xfail(strict=False, reason=finding)
 
 
-def _judge(verdict: Verdict, bootstrap: str, admin: ClusterAdmin, request: pytest.FixtureRequest) -> None:
+def _judge(
+    verdict: Verdict,
+    bootstrap: str,
+    admin: ClusterAdmin,
+    request: pytest.FixtureRequest,
+    faults: NetworkFaults | None = None,
+) -> None:
     if not verdict.violations:
         return
     if request.node.get_closest_marker("xfail") is None:
-        verdict = shrink(verdict, lambda p: run_program(p, bootstrap, admin), attempts=SHRINK_ATTEMPTS)
+        rerun = lambda p: run_program(p, bootstrap, admin, faults)  # noqa: E731
+        verdict = shrink(verdict, rerun, attempts=SHRINK_ATTEMPTS)
     pytest.fail(
         "kafka-coop breaks the rule where confluent-kafka would not; the program, shrunk (keep it in "
         f"tests/differential/regressions.py):\n    {verdict.program!r}\n" + "\n".join(verdict.violations),
@@ -96,6 +112,14 @@ def test_a_generated_program_with_faults_commits_what_confluent_would_and_nothin
     _judge(run_program(generate(seed), bootstrap, admin), bootstrap, admin, request)
 
 
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=_xfail(f)) for s, f in NET_SEEDS.items()])
+def test_a_generated_program_with_network_faults_commits_what_confluent_would_and_nothing_unfinished(
+    seed: int, bootstrap: str, admin: ClusterAdmin, faults: NetworkFaults, request: pytest.FixtureRequest
+) -> None:
+    program = generate(seed, network=True)
+    _judge(run_program(program, bootstrap, admin, faults), bootstrap, admin, request, faults)
+
+
 @pytest.mark.parametrize(
     "program",
     [
@@ -106,7 +130,8 @@ def test_a_generated_program_with_faults_commits_what_confluent_would_and_nothin
 def test_a_kept_regression_program_keeps_the_rule(
     program: Program, bootstrap: str, admin: ClusterAdmin, request: pytest.FixtureRequest
 ) -> None:
-    _judge(run_program(program, bootstrap, admin), bootstrap, admin, request)
+    faults = request.getfixturevalue("faults") if program.network else None
+    _judge(run_program(program, bootstrap, admin, faults), bootstrap, admin, request, faults)
 
 
 @pytest.mark.parametrize("protocol", ["eager-range", "cooperative-sticky", "consumer"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.differential.app import Ledger
-from tests.differential.program import ENDS, Program, generate, shrink_candidates
+from tests.differential.program import ENDS, NET_FAULTS, Program, generate, shrink_candidates
 from tests.differential.runner import Observation, Run, check
 
 MARKS = Program("eager-range", "sync", False, False, "mark_done", (("poll", 3), ("close",)))
@@ -96,6 +96,20 @@ def test_every_fault_the_generator_knows_comes_up_within_a_hundred_seeds() -> No
     assert {"raise", "sigterm", "overrun", "join_commit"} <= kinds
 
 
+def test_the_network_stream_adds_commits_under_faults_and_leaves_the_rest_of_the_program_as_it_was() -> None:
+    faults = set()
+    for seed in range(100):
+        program, networked = generate(seed), generate(seed, network=True)
+        cuts = [step for step in networked.steps if step[0] == "cut_commit"]
+        faults |= {str(step[1]) for step in cuts}
+        assert tuple(step for step in networked.steps if step[0] != "cut_commit") == program.steps
+        assert networked.network == bool(cuts) and not program.network
+        assert eval(repr(networked), {"Program": Program}) == networked
+        for smaller in shrink_candidates(networked):
+            assert smaller.steps[-1][0] in ENDS
+    assert faults == set(NET_FAULTS)
+
+
 class _Record:
     def __init__(self, partition: int, offset: int) -> None:
         self._p, self._o = partition, offset
@@ -119,3 +133,25 @@ def test_an_app_that_sigterm_did_not_end_with_exit_code_0_is_unclean() -> None:
     program = Program("eager-range", "sync", True, True, "mark_done", (("poll", 3), ("sigterm",)))
     run = Run("coop", [_obs(("sigterm",), {}, owned=[])], exit_code=1)
     assert [v.split(":")[0] for v in check(program, run, None)] == ["unclean"]
+
+
+def test_the_apps_own_commit_below_its_floor_is_the_new_floor() -> None:
+    """The app committed 5, then asked for 3 itself (an asynchronous commit, or one whose reply a
+    network fault lost, lands at some later step): 3 in the group is no rewind."""
+    ledger = Ledger(MARKS, "coop")
+    ledger.floor[1] = 5
+    ledger.asked(1, 3)
+    ledger.asked(1, 4)
+    assert ledger.report()["floor"] == {1: 3}
+
+
+def test_with_auto_commit_off_kafka_coop_is_held_to_what_the_apps_commits_could_commit_as_begun() -> None:
+    """The last commit() began before the poll on the other task handed out record 10: confluent's
+    stored offset passes it (11), kafka-coop's commit counts the batch held at the call (10)."""
+    program = Program("eager-range", "aio", False, True, "mark_done", (("commit_thread", 5), ("close",)))
+    report = {"permit": {"1": 11}, "hi": {"1": 11}, "bound": {"1": 11}, "allowed": {"1": 11}, "owned": []}
+    mine = _run(_obs(("close",), {1: 10}, **report, entitled={"1": 10}))
+    theirs = _run(_obs(("close",), {1: 11}, **report, entitled={"1": 10}), impl="confluent")
+    assert check(program, mine, theirs) == []
+    began_after = _run(_obs(("close",), {1: 10}, **report, entitled={"1": 11}))
+    assert [v.split(":")[0] for v in check(program, began_after, theirs)] == ["regression"]
