@@ -37,15 +37,22 @@ def slow_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     yield calls
 
 
-def drop_in(path: str) -> tuple[CoopConsumer, FakeConsumer]:
-    """A drop-in consumer (librdkafka's defaults: no explicit marks) with a record to poll, its call
-    state out of the watchdog's reach so the test alone says when it ticked."""
-    consumer, inner, _ = make(marks=False)
+def polled_once(path: str, *, marks: bool) -> tuple[CoopConsumer, FakeConsumer, Any]:
+    """A consumer (`marks`: enable.auto.offset.store=false) with five records, offset 0 polled (the first
+    call is a slow one: a new consumer's state starts flagged), its call state out of the watchdog's reach
+    so the test alone says when it ticked. Returns offset 0's record too."""
+    consumer, inner, _ = make(marks=marks)
     inner.rebalance("assign", parts(0))
     inner.group.produce(T, 0, *[b"x"] * 5)
     _freeze.WATCHDOG._states.discard(consumer._core.state)
-    consumer.poll(0)  # the first call is a slow one (a new consumer's state starts flagged)
+    first = consumer.poll(0)
     assert isinstance(consumer.__dict__["poll"], FastPoll) == (path == "c")
+    return consumer, inner, first
+
+
+def drop_in(path: str) -> tuple[CoopConsumer, FakeConsumer]:
+    """A drop-in consumer (librdkafka's defaults: no explicit marks) with records to poll."""
+    consumer, inner, _ = polled_once(path, marks=False)
     return consumer, inner
 
 
@@ -130,17 +137,11 @@ def test_a_call_confluent_refuses_raises_type_error_and_seeks_nothing_back(path:
 
 
 def marked(path: str) -> tuple[CoopConsumer, FakeConsumer, Any]:
-    """An explicit-marks consumer (enable.auto.offset.store=false) with five records, offset 0 polled (a
-    slow call: a new consumer's state starts flagged), every later call on the fast path (its state out
-    of the watchdog's reach, not flagged, the tick now). Returns offset 0's record too."""
-    consumer, inner, _ = make(marks=True)
-    inner.rebalance("assign", parts(0))
-    inner.group.produce(T, 0, *[b"x"] * 5)
-    _freeze.WATCHDOG._states.discard(consumer._core.state)
-    first = consumer.poll(0)
+    """An explicit-marks consumer with offset 0 polled, every later call on the fast path (its state not
+    flagged, the tick now). Returns offset 0's record too."""
+    consumer, inner, first = polled_once(path, marks=True)
     state = consumer._core.state
     state.slow, state.tick = False, time.monotonic()
-    assert isinstance(consumer.__dict__["poll"], FastPoll) == (path == "c")
     return consumer, inner, first
 
 
@@ -160,7 +161,7 @@ def test_an_explicit_marks_commit_stops_at_the_first_record_polled_on_the_fast_p
     consumer, inner, first = marked(path)
     rest = [consumer.poll(0) for _ in range(4)]
     for msg in [first, rest[0], rest[2]]:  # offsets 0, 1, 3 done; 2 is not
-        consumer.mark_done(msg)  # type: ignore[arg-type]
+        consumer.mark_done(msg)
     consumer.close()
     assert inner.committed_offsets == {(T, 0): 2}
 
